@@ -1,0 +1,127 @@
+# dtc — build, data, run, test, grade, bench.
+# Everything lands under build/:
+#   build/lessons/NN_name     a lesson built with the student's exercise file
+#   build/solutions/NN_name   the same lesson built with the reference solution
+#   build/tools/              data generator and importer
+#   build/tests/unit_tests    the Criterion suite
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+CC      ?= cc
+ARCH    ?= native
+CFLAGS  ?= -O3 -march=$(ARCH)
+# -fno-trapping-math and -fno-math-errno let gcc vectorise floor, int conversion and sqrt;
+# neither changes a single result (no -ffast-math: runs repeat bit for bit).
+CFLAGS  += -std=c11 -Wall -Wextra -Werror -fno-trapping-math -fno-math-errno
+CFLAGS  += -D_POSIX_C_SOURCE=200809L -Icommon -MMD -MP
+BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
+BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+CFLAGS  += $(BLAS_CFLAGS)
+LDLIBS  := $(BLAS_LIBS) -lm
+
+BUILD   := build
+# `make V=1` shows the full compiler commands.
+Q := $(if $(V),,@)
+COMMON_SRC := $(wildcard common/*.c)
+COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/obj/%.o)
+LIB        := $(BUILD)/libdtc.a
+
+LESSONS := $(notdir $(wildcard lessons/[0-9][0-9]_*))
+STUDENT_BINS  := $(LESSONS:%=$(BUILD)/lessons/%)
+SOLUTION_BINS := $(LESSONS:%=$(BUILD)/solutions/%)
+TOOLS := $(BUILD)/tools/gen_reviews $(BUILD)/tools/import_tokens $(BUILD)/tools/compare_runs
+
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(BUILD)/tests/unit_tests
+
+all: $(STUDENT_BINS) $(SOLUTION_BINS) $(TOOLS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC    $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)$(AR) rcs $@ $^
+
+# A lesson is every .c file in its folder; the solution build swaps in the files of the
+# same name from solutions/.
+lesson_src   = $(wildcard lessons/$(1)/*.c)
+solution_src = $(foreach f,$(call lesson_src,$(1)),$(if $(wildcard solutions/$(1)/$(notdir $(f))),solutions/$(1)/$(notdir $(f)),$(f)))
+
+lesson_objs   = $(patsubst %.c,$(BUILD)/obj/%.o,$(call lesson_src,$(1)))
+solution_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call solution_src,$(1)))
+
+.SECONDEXPANSION:
+$(BUILD)/lessons/%: $$(call lesson_objs,$$*) $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK  $@")
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/solutions/%: $$(call solution_objs,$$*) $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK  $@")
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+# Lesson headers live beside the student file; the solution file includes them too.
+$(BUILD)/obj/solutions/%.o: CFLAGS += -Ilessons/$(notdir $(patsubst %/,%,$(dir $@)))
+
+$(BUILD)/tools/%: $(BUILD)/obj/data/%.o $(BUILD)/obj/data/yelp_csv.o $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK  $@")
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tools/compare_runs: $(BUILD)/obj/tests/compare_runs.o $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK  $@")
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(TEST_BIN): $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/data/yelp_csv.o $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK  $@")
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lcriterion
+
+# ---------------------------------------------------------------- data
+DATA_DIR := data/generated
+COURSE_DATA := $(DATA_DIR)/train.bin $(DATA_DIR)/val.bin
+
+$(DATA_DIR)/train.csv: $(BUILD)/tools/gen_reviews
+	$(BUILD)/tools/gen_reviews --out-dir $(DATA_DIR)
+
+$(DATA_DIR)/test.csv: $(DATA_DIR)/train.csv
+
+$(DATA_DIR)/train.bin: $(DATA_DIR)/train.csv $(BUILD)/tools/import_tokens
+	$(BUILD)/tools/import_tokens --format yelp $< $@
+
+$(DATA_DIR)/val.bin: $(DATA_DIR)/test.csv $(BUILD)/tools/import_tokens
+	$(BUILD)/tools/import_tokens --format yelp $< $@
+
+data: $(COURSE_DATA)
+
+# ---------------------------------------------------------------- top-level jobs
+setup:
+	@scripts/setup.sh
+
+run: setup
+	@$(MAKE) --no-print-directory all data
+	@scripts/run_course.sh
+
+test: setup
+	@$(MAKE) --no-print-directory all data $(TEST_BIN)
+	@scripts/run_tests.sh
+
+LESSON ?=
+grade: setup
+	@$(MAKE) --no-print-directory all data
+	@scripts/grade.sh $(LESSON)
+
+bench: setup
+	@$(MAKE) --no-print-directory all data
+	@scripts/bench.sh
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all data setup run test grade bench clean
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,133 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const Flag *find_flag(const FlagSet *sets, int num_sets, const char *name, void **target)
+{
+    for (int s = 0; s < num_sets; s++)
+        for (const Flag *f = sets[s].flags; f->name != NULL; f++)
+            if (strcmp(f->name, name) == 0) {
+                *target = sets[s].target;
+                return f;
+            }
+    return NULL;
+}
+
+/* Parses a whole string as a number; rejects trailing garbage, empty strings and overflow. */
+static int parse_number(const char *text, double *value)
+{
+    char *end;
+    errno = 0;
+    *value = strtod(text, &end);
+    return (end == text || *end != '\0' || errno == ERANGE) ? -1 : 0;
+}
+
+static int store_number(const Flag *flag, void *target, const char *text, char *err, size_t err_len)
+{
+    double value;
+    if (parse_number(text, &value) != 0) {
+        snprintf(err, err_len, "--%s: '%s' is not a number", flag->name, text);
+        return -1;
+    }
+    if (flag->type != FLAG_FLOAT && value != (double)(int64_t)value) {
+        snprintf(err, err_len, "--%s: '%s' is not a whole number", flag->name, text);
+        return -1;
+    }
+    if (value < flag->min || value > flag->max) {
+        snprintf(err, err_len, "--%s: %s is outside %g..%g", flag->name, text, flag->min, flag->max);
+        return -1;
+    }
+    char *field = (char *)target + flag->offset;
+    if (flag->type == FLAG_INT)
+        *(int *)field = (int)value;
+    else if (flag->type == FLAG_U64)
+        *(uint64_t *)field = (uint64_t)value;
+    else
+        *(float *)field = (float)value;
+    return 0;
+}
+
+int cli_parse(int argc, char **argv, int first, const FlagSet *sets, int num_sets,
+              char *err, size_t err_len)
+{
+    for (int i = first; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) != 0) {
+            snprintf(err, err_len, "unexpected argument '%s' (flags start with --; see --help)", arg);
+            return -1;
+        }
+        void *target;
+        const Flag *flag = find_flag(sets, num_sets, arg + 2, &target);
+        if (flag == NULL) {
+            snprintf(err, err_len, "unknown flag %s (see --help)", arg);
+            return -1;
+        }
+        if (flag->type == FLAG_SWITCH) {
+            *(int *)((char *)target + flag->offset) = 1;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            snprintf(err, err_len, "flag %s needs a value", arg);
+            return -1;
+        }
+        const char *text = argv[++i];
+        if (flag->type == FLAG_STRING)
+            *(const char **)((char *)target + flag->offset) = text;
+        else if (store_number(flag, target, text, err, err_len) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+const char *cli_find(int argc, char **argv, int first, const char *name)
+{
+    const char *found = NULL;
+    for (int i = first; i + 1 < argc; i++)
+        if (strncmp(argv[i], "--", 2) == 0 && strcmp(argv[i] + 2, name) == 0)
+            found = argv[i + 1];
+    return found;
+}
+
+static const char *type_hint(FlagType type)
+{
+    switch (type) {
+    case FLAG_INT: case FLAG_U64: return "N";
+    case FLAG_FLOAT: return "X";
+    case FLAG_STRING: return "S";
+    default: return "";
+    }
+}
+
+static void format_value(const Flag *flag, const void *target, char *out, size_t out_len)
+{
+    const char *field = (const char *)target + flag->offset;
+    switch (flag->type) {
+    case FLAG_INT: case FLAG_SWITCH: snprintf(out, out_len, "%d", *(const int *)field); break;
+    case FLAG_U64: snprintf(out, out_len, "%llu", (unsigned long long)*(const uint64_t *)field); break;
+    case FLAG_FLOAT: snprintf(out, out_len, "%g", *(const float *)field); break;
+    default: {
+        const char *text = *(const char *const *)field;
+        snprintf(out, out_len, "%s", text ? text : "none");
+    }
+    }
+}
+
+void cli_print_help(const FlagSet *sets, int num_sets)
+{
+    for (int s = 0; s < num_sets; s++) {
+        printf("\n%s:\n", sets[s].title);
+        for (const Flag *f = sets[s].flags; f->name != NULL; f++) {
+            char left[48], value[64];
+            snprintf(left, sizeof left, "--%s %s", f->name, type_hint(f->type));
+            format_value(f, sets[s].target, value, sizeof value);
+            if (f->type == FLAG_SWITCH)
+                printf("  %-24s %s\n", left, f->help);
+            else
+                printf("  %-24s %s [%s]\n", left, f->help, value);
+        }
+    }
+}

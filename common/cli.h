@@ -1,0 +1,34 @@
+/* A table-driven flag parser: each program lists its flags once and gets parsing, range
+ * errors and --help text from the same table. */
+#ifndef DTC_CLI_H
+#define DTC_CLI_H
+
+#include <stddef.h>
+
+typedef enum { FLAG_INT, FLAG_FLOAT, FLAG_U64, FLAG_STRING, FLAG_SWITCH } FlagType;
+
+typedef struct {
+    const char *name;    /* without the leading "--" */
+    FlagType type;
+    size_t offset;       /* where the value goes in the target struct */
+    const char *help;
+    double min, max;     /* accepted range for numbers (inclusive) */
+} Flag;
+
+typedef struct {
+    const char *title;   /* heading in --help */
+    const Flag *flags;   /* terminated by an entry with name == NULL */
+    void *target;
+} FlagSet;
+
+/* Parses argv[first..argc) into the sets. Returns 0, or -1 with a one-line reason that
+ * names the flag. A flag may appear more than once; the last value wins. */
+int cli_parse(int argc, char **argv, int first, const FlagSet *sets, int num_sets,
+              char *err, size_t err_len);
+
+/* The value following `--name` in argv, or NULL. Used to apply a preset before parsing. */
+const char *cli_find(int argc, char **argv, int first, const char *name);
+
+void cli_print_help(const FlagSet *sets, int num_sets);
+
+#endif

@@ -1,0 +1,71 @@
+/* The device seam. The model and the optimizer are written once, in terms of this table
+ * of memory and layer operations; each device supplies one table. kernels_cpu.c is the
+ * CPU table (C11 + CBLAS); a CUDA table (kernels + cuBLAS) plugs in beside it without
+ * any change to model.c, optimizer.c or a lesson. Every pointer a kernel receives is
+ * memory of that device, obtained from its alloc. */
+#ifndef DTC_KERNELS_H
+#define DTC_KERNELS_H
+
+#include <stddef.h>
+
+#include "alloc.h"
+
+typedef struct {
+    float lr, beta1, beta2, eps, weight_decay;
+} AdamWHyper;
+
+typedef struct Kernels {
+    const char *device_name;
+
+    /* memory */
+    void *(*alloc)(size_t bytes, MemKind kind); /* zero-filled; NULL when out of memory */
+    void (*free)(void *ptr);
+    void (*zero)(void *ptr, size_t bytes);
+    void (*to_device)(void *dst, const void *host_src, size_t bytes);
+    void (*to_host)(void *host_dst, const void *src, size_t bytes);
+
+    /* layers: N = rows (B*T), C = channels, OC = output channels. Backward kernels
+     * accumulate (+=) into parameter gradients; "dinp" outputs say below whether they
+     * overwrite or accumulate. */
+    void (*encoder_forward)(float *out, const int *tokens, const float *wte, const float *wpe,
+                            int B, int T, int C);
+    void (*encoder_backward)(float *dwte, float *dwpe, const float *dout, const int *tokens,
+                             int B, int T, int C);
+    void (*layernorm_forward)(float *out, float *mean, float *rstd, const float *inp,
+                              const float *weight, const float *bias, int N, int C);
+    /* dinp += */
+    void (*layernorm_backward)(float *dinp, float *dweight, float *dbias, const float *dout,
+                               const float *inp, const float *weight, const float *mean,
+                               const float *rstd, int N, int C);
+    /* out = inp (N x C) . weight^T (weight is OC x C) + bias; bias may be NULL */
+    void (*matmul_forward)(float *out, const float *inp, const float *weight, const float *bias,
+                           int N, int C, int OC);
+    /* dinp = (overwrite); dweight, dbias += ; dbias may be NULL */
+    void (*matmul_backward)(float *dinp, float *dweight, float *dbias, const float *dout,
+                            const float *inp, const float *weight, int N, int C, int OC);
+    /* qkv is N x 3C (q, k, v per row); att keeps the B x NH x T x T softmax probabilities */
+    void (*attention_forward)(float *out, float *att, const float *qkv, int B, int T, int C, int NH);
+    /* dqkv = (overwrite); scratch holds at least T*T floats */
+    void (*attention_backward)(float *dqkv, float *scratch, const float *dout, const float *qkv,
+                               const float *att, int B, int T, int C, int NH);
+    void (*gelu_forward)(float *out, const float *inp, size_t n);
+    /* dinout holds d(out) on entry and d(inp) on return */
+    void (*gelu_backward)(float *dinout, const float *inp, size_t n);
+    void (*residual_forward)(float *out, const float *a, const float *b, size_t n);
+    /* Turns logits (N x V) into probabilities in place; returns the mean loss over the N
+     * rows (targets given) or 0 (targets NULL). */
+    float (*softmax_crossentropy_forward)(float *logits_to_probs, const int *targets, int N, int V);
+    /* Turns probabilities into d(loss)/d(logits) in place for loss = scale * sum of row losses. */
+    void (*softmax_crossentropy_backward)(float *probs_to_dlogits, const int *targets, int N,
+                                          int V, float scale);
+
+    /* optimizer: one AdamW step on n elements; grads are multiplied by grad_scale first
+     * (clipping); step is 1-based for bias correction. */
+    void (*adamw_update)(float *params, const float *grads, float *m, float *v, size_t n,
+                         AdamWHyper hyper, float grad_scale, int step);
+    double (*sum_of_squares)(const float *x, size_t n);
+} Kernels;
+
+extern const Kernels cpu_kernels;
+
+#endif

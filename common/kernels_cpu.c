@@ -1,0 +1,282 @@
+/* The CPU device: plain C11 loops written so the compiler can vectorise them, and CBLAS
+ * (OpenBLAS) for every matrix product. No -ffast-math: results are IEEE-exact for a given
+ * BLAS, so runs repeat bit for bit. */
+#include "kernels.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+#include "fastmath.h"
+
+static void cpu_zero(void *ptr, size_t bytes) { memset(ptr, 0, bytes); }
+static void cpu_copy(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
+
+static void encoder_forward(float *out, const int *tokens, const float *wte, const float *wpe,
+                            int B, int T, int C)
+{
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            float *row = out + ((size_t)b * T + t) * C;
+            const float *tok = wte + (size_t)tokens[b * T + t] * C;
+            const float *pos = wpe + (size_t)t * C;
+            for (int c = 0; c < C; c++)
+                row[c] = tok[c] + pos[c];
+        }
+}
+
+static void encoder_backward(float *dwte, float *dwpe, const float *dout, const int *tokens,
+                             int B, int T, int C)
+{
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            const float *drow = dout + ((size_t)b * T + t) * C;
+            float *dtok = dwte + (size_t)tokens[b * T + t] * C;
+            float *dpos = dwpe + (size_t)t * C;
+            for (int c = 0; c < C; c++) {
+                dtok[c] += drow[c];
+                dpos[c] += drow[c];
+            }
+        }
+}
+
+static void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                              const float *weight, const float *bias, int N, int C)
+{
+    const float eps = 1e-5f;
+    for (int n = 0; n < N; n++) {
+        const float *x = inp + (size_t)n * C;
+        float mu = sum_floats(x, C) / C;
+        float var = sum_squared_deviations(x, mu, C) / C;
+        float s = 1.0f / sqrtf(var + eps);
+        float *y = out + (size_t)n * C;
+        for (int c = 0; c < C; c++)
+            y[c] = (x[c] - mu) * s * weight[c] + bias[c];
+        mean[n] = mu;
+        rstd[n] = s;
+    }
+}
+
+static void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                               const float *inp, const float *weight, const float *mean,
+                               const float *rstd, int N, int C)
+{
+    for (int n = 0; n < N; n++) {
+        const float *dy = dout + (size_t)n * C;
+        const float *x = inp + (size_t)n * C;
+        float *dx = dinp + (size_t)n * C;
+        float mu = mean[n], s = rstd[n];
+        /* d(xhat) = dy * weight; dx = s * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)) */
+        float sum_dxhat = 0.0f, sum_dxhat_xhat = 0.0f;
+        for (int c = 0; c < C; c++) {
+            float xhat = (x[c] - mu) * s;
+            float dxhat = dy[c] * weight[c];
+            sum_dxhat += dxhat;
+            sum_dxhat_xhat += dxhat * xhat;
+        }
+        float mean_dxhat = sum_dxhat / C, mean_dxhat_xhat = sum_dxhat_xhat / C;
+        for (int c = 0; c < C; c++) {
+            float xhat = (x[c] - mu) * s;
+            float dxhat = dy[c] * weight[c];
+            dbias[c] += dy[c];
+            dweight[c] += xhat * dy[c];
+            dx[c] += s * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+        }
+    }
+}
+
+static void matmul_forward(float *out, const float *inp, const float *weight, const float *bias,
+                           int N, int C, int OC)
+{
+    float beta = 0.0f;
+    if (bias != NULL) {
+        for (int n = 0; n < N; n++)
+            memcpy(out + (size_t)n * OC, bias, (size_t)OC * sizeof(float));
+        beta = 1.0f;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C,
+                1.0f, inp, C, weight, C, beta, out, OC);
+}
+
+static void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
+                            const float *inp, const float *weight, int N, int C, int OC)
+{
+    /* dinp (N x C) = dout (N x OC) . weight (OC x C) */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC,
+                1.0f, dout, OC, weight, C, 0.0f, dinp, C);
+    /* dweight (OC x C) += dout^T (OC x N) . inp (N x C) */
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N,
+                1.0f, dout, OC, inp, C, 1.0f, dweight, C);
+    if (dbias != NULL)
+        for (int n = 0; n < N; n++) {
+            const float *drow = dout + (size_t)n * OC;
+            for (int o = 0; o < OC; o++)
+                dbias[o] += drow[o];
+        }
+}
+
+/* Row t of a causal score matrix: softmax over columns 0..t, zeros after. */
+static void causal_softmax_row(float *row, int t, int T)
+{
+    float max = row[0];
+    for (int j = 1; j <= t; j++)
+        max = row[j] > max ? row[j] : max;
+    exp_shifted(row, row, max, t + 1);
+    float inv_sum = 1.0f / sum_floats(row, t + 1);
+    for (int j = 0; j <= t; j++)
+        row[j] *= inv_sum;
+    memset(row + t + 1, 0, (size_t)(T - t - 1) * sizeof(float));
+}
+
+static void attention_forward(float *out, float *att, const float *qkv, int B, int T, int C, int NH)
+{
+    int hs = C / NH;
+    float scale = 1.0f / sqrtf((float)hs);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++) {
+            const float *q = qkv + (size_t)b * T * 3 * C + h * hs;
+            const float *k = q + C, *v = q + 2 * C;
+            float *p = att + ((size_t)b * NH + h) * T * T;
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs,
+                        scale, q, 3 * C, k, 3 * C, 0.0f, p, T);
+            for (int t = 0; t < T; t++)
+                causal_softmax_row(p + (size_t)t * T, t, T);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T,
+                        1.0f, p, T, v, 3 * C, 0.0f, out + (size_t)b * T * C + h * hs, C);
+        }
+}
+
+/* dscore = p * (dp - sum(p * dp)) * scale over the causal part of each row; the masked
+ * part stays 0 because p is 0 there. */
+static void softmax_backward_rows(float *dp_to_ds, const float *p, float scale, int T)
+{
+    for (int t = 0; t < T; t++) {
+        float *d = dp_to_ds + (size_t)t * T;
+        const float *prow = p + (size_t)t * T;
+        float dot = dot_floats(prow, d, t + 1);
+        for (int j = 0; j <= t; j++)
+            d[j] = prow[j] * (d[j] - dot) * scale;
+        memset(d + t + 1, 0, (size_t)(T - t - 1) * sizeof(float));
+    }
+}
+
+static void attention_backward(float *dqkv, float *scratch, const float *dout, const float *qkv,
+                               const float *att, int B, int T, int C, int NH)
+{
+    int hs = C / NH;
+    float scale = 1.0f / sqrtf((float)hs);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++) {
+            size_t row0 = (size_t)b * T * 3 * C + h * hs;
+            const float *q = qkv + row0, *k = q + C, *v = q + 2 * C;
+            float *dq = dqkv + row0, *dk = dq + C, *dv = dq + 2 * C;
+            const float *p = att + ((size_t)b * NH + h) * T * T;
+            const float *dy = dout + (size_t)b * T * C + h * hs;
+            /* dp = dy . v^T ; dv = p^T . dy */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hs,
+                        1.0f, dy, C, v, 3 * C, 0.0f, scratch, T);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T,
+                        1.0f, p, T, dy, C, 0.0f, dv, 3 * C);
+            softmax_backward_rows(scratch, p, scale, T);
+            /* dq = ds . k ; dk = ds^T . q */
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hs, T,
+                        1.0f, scratch, T, k, 3 * C, 0.0f, dq, 3 * C);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hs, T,
+                        1.0f, scratch, T, q, 3 * C, 0.0f, dk, 3 * C);
+        }
+}
+
+static void gelu_forward(float *out, const float *inp, size_t n)
+{
+    gelu_tanh(out, inp, n);
+}
+
+static void gelu_backward(float *dinout, const float *inp, size_t n)
+{
+    gelu_tanh_backward(dinout, inp, n);
+}
+
+static void residual_forward(float *out, const float *a, const float *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = a[i] + b[i];
+}
+
+static float softmax_crossentropy_forward(float *logits_to_probs, const int *targets, int N, int V)
+{
+    double loss_sum = 0.0;
+    for (int n = 0; n < N; n++) {
+        float *row = logits_to_probs + (size_t)n * V;
+        float max = row[0];
+        for (int j = 1; j < V; j++)
+            max = row[j] > max ? row[j] : max;
+        exp_shifted(row, row, max, V);
+        float sum = sum_floats(row, V);
+        float inv_sum = 1.0f / sum;
+        if (targets != NULL)
+            /* log of the target's probability, taken before normalising for accuracy */
+            loss_sum += logf(sum) - logf(row[targets[n]]);
+        for (int j = 0; j < V; j++)
+            row[j] *= inv_sum;
+    }
+    return targets != NULL ? (float)(loss_sum / N) : 0.0f;
+}
+
+static void softmax_crossentropy_backward(float *probs_to_dlogits, const int *targets, int N,
+                                          int V, float scale)
+{
+    for (int n = 0; n < N; n++) {
+        float *row = probs_to_dlogits + (size_t)n * V;
+        row[targets[n]] -= 1.0f;
+        for (int j = 0; j < V; j++)
+            row[j] *= scale;
+    }
+}
+
+static void adamw_update(float *params, const float *grads, float *m, float *v, size_t n,
+                         AdamWHyper hyper, float grad_scale, int step)
+{
+    float m_correction = 1.0f / (1.0f - powf(hyper.beta1, (float)step));
+    float v_correction = 1.0f / (1.0f - powf(hyper.beta2, (float)step));
+    for (size_t i = 0; i < n; i++) {
+        float g = grads[i] * grad_scale;
+        m[i] = hyper.beta1 * m[i] + (1.0f - hyper.beta1) * g;
+        v[i] = hyper.beta2 * v[i] + (1.0f - hyper.beta2) * g * g;
+        float m_hat = m[i] * m_correction;
+        float v_hat = v[i] * v_correction;
+        /* decoupled weight decay: applied to the weight, not mixed into the gradient */
+        params[i] -= hyper.lr * (m_hat / (sqrtf(v_hat) + hyper.eps) + hyper.weight_decay * params[i]);
+    }
+}
+
+static double sum_of_squares(const float *x, size_t n)
+{
+    double total = 0.0;
+    for (size_t i = 0; i < n; i++)
+        total += (double)x[i] * x[i];
+    return total;
+}
+
+const Kernels cpu_kernels = {
+    .device_name = "cpu",
+    .alloc = mem_alloc,
+    .free = mem_free,
+    .zero = cpu_zero,
+    .to_device = cpu_copy,
+    .to_host = cpu_copy,
+    .encoder_forward = encoder_forward,
+    .encoder_backward = encoder_backward,
+    .layernorm_forward = layernorm_forward,
+    .layernorm_backward = layernorm_backward,
+    .matmul_forward = matmul_forward,
+    .matmul_backward = matmul_backward,
+    .attention_forward = attention_forward,
+    .attention_backward = attention_backward,
+    .gelu_forward = gelu_forward,
+    .gelu_backward = gelu_backward,
+    .residual_forward = residual_forward,
+    .softmax_crossentropy_forward = softmax_crossentropy_forward,
+    .softmax_crossentropy_backward = softmax_crossentropy_backward,
+    .adamw_update = adamw_update,
+    .sum_of_squares = sum_of_squares,
+};

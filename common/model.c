@@ -1,0 +1,392 @@
+#include "model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rng.h"
+
+/* ---------------------------------------------------------------- parameters */
+
+/* One unit's tensors, resolved to pointers into whatever buffer holds that unit. */
+typedef struct {
+    float *t[NUM_TENSOR_KINDS];
+} UnitTensors;
+
+static UnitTensors resolve_unit(const GPTConfig *cfg, int unit, float *unit_base)
+{
+    UnitTensors tensors = {{0}};
+    size_t unit_offset = unit_range(cfg, unit).offset;
+    int first, end;
+    unit_kinds(cfg, unit, &first, &end);
+    for (int kind = first; kind < end; kind++)
+        tensors.t[kind] = unit_base + (tensor_range(cfg, (TensorKind)kind, unit - 1).offset - unit_offset);
+    return tensors;
+}
+
+static float *acquire_params(GPT *model, int unit, Pass pass)
+{
+    if (model->hooks.acquire_params != NULL)
+        return model->hooks.acquire_params(model->hooks.ctx, unit, pass);
+    return model->params + unit_range(&model->cfg, unit).offset;
+}
+
+static void release_params(GPT *model, int unit, Pass pass)
+{
+    if (model->hooks.release_params != NULL)
+        model->hooks.release_params(model->hooks.ctx, unit, pass);
+}
+
+static float *unit_grads(GPT *model, int unit)
+{
+    if (model->hooks.unit_grads != NULL)
+        return model->hooks.unit_grads(model->hooks.ctx, unit);
+    return model->grads + unit_range(&model->cfg, unit).offset;
+}
+
+static void grads_ready(GPT *model, int unit)
+{
+    if (model->hooks.grads_ready != NULL)
+        model->hooks.grads_ready(model->hooks.ctx, unit);
+}
+
+int gpt_create(GPT *model, const GPTConfig *cfg, const Kernels *kernels, char *err, size_t err_len)
+{
+    memset(model, 0, sizeof *model);
+    if (gpt_config_check(cfg, err, err_len) != 0)
+        return -1;
+    model->cfg = *cfg;
+    model->kernels = kernels;
+    model->num_params = gpt_num_params(cfg);
+    size_t bytes = model->num_params * sizeof(float);
+    model->params = kernels->alloc(bytes, MEM_PARAMS);
+    model->grads = kernels->alloc(bytes, MEM_GRADS);
+    if (model->params == NULL || model->grads == NULL) {
+        snprintf(err, err_len, "out of memory allocating %zu parameters and their gradients (%.1f MB)",
+                 model->num_params, 2.0 * bytes / 1e6);
+        gpt_destroy(model);
+        return -1;
+    }
+    return 0;
+}
+
+static void free_batch_buffers(GPT *model)
+{
+    const Kernels *k = model->kernels;
+    k->free(model->acts.block);
+    k->free(model->scratch.block);
+    k->free(model->inputs);
+    k->free(model->targets);
+    mem_free(model->acts.layers);
+    memset(&model->acts, 0, sizeof model->acts);
+    memset(&model->scratch, 0, sizeof model->scratch);
+    model->inputs = model->targets = NULL;
+    model->batch = model->seq_len = 0;
+}
+
+void gpt_destroy(GPT *model)
+{
+    if (model->kernels == NULL)
+        return;
+    free_batch_buffers(model);
+    model->kernels->free(model->params);
+    model->kernels->free(model->grads);
+    model->params = model->grads = NULL;
+}
+
+static void fill_normal(float *x, size_t n, float std, Rng *rng)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)(std * rng_normal(rng));
+}
+
+static void fill_constant(float *x, size_t n, float value)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = value;
+}
+
+static int is_layernorm_weight(TensorKind kind)
+{
+    return kind == TENSOR_LN1W || kind == TENSOR_LN2W || kind == TENSOR_LNFW;
+}
+
+static int is_bias(TensorKind kind)
+{
+    return kind == TENSOR_LN1B || kind == TENSOR_QKVB || kind == TENSOR_ATTPROJB ||
+           kind == TENSOR_LN2B || kind == TENSOR_FCB || kind == TENSOR_FCPROJB || kind == TENSOR_LNFB;
+}
+
+static void init_tensor(const GPTConfig *cfg, float *x, TensorKind kind, Rng *rng)
+{
+    size_t n = tensor_numel(cfg, kind);
+    const float std = 0.02f;
+    if (is_layernorm_weight(kind))
+        fill_constant(x, n, 1.0f);
+    else if (is_bias(kind))
+        fill_constant(x, n, 0.0f);
+    else if (kind == TENSOR_WTE) /* rows past V are padding and stay 0 */
+        fill_normal(x, (size_t)cfg->vocab_size * cfg->channels, std, rng);
+    else if (kind == TENSOR_ATTPROJW || kind == TENSOR_FCPROJW)
+        /* residual projections: keep the residual stream's variance from growing with depth */
+        fill_normal(x, n, std / sqrtf(2.0f * cfg->num_layers), rng);
+    else
+        fill_normal(x, n, std, rng);
+}
+
+void gpt_init_weights(GPT *model, uint64_t seed)
+{
+    const GPTConfig *cfg = &model->cfg;
+    float *host = mem_alloc(model->num_params * sizeof(float), MEM_OTHER);
+    Rng rng;
+    rng_seed(&rng, seed);
+    for (int unit = 0; unit < gpt_num_units(cfg); unit++) {
+        UnitTensors tensors = resolve_unit(cfg, unit, host + unit_range(cfg, unit).offset);
+        for (int kind = 0; kind < NUM_TENSOR_KINDS; kind++)
+            if (tensors.t[kind] != NULL)
+                init_tensor(cfg, tensors.t[kind], (TensorKind)kind, &rng);
+    }
+    model->kernels->to_device(model->params, host, model->num_params * sizeof(float));
+    mem_free(host);
+}
+
+/* ---------------------------------------------------------------- activations */
+
+/* Hands out consecutive slices of one block; with a NULL base it only counts. */
+typedef struct {
+    float *base;
+    size_t used;
+} Carver;
+
+static float *carve(Carver *carver, size_t floats)
+{
+    float *slice = carver->base == NULL ? NULL : carver->base + carver->used;
+    carver->used += floats;
+    return slice;
+}
+
+static void carve_activations(Activations *acts, Carver *c, const GPTConfig *cfg, int B, int T)
+{
+    size_t BT = (size_t)B * T, C = (size_t)cfg->channels;
+    acts->encoded = carve(c, BT * C);
+    for (int l = 0; l < cfg->num_layers; l++) {
+        LayerActivations *a = &acts->layers[l];
+        a->ln1 = carve(c, BT * C);
+        a->ln1_mean = carve(c, BT);
+        a->ln1_rstd = carve(c, BT);
+        a->qkv = carve(c, 3 * BT * C);
+        a->atty = carve(c, BT * C);
+        a->att = carve(c, (size_t)B * cfg->num_heads * T * T);
+        a->residual2 = carve(c, BT * C);
+        a->ln2 = carve(c, BT * C);
+        a->ln2_mean = carve(c, BT);
+        a->ln2_rstd = carve(c, BT);
+        a->fch = carve(c, 4 * BT * C);
+        a->fch_gelu = carve(c, 4 * BT * C);
+        a->residual3 = carve(c, BT * C);
+    }
+    acts->lnf = carve(c, BT * C);
+    acts->lnf_mean = carve(c, BT);
+    acts->lnf_rstd = carve(c, BT);
+    acts->probs = carve(c, BT * cfg->vocab_size);
+}
+
+static void carve_scratch(Scratch *s, Carver *c, const GPTConfig *cfg, int B, int T)
+{
+    size_t BTC = (size_t)B * T * cfg->channels;
+    s->dresidual = carve(c, BTC);
+    s->dbtc = carve(c, BTC);
+    s->dqkv = carve(c, 3 * BTC);
+    s->dfch = carve(c, 4 * BTC);
+    s->attention = carve(c, (size_t)T * T);
+    s->matmul_out = s->dbtc; /* forward and backward never need it at the same time */
+}
+
+static int allocate_batch_buffers(GPT *model, int B, int T)
+{
+    const Kernels *k = model->kernels;
+    const GPTConfig *cfg = &model->cfg;
+    model->acts.layers = mem_alloc((size_t)cfg->num_layers * sizeof(LayerActivations), MEM_OTHER);
+    if (model->acts.layers == NULL)
+        return -1;
+    Carver count = {NULL, 0};
+    Activations counting = {.layers = model->acts.layers};
+    carve_activations(&counting, &count, cfg, B, T);
+    model->acts.floats = count.used;
+    Carver scratch_count = {NULL, 0};
+    Scratch scratch_counting;
+    carve_scratch(&scratch_counting, &scratch_count, cfg, B, T);
+    model->scratch.floats = scratch_count.used;
+
+    model->acts.block = k->alloc(model->acts.floats * sizeof(float), MEM_ACTIVATIONS);
+    model->scratch.block = k->alloc(model->scratch.floats * sizeof(float), MEM_SCRATCH);
+    model->inputs = k->alloc((size_t)B * T * sizeof(int), MEM_DATA);
+    model->targets = k->alloc((size_t)B * T * sizeof(int), MEM_DATA);
+    if (!model->acts.block || !model->scratch.block || !model->inputs || !model->targets)
+        return -1;
+    Carver acts_carver = {model->acts.block, 0};
+    carve_activations(&model->acts, &acts_carver, cfg, B, T);
+    Carver scratch_carver = {model->scratch.block, 0};
+    carve_scratch(&model->scratch, &scratch_carver, cfg, B, T);
+    return 0;
+}
+
+int gpt_set_batch(GPT *model, int B, int T, char *err, size_t err_len)
+{
+    free_batch_buffers(model);
+    if (B < 1 || T < 1 || T > model->cfg.max_seq_len) {
+        snprintf(err, err_len, "batch %d x sequence %d does not fit the model (maxT=%d)",
+                 B, T, model->cfg.max_seq_len);
+        return -1;
+    }
+    if (allocate_batch_buffers(model, B, T) != 0) {
+        snprintf(err, err_len, "out of memory allocating activations for batch %d x %d", B, T);
+        free_batch_buffers(model);
+        return -1;
+    }
+    model->batch = B;
+    model->seq_len = T;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- forward */
+
+static void block_forward(GPT *model, int layer, const UnitTensors *p, const float *inp)
+{
+    const Kernels *k = model->kernels;
+    int B = model->batch, T = model->seq_len, C = model->cfg.channels, NH = model->cfg.num_heads;
+    int N = B * T;
+    LayerActivations *a = &model->acts.layers[layer];
+    float *proj = model->scratch.matmul_out;
+
+    k->layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, inp, p->t[TENSOR_LN1W], p->t[TENSOR_LN1B], N, C);
+    k->matmul_forward(a->qkv, a->ln1, p->t[TENSOR_QKVW], p->t[TENSOR_QKVB], N, C, 3 * C);
+    k->attention_forward(a->atty, a->att, a->qkv, B, T, C, NH);
+    k->matmul_forward(proj, a->atty, p->t[TENSOR_ATTPROJW], p->t[TENSOR_ATTPROJB], N, C, C);
+    k->residual_forward(a->residual2, inp, proj, (size_t)N * C);
+    k->layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->residual2, p->t[TENSOR_LN2W], p->t[TENSOR_LN2B], N, C);
+    k->matmul_forward(a->fch, a->ln2, p->t[TENSOR_FCW], p->t[TENSOR_FCB], N, C, 4 * C);
+    k->gelu_forward(a->fch_gelu, a->fch, (size_t)N * 4 * C);
+    k->matmul_forward(proj, a->fch_gelu, p->t[TENSOR_FCPROJW], p->t[TENSOR_FCPROJB], N, 4 * C, C);
+    k->residual_forward(a->residual3, a->residual2, proj, (size_t)N * C);
+}
+
+static const float *block_input(const GPT *model, int layer)
+{
+    return layer == 0 ? model->acts.encoded : model->acts.layers[layer - 1].residual3;
+}
+
+float gpt_forward(GPT *model, const int *inputs, const int *targets)
+{
+    const Kernels *k = model->kernels;
+    const GPTConfig *cfg = &model->cfg;
+    int B = model->batch, T = model->seq_len, C = cfg->channels, L = cfg->num_layers;
+    size_t token_bytes = (size_t)B * T * sizeof(int);
+    k->to_device(model->inputs, inputs, token_bytes);
+    model->has_targets = targets != NULL;
+    if (targets != NULL)
+        k->to_device(model->targets, targets, token_bytes);
+
+    UnitTensors p = resolve_unit(cfg, 0, acquire_params(model, 0, PASS_FORWARD));
+    k->encoder_forward(model->acts.encoded, model->inputs, p.t[TENSOR_WTE], p.t[TENSOR_WPE], B, T, C);
+    release_params(model, 0, PASS_FORWARD);
+    for (int l = 0; l < L; l++) {
+        p = resolve_unit(cfg, l + 1, acquire_params(model, l + 1, PASS_FORWARD));
+        block_forward(model, l, &p, block_input(model, l));
+        release_params(model, l + 1, PASS_FORWARD);
+    }
+    Activations *a = &model->acts;
+    p = resolve_unit(cfg, L + 1, acquire_params(model, L + 1, PASS_FORWARD));
+    k->layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, block_input(model, L),
+                         p.t[TENSOR_LNFW], p.t[TENSOR_LNFB], B * T, C);
+    release_params(model, L + 1, PASS_FORWARD);
+    /* the LM head is wte itself (tied), over the V real rows only */
+    p = resolve_unit(cfg, 0, acquire_params(model, 0, PASS_FORWARD));
+    k->matmul_forward(a->probs, a->lnf, p.t[TENSOR_WTE], NULL, B * T, C, cfg->vocab_size);
+    release_params(model, 0, PASS_FORWARD);
+    return k->softmax_crossentropy_forward(a->probs, targets ? model->targets : NULL, B * T, cfg->vocab_size);
+}
+
+/* ---------------------------------------------------------------- backward */
+
+/* On entry scratch.dresidual holds d(residual3); on return d(block input). */
+static void block_backward(GPT *model, int layer, const UnitTensors *p, const UnitTensors *g)
+{
+    const Kernels *k = model->kernels;
+    int B = model->batch, T = model->seq_len, C = model->cfg.channels, NH = model->cfg.num_heads;
+    int N = B * T;
+    LayerActivations *a = &model->acts.layers[layer];
+    Scratch *s = &model->scratch;
+
+    k->matmul_backward(s->dfch, g->t[TENSOR_FCPROJW], g->t[TENSOR_FCPROJB], s->dresidual,
+                       a->fch_gelu, p->t[TENSOR_FCPROJW], N, 4 * C, C);
+    k->gelu_backward(s->dfch, a->fch, (size_t)N * 4 * C);
+    k->matmul_backward(s->dbtc, g->t[TENSOR_FCW], g->t[TENSOR_FCB], s->dfch, a->ln2, p->t[TENSOR_FCW], N, C, 4 * C);
+    k->layernorm_backward(s->dresidual, g->t[TENSOR_LN2W], g->t[TENSOR_LN2B], s->dbtc, a->residual2,
+                          p->t[TENSOR_LN2W], a->ln2_mean, a->ln2_rstd, N, C);
+    k->matmul_backward(s->dbtc, g->t[TENSOR_ATTPROJW], g->t[TENSOR_ATTPROJB], s->dresidual, a->atty,
+                       p->t[TENSOR_ATTPROJW], N, C, C);
+    k->attention_backward(s->dqkv, s->attention, s->dbtc, a->qkv, a->att, B, T, C, NH);
+    k->matmul_backward(s->dbtc, g->t[TENSOR_QKVW], g->t[TENSOR_QKVB], s->dqkv, a->ln1, p->t[TENSOR_QKVW], N, C, 3 * C);
+    k->layernorm_backward(s->dresidual, g->t[TENSOR_LN1W], g->t[TENSOR_LN1B], s->dbtc, block_input(model, layer),
+                          p->t[TENSOR_LN1W], a->ln1_mean, a->ln1_rstd, N, C);
+}
+
+static UnitTensors grads_of(GPT *model, int unit)
+{
+    return resolve_unit(&model->cfg, unit, unit_grads(model, unit));
+}
+
+/* LM head and final LayerNorm: leaves d(last block output) in scratch.dresidual. */
+static void head_backward(GPT *model)
+{
+    const Kernels *k = model->kernels;
+    const GPTConfig *cfg = &model->cfg;
+    int N = model->batch * model->seq_len, C = cfg->channels, L = cfg->num_layers;
+    Activations *a = &model->acts;
+    Scratch *s = &model->scratch;
+
+    k->softmax_crossentropy_backward(a->probs, model->targets, N, cfg->vocab_size, 1.0f / N);
+    UnitTensors p = resolve_unit(cfg, 0, acquire_params(model, 0, PASS_BACKWARD));
+    UnitTensors g = grads_of(model, 0);
+    k->matmul_backward(s->dbtc, g.t[TENSOR_WTE], NULL, a->probs, a->lnf, p.t[TENSOR_WTE], N, C, cfg->vocab_size);
+    release_params(model, 0, PASS_BACKWARD);
+
+    p = resolve_unit(cfg, L + 1, acquire_params(model, L + 1, PASS_BACKWARD));
+    g = grads_of(model, L + 1);
+    k->zero(s->dresidual, (size_t)N * C * sizeof(float));
+    k->layernorm_backward(s->dresidual, g.t[TENSOR_LNFW], g.t[TENSOR_LNFB], s->dbtc, block_input(model, L),
+                          p.t[TENSOR_LNFW], a->lnf_mean, a->lnf_rstd, N, C);
+    release_params(model, L + 1, PASS_BACKWARD);
+    grads_ready(model, L + 1);
+}
+
+void gpt_backward(GPT *model)
+{
+    const GPTConfig *cfg = &model->cfg;
+    head_backward(model);
+    for (int l = cfg->num_layers - 1; l >= 0; l--) {
+        UnitTensors p = resolve_unit(cfg, l + 1, acquire_params(model, l + 1, PASS_BACKWARD));
+        UnitTensors g = grads_of(model, l + 1);
+        block_backward(model, l, &p, &g);
+        release_params(model, l + 1, PASS_BACKWARD);
+        grads_ready(model, l + 1);
+    }
+    UnitTensors g = grads_of(model, 0);
+    model->kernels->encoder_backward(g.t[TENSOR_WTE], g.t[TENSOR_WPE], model->scratch.dresidual,
+                                     model->inputs, model->batch, model->seq_len, cfg->channels);
+    grads_ready(model, 0);
+}
+
+void gpt_zero_grad(GPT *model)
+{
+    model->kernels->zero(model->grads, model->num_params * sizeof(float));
+}
+
+double gpt_flops_per_token(const GPTConfig *cfg, int T)
+{
+    double L = cfg->num_layers, C = cfg->channels, V = cfg->vocab_size;
+    double matmul_weights = L * 12.0 * C * C + V * C; /* every weight a token meets in a matmul */
+    double attention = L * 2.0 * T * C;              /* q.k^T and p.v, full T x T as computed */
+    return 6.0 * matmul_weights + 6.0 * attention;   /* 2 flops per MAC, backward = 2x forward */
+}

@@ -1,0 +1,92 @@
+/* GPT-2 on flat, unit-major buffers (see layout.h), on any device that supplies a Kernels
+ * table. Forward and backward walk the units; a strategy observes and steers that walk
+ * through GPTHooks: where a unit's parameters and gradients live, and when a unit's
+ * gradients are final. */
+#ifndef DTC_MODEL_H
+#define DTC_MODEL_H
+
+#include <stdint.h>
+
+#include "gpt_config.h"
+#include "kernels.h"
+#include "layout.h"
+
+typedef enum { PASS_FORWARD, PASS_BACKWARD } Pass;
+
+typedef struct {
+    void *ctx;
+    /* Where unit's parameters are for this pass; NULL hook = the model's own buffer.
+     * ZeRO-3 returns a gathered working buffer here. */
+    float *(*acquire_params)(void *ctx, int unit, Pass pass);
+    /* The pass is done with the unit's parameters (ZeRO-3 frees its working copy). */
+    void (*release_params)(void *ctx, int unit, Pass pass);
+    /* Where backward accumulates the unit's gradients; NULL hook = the model's own buffer. */
+    float *(*unit_grads)(void *ctx, int unit);
+    /* Backward will not touch the unit's gradients again in this pass. Called for units
+     * L+1, L, ..., 1, 0 (wte is shared with the LM head, so unit 0 is final last). */
+    void (*grads_ready)(void *ctx, int unit);
+} GPTHooks;
+
+/* Forward results kept for backward, one set per layer (see model.c for shapes). */
+typedef struct {
+    float *ln1, *ln1_mean, *ln1_rstd, *qkv, *atty, *att, *residual2;
+    float *ln2, *ln2_mean, *ln2_rstd, *fch, *fch_gelu, *residual3;
+} LayerActivations;
+
+typedef struct {
+    float *block;             /* one allocation holding everything below */
+    float *encoded;           /* B*T*C */
+    LayerActivations *layers; /* L entries (host array of device pointers) */
+    float *lnf, *lnf_mean, *lnf_rstd;
+    float *probs;             /* B*T*V: logits, turned into probabilities, then d(logits) */
+    size_t floats;
+} Activations;
+
+typedef struct {
+    float *block;
+    float *dresidual, *dbtc, *dqkv, *dfch, *attention; /* BTC, BTC, 3BTC, 4BTC, T*T */
+    float *matmul_out;                                 /* BTC, forward projection output */
+    size_t floats;
+} Scratch;
+
+typedef struct {
+    GPTConfig cfg;
+    const Kernels *kernels;
+    size_t num_params;
+    float *params; /* unit-major, num_params */
+    float *grads;  /* unit-major, num_params */
+    GPTHooks hooks;
+    int batch, seq_len; /* B, T of the allocated activations; 0 before gpt_set_batch */
+    Activations acts;
+    Scratch scratch;
+    int *inputs, *targets; /* device copies of the current batch, B*T each */
+    int has_targets;
+} GPT;
+
+/* Allocates parameters and gradients (zeroed). Returns 0, or -1 with a reason. */
+int gpt_create(GPT *model, const GPTConfig *cfg, const Kernels *kernels, char *err, size_t err_len);
+void gpt_destroy(GPT *model);
+
+/* GPT-2 initialisation from a seed: weights N(0, 0.02), the two residual projections
+ * (attprojw, fcprojw) scaled by 1/sqrt(2L), LayerNorm weights 1, biases 0, the padded
+ * vocabulary rows of wte 0. Draws in layout order, so a seed means the same model everywhere. */
+void gpt_init_weights(GPT *model, uint64_t seed);
+
+/* (Re)allocates activations for B x T (T <= maxT). Returns 0, or -1 when the allocator
+ * refuses (over --mem-limit or out of memory), leaving the model with no activations. */
+int gpt_set_batch(GPT *model, int B, int T, char *err, size_t err_len);
+
+/* Runs the model on B x T host tokens. With targets, returns the mean cross-entropy
+ * loss over the B*T positions; without (NULL), returns 0 and leaves next-token
+ * probabilities in acts.probs. */
+float gpt_forward(GPT *model, const int *inputs, const int *targets);
+
+/* Accumulates d(mean loss of the last forward)/d(params) into the gradient buffers. */
+void gpt_backward(GPT *model);
+
+void gpt_zero_grad(GPT *model);
+
+/* Estimated floating-point operations to train on one token (forward + backward). */
+double gpt_flops_per_token(const GPTConfig *cfg, int T);
+
+#endif

@@ -1,0 +1,19 @@
+/* A small, fully specified random generator, so that initialisation and sampling give the
+ * same numbers on every machine and every libc. */
+#ifndef DTC_RNG_H
+#define DTC_RNG_H
+
+#include <stdint.h>
+
+typedef struct {
+    uint64_t state;
+} Rng;
+
+void rng_seed(Rng *rng, uint64_t seed);
+uint64_t rng_next_u64(Rng *rng);
+/* Uniform in [0, 1). */
+double rng_uniform(Rng *rng);
+/* Standard normal (Box-Muller on two uniforms). */
+double rng_normal(Rng *rng);
+
+#endif

@@ -1,0 +1,47 @@
+/* Everything a training run is configured by, the named presets (the course's one set of
+ * hyper-parameters lives here and nowhere else), and the flags that set it. */
+#ifndef DTC_TRAIN_CONFIG_H
+#define DTC_TRAIN_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "gpt_config.h"
+#include "kernels.h"
+
+typedef struct {
+    const char *preset;
+    GPTConfig model;
+    int batch_size;   /* global batch: rows per step over all ranks */
+    int seq_len;      /* T */
+    int steps;
+    float lr, beta1, beta2, eps, weight_decay, grad_clip, min_lr_frac;
+    int warmup_steps;
+    uint64_t seed;
+    const char *train_path, *val_path;
+    int val_every, val_batches;
+    int log_every;
+    const char *init_from, *save_path, *csv_path;
+    int threads;
+    float mem_limit_mb; /* 0 = none; the tracking allocator refuses past it */
+    const char *prompt;
+    int gen_tokens;
+} TrainConfig;
+
+/* Fills cfg with the named preset ("course", "reference", "tiny"); -1 if unknown. */
+int train_config_preset(TrainConfig *cfg, const char *name, char *err, size_t err_len);
+
+/* The flag table for TrainConfig (use with cli_parse). */
+extern const Flag train_flags[];
+
+/* Applies --config then every flag, then checks the whole: one-line reason on error. */
+int train_config_from_args(TrainConfig *cfg, int argc, char **argv, int first,
+                           const FlagSet *extra_sets, int num_extra, char *err, size_t err_len);
+
+AdamWHyper train_config_hyper(const TrainConfig *cfg, float lr);
+
+/* One line per setting, "key value", so a run records its full configuration. */
+void train_config_print(const TrainConfig *cfg, FILE *out, const char *prefix);
+
+#endif

@@ -1,0 +1,190 @@
+/* Lesson 00's measurements: where the memory goes, how fast a step is, how far the batch
+ * can grow, and what that speed would mean for bigger models. */
+#include "profile.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "memory_estimate.h"
+#include "timer.h"
+#include "trainer.h"
+
+#define OPT(name) offsetof(ProfileOptions, name)
+
+const Flag profile_flags[] = {
+    {"warmup-iters", FLAG_INT, OPT(warmup_iters), "untimed steps before measuring", 0, 1e6},
+    {"iters", FLAG_INT, OPT(iters), "timed steps per measurement", 1, 1e6},
+    {"sweep-max-batch", FLAG_INT, OPT(sweep_max_batch), "largest batch the sweep tries", 1, 1 << 20},
+    {NULL, 0, 0, NULL, 0, 0},
+};
+
+ProfileOptions profile_defaults(void)
+{
+    return (ProfileOptions){.warmup_iters = 3, .iters = 10, .sweep_max_batch = 64};
+}
+
+static double mb(size_t bytes) { return (double)bytes / 1e6; }
+
+void print_estimate_csv(const TrainConfig *cfg, FILE *out)
+{
+    MemoryEstimate e = estimate_memory(&cfg->model, cfg->batch_size, cfg->seq_len);
+    fprintf(out, "component,bytes\nparameters,%zu\ngradients,%zu\nadamw_m,%zu\nadamw_v,%zu\nactivations,%zu\n",
+            e.parameters, e.gradients, e.adamw_m, e.adamw_v, e.activations);
+}
+
+/* ---------------------------------------------------------------- timing */
+
+typedef struct {
+    double seconds_per_step;
+    double tokens_per_s;
+    size_t peak_bytes; /* tracked, everything but host-side data */
+} Throughput;
+
+static Throughput measure(Trainer *tr, const ProfileOptions *opts)
+{
+    for (int i = 0; i < opts->warmup_iters; i++)
+        trainer_step(tr, i);
+    double start = now_seconds();
+    for (int i = 0; i < opts->iters; i++)
+        trainer_step(tr, opts->warmup_iters + i);
+    Throughput t;
+    t.seconds_per_step = (now_seconds() - start) / opts->iters;
+    t.tokens_per_s = (double)tr->cfg.batch_size * tr->cfg.seq_len / t.seconds_per_step;
+    t.peak_bytes = mem_peak_total() - mem_in_use(MEM_DATA);
+    return t;
+}
+
+/* ---------------------------------------------------------------- memory */
+
+static void print_memory_row(const char *name, size_t estimated, size_t measured)
+{
+    printf("  %-22s %12.3f %12.3f %+12.3f\n", name, mb(estimated), mb(measured),
+           mb(measured) - mb(estimated));
+}
+
+static void print_memory(const Trainer *tr)
+{
+    const TrainConfig *cfg = &tr->cfg;
+    MemoryEstimate e = estimate_memory(&cfg->model, cfg->batch_size, cfg->seq_len);
+    size_t estimated_total = e.parameters + e.gradients + e.adamw_m + e.adamw_v + e.activations;
+    printf("\n== memory (MB = 10^6 bytes), B=%d T=%d ==\n", cfg->batch_size, cfg->seq_len);
+    printf("  %-22s %12s %12s %12s\n", "component", "estimated", "measured", "difference");
+    print_memory_row("parameters", e.parameters, mem_in_use(MEM_PARAMS));
+    print_memory_row("gradients", e.gradients, mem_in_use(MEM_GRADS));
+    print_memory_row("adamw m", e.adamw_m, mem_in_use(MEM_ADAM_M));
+    print_memory_row("adamw v", e.adamw_v, mem_in_use(MEM_ADAM_V));
+    print_memory_row("activations", e.activations, mem_in_use(MEM_ACTIVATIONS));
+    print_memory_row("backward scratch", 0, mem_in_use(MEM_SCRATCH));
+    print_memory_row("data (host side)", 0, mem_in_use(MEM_DATA));
+    print_memory_row("other", 0, mem_in_use(MEM_OTHER) + mem_in_use(MEM_COMM));
+    print_memory_row("total tracked", estimated_total, mem_in_use_total());
+    printf("  %-22s %12s %12.3f\n", "peak tracked", "", mb(mem_peak_total()));
+    printf("  %-22s %12s %12.3f\n", "peak RSS (process)", "", mb(mem_peak_rss()));
+    printf("  why measured > estimated: backward keeps working buffers (the gradient of the\n"
+           "  residual stream, of qkv and of the MLP, one T x T attention tile) that the\n"
+           "  estimate leaves out; the data loader holds whole token shards; and the process\n"
+           "  also holds code, libc, and OpenBLAS's own GEMM buffers, which only RSS sees.\n");
+}
+
+/* ---------------------------------------------------------------- sweep */
+
+typedef struct {
+    int batch;
+    Throughput t;
+} SweepRow;
+
+static void print_sweep(const SweepRow *rows, int n)
+{
+    printf("  %8s %12s %12s %14s\n", "batch", "tokens/s", "ms/step", "peak MB");
+    for (int i = 0; i < n; i++)
+        printf("  %8d %12.0f %12.2f %14.3f\n", rows[i].batch, rows[i].t.tokens_per_s,
+               1e3 * rows[i].t.seconds_per_step, mb(rows[i].t.peak_bytes));
+}
+
+/* Doubles B from 1 until the tracking allocator refuses (--mem-limit) or the maximum. */
+static int batch_sweep(const TrainConfig *base, const ProfileOptions *opts)
+{
+    printf("\n== batch-size sweep (T=%d, --mem-limit %.1f MB) ==\n", base->seq_len, base->mem_limit_mb);
+    SweepRow rows[32];
+    int n = 0;
+    for (int B = 1; B <= opts->sweep_max_batch && n < 32; B *= 2) {
+        TrainConfig cfg = *base;
+        cfg.batch_size = B;
+        cfg.val_every = 0;
+        cfg.csv_path = cfg.save_path = NULL;
+        Trainer tr;
+        char err[512];
+        size_t refusals = mem_limit_refusals();
+        mem_reset_peak();
+        if (trainer_setup(&tr, &cfg, &cpu_kernels, err, sizeof err) != 0) {
+            trainer_teardown(&tr);
+            if (mem_limit_refusals() == refusals) {
+                fprintf(stderr, "00_single_device profile: %s\n", err);
+                return -1;
+            }
+            printf("  OOM at batch size %d (%s)\n", B, err);
+            break;
+        }
+        rows[n].batch = B;
+        rows[n++].t = measure(&tr, opts);
+        trainer_teardown(&tr);
+    }
+    print_sweep(rows, n);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- extrapolation */
+
+static void print_extrapolation(double flops_per_s, size_t our_params)
+{
+    static const struct { const char *name; double params; } models[] = {
+        {"this model", 0}, {"GPT-2 124M", 124e6}, {"GPT-2 1.5B", 1.5e9},
+        {"7B", 7e9}, {"70B", 70e9}, {"1T", 1e12},
+    };
+    static const double budgets[] = {1e9, 300e9, 10e12};
+    printf("\n== extrapolation at the measured %.2f GFLOP/s (6 x params FLOPs per token) ==\n",
+           flops_per_s / 1e9);
+    printf("  %-12s %14s %14s %16s %16s %16s\n", "model", "params", "tokens/s",
+           "days for 1B tok", "days for 300B", "days for 10T");
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        double params = models[i].params > 0 ? models[i].params : (double)our_params;
+        double tokens_per_s = flops_per_s / (6.0 * params);
+        printf("  %-12s %14.3g %14.4g", models[i].name, params, tokens_per_s);
+        for (size_t b = 0; b < 3; b++)
+            printf(" %16.4g", budgets[b] / tokens_per_s / 86400.0);
+        printf("\n");
+    }
+}
+
+int run_profile(const TrainConfig *cfg, const ProfileOptions *opts)
+{
+    TrainConfig run_cfg = *cfg;
+    run_cfg.val_every = 0;
+    run_cfg.save_path = run_cfg.csv_path = NULL;
+    Trainer tr;
+    char err[512];
+    printf("lesson 00 profile | %s | BLAS core %s, %d thread(s) | L%d H%d C%d V%d T%d B%d\n",
+           cpu_kernels.device_name, blas_core_name(), cfg->threads, cfg->model.num_layers,
+           cfg->model.num_heads, cfg->model.channels, cfg->model.vocab_size, cfg->seq_len, cfg->batch_size);
+    if (trainer_setup(&tr, &run_cfg, &cpu_kernels, err, sizeof err) != 0) {
+        fprintf(stderr, "00_single_device profile: %s\n", err);
+        trainer_teardown(&tr);
+        return 1;
+    }
+    Throughput t = measure(&tr, opts);
+    print_memory(&tr);
+    double flops_per_token = gpt_flops_per_token(&cfg->model, cfg->seq_len);
+    double flops_per_s = flops_per_token * t.tokens_per_s;
+    printf("\n== throughput (%d warm-up steps, %d timed) ==\n", opts->warmup_iters, opts->iters);
+    printf("  parameters        %zu\n", tr.model.num_params);
+    printf("  step time         %.2f ms\n", 1e3 * t.seconds_per_step);
+    printf("  tokens/s          %.0f\n", t.tokens_per_s);
+    printf("  FLOPs per token   %.4g (6 x matmul weights + attention)\n", flops_per_token);
+    printf("  achieved          %.2f GFLOP/s\n", flops_per_s / 1e9);
+    size_t num_params = tr.model.num_params;
+    trainer_teardown(&tr);
+    if (batch_sweep(cfg, opts) != 0)
+        return 1;
+    print_extrapolation(flops_per_s, num_params);
+    return 0;
+}

@@ -1,0 +1,21 @@
+#ifndef LESSON00_PROFILE_H
+#define LESSON00_PROFILE_H
+
+#include "train_config.h"
+
+typedef struct {
+    int warmup_iters;    /* steps run before timing starts */
+    int iters;           /* steps timed */
+    int sweep_max_batch; /* the batch-size sweep stops here if memory never runs out */
+} ProfileOptions;
+
+extern const Flag profile_flags[];
+ProfileOptions profile_defaults(void);
+
+/* Memory breakdown, throughput, FLOPs, batch-size sweep and extrapolation. */
+int run_profile(const TrainConfig *cfg, const ProfileOptions *opts);
+
+/* Prints the estimator's figures as CSV (component,bytes): what grading compares. */
+void print_estimate_csv(const TrainConfig *cfg, FILE *out);
+
+#endif

@@ -1,0 +1,169 @@
+/* Lesson 00 end to end: the built programs, the grader and the expected values. These
+ * run the real binaries from the repository root (make test builds them and the data). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "checkpoint.h"
+
+#define SOLUTION "build/solutions/00_single_device"
+#define STUDENT "build/lessons/00_single_device"
+#define EXPECTED "tests/expected/00_single_device/train_reference.csv"
+
+/* Runs a shell command; returns its exit status (or -1 when it did not exit). */
+static int run(const char *command)
+{
+    int status = system(command);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Runs a command and captures its first output line (stdout and stderr). */
+static int run_capture(const char *command, char *first_line, size_t len)
+{
+    char wrapped[1024];
+    snprintf(wrapped, sizeof wrapped, "%s 2>&1", command);
+    FILE *pipe = popen(wrapped, "r");
+    cr_assert_not_null(pipe);
+    first_line[0] = '\0';
+    if (fgets(first_line, (int)len, pipe) == NULL)
+        first_line[0] = '\0';
+    char rest[512];
+    int extra_lines = 0;
+    while (fgets(rest, sizeof rest, pipe) != NULL)
+        extra_lines++;
+    int status = pclose(pipe);
+    cr_assert_eq(extra_lines, 0, "expected a one-line error from: %s", command);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static char work_dir[64];
+
+static void make_work_dir(void)
+{
+    snprintf(work_dir, sizeof work_dir, "/tmp/dtc_lesson00_XXXXXX");
+    cr_assert_not_null(mkdtemp(work_dir));
+}
+
+static void remove_work_dir(void)
+{
+    char command[128];
+    snprintf(command, sizeof command, "rm -rf %s", work_dir);
+    run(command);
+}
+
+TestSuite(lesson00, .init = make_work_dir, .fini = remove_work_dir, .timeout = 300);
+
+Test(lesson00, solution_passes_grading_with_avx2_kernels)
+{
+    cr_assert_eq(run("OPENBLAS_CORETYPE=Haswell scripts/grade.sh 00 " SOLUTION " > /dev/null"), 0);
+}
+
+Test(lesson00, solution_passes_grading_with_autodetected_kernels)
+{
+    cr_assert_eq(run("env -u OPENBLAS_CORETYPE scripts/grade.sh 00 " SOLUTION " > /dev/null"), 0);
+}
+
+Test(lesson00, skeleton_fails_grading)
+{
+    cr_assert_eq(run("scripts/grade.sh 00 " STUDENT " > /dev/null"), 1);
+}
+
+/* A training run that differs from the reference in one small way must fail the
+ * comparison: this is what shows the tolerance is tight enough. */
+static void assert_variant_fails(const char *flags)
+{
+    char command[1024];
+    snprintf(command, sizeof command,
+             SOLUTION " train --config reference %s --csv %s/variant.csv > /dev/null && "
+             "build/tools/compare_runs " EXPECTED " %s/variant.csv --columns loss,grad_norm,val_loss "
+             "--rtol $(. tests/tolerance.sh; echo $LOSS_RTOL) --atol $(. tests/tolerance.sh; echo $LOSS_ATOL) > /dev/null",
+             flags, work_dir, work_dir);
+    cr_assert_eq(run(command), 1, "a run with %s passed the comparison", flags);
+}
+
+Test(lesson00, tolerance_catches_learning_rate_off_by_one_percent) { assert_variant_fails("--lr 0.00101"); }
+Test(lesson00, tolerance_catches_no_weight_decay) { assert_variant_fails("--weight-decay 0"); }
+Test(lesson00, tolerance_catches_beta2_mistake) { assert_variant_fails("--beta2 0.999"); }
+Test(lesson00, tolerance_catches_no_clipping) { assert_variant_fails("--grad-clip 0"); }
+Test(lesson00, tolerance_catches_another_seed) { assert_variant_fails("--seed 1338"); }
+Test(lesson00, tolerance_catches_eps_mistake) { assert_variant_fails("--eps 1e-6"); }
+
+Test(lesson00, checkpoint_round_trip_through_the_cli)
+{
+    char command[1024];
+    snprintf(command, sizeof command,
+             SOLUTION " train --config reference --steps 3 --save %s/a.bin > /dev/null && "
+             SOLUTION " train --config reference --steps 0 --init-from %s/a.bin --save %s/b.bin > /dev/null && "
+             "cmp -s %s/a.bin %s/b.bin", work_dir, work_dir, work_dir, work_dir, work_dir);
+    cr_assert_eq(run(command), 0, "saving a loaded checkpoint must give the same bytes");
+    char path[128];
+    snprintf(path, sizeof path, "%s/a.bin", work_dir);
+    GPTConfig cfg;
+    char err[256];
+    cr_assert_eq(checkpoint_read_config(path, &cfg, err, sizeof err), 0, "%s", err);
+    cr_assert(cfg.num_layers == 2 && cfg.channels == 64 && cfg.vocab_size == 256);
+}
+
+Test(lesson00, resuming_from_a_checkpoint_changes_the_start)
+{
+    char command[1024];
+    snprintf(command, sizeof command,
+             SOLUTION " train --config reference --steps 5 --save %s/a.bin > /dev/null && "
+             SOLUTION " train --config reference --steps 1 --init-from %s/a.bin --csv %s/r.csv > /dev/null && "
+             "awk -F, 'NR==2 && $2 < 5.3 {ok=1} END {exit !ok}' %s/r.csv",
+             work_dir, work_dir, work_dir, work_dir);
+    cr_assert_eq(run(command), 0, "a run from a trained checkpoint must start below the untrained loss");
+}
+
+static void assert_one_line_error(const char *args, int expected_status, const char *must_contain)
+{
+    char command[512], line[512];
+    snprintf(command, sizeof command, SOLUTION " %s", args);
+    int status = run_capture(command, line, sizeof line);
+    cr_assert_eq(status, expected_status, "'%s' exited %d: %s", args, status, line);
+    cr_assert(strstr(line, must_contain) != NULL, "'%s' said: %s", args, line);
+}
+
+Test(lesson00, bad_input_gets_a_one_line_error)
+{
+    assert_one_line_error("train --bogus 1", 2, "unknown flag --bogus");
+    assert_one_line_error("train --lr", 2, "--lr needs a value");
+    assert_one_line_error("train --lr abc", 2, "--lr: 'abc' is not a number");
+    assert_one_line_error("train --batch 0", 2, "--batch");
+    assert_one_line_error("train --heads 3", 2, "channels must divide evenly by heads");
+    assert_one_line_error("train --seq 256", 2, "--seq 256 is longer than --max-seq 128");
+    assert_one_line_error("train --config huge", 2, "unknown preset 'huge'");
+    assert_one_line_error("fly", 2, "unknown mode 'fly'");
+    assert_one_line_error("train --config tiny --train /nonexistent.bin", 1, "/nonexistent.bin");
+    assert_one_line_error("train --config tiny --init-from /nonexistent.bin", 1, "/nonexistent.bin");
+}
+
+Test(lesson00, never_overwrites_an_input)
+{
+    char args[256];
+    snprintf(args, sizeof args, "train --config tiny --save data/generated/train.bin");
+    assert_one_line_error(args, 1, "would overwrite an input");
+    snprintf(args, sizeof args, "train --config tiny --csv data/generated/val.bin");
+    assert_one_line_error(args, 1, "would overwrite an input");
+}
+
+Test(lesson00, profile_reports_oom_at_the_memory_limit)
+{
+    char command[1024];
+    snprintf(command, sizeof command,
+             SOLUTION " profile --config reference --mem-limit 12 --iters 1 --warmup-iters 0 > %s/p.txt", work_dir);
+    cr_assert_eq(run(command), 0);
+    snprintf(command, sizeof command, "grep -q 'OOM at batch size' %s/p.txt", work_dir);
+    cr_assert_eq(run(command), 0, "the sweep must stop with an OOM line under a 12 MB budget");
+    snprintf(command, sizeof command,
+             "awk '/^  activations/ {exit !($2 == $3)}' %s/p.txt", work_dir);
+    cr_assert_eq(run(command), 0, "the estimated activations must equal the allocated ones");
+}
+
+Test(lesson00, help_lists_the_flags)
+{
+    cr_assert_eq(run(SOLUTION " train --help | grep -q -- '--mem-limit'"), 0);
+    cr_assert_eq(run(SOLUTION " profile --help | grep -q -- '--sweep-max-batch'"), 0);
+}
