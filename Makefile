@@ -12,11 +12,12 @@ ARCH    ?= native
 CFLAGS  ?= -O3 -march=$(ARCH)
 # -fno-trapping-math and -fno-math-errno let gcc vectorise floor, int conversion and sqrt;
 # neither changes a single result (no -ffast-math: runs repeat bit for bit).
-CFLAGS  += -std=c11 -Wall -Wextra -Werror -fno-trapping-math -fno-math-errno
-CFLAGS  += -D_POSIX_C_SOURCE=200809L -Icommon -MMD -MP
+# CFLAGS is yours to override (make CFLAGS="-O2 -g"); the flags below always apply.
+DTC_CFLAGS := -std=c11 -Wall -Wextra -Werror -fno-trapping-math -fno-math-errno
+DTC_CFLAGS += -D_POSIX_C_SOURCE=200809L -Icommon -MMD -MP
 BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
 BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
-CFLAGS  += $(BLAS_CFLAGS)
+DTC_CFLAGS += $(BLAS_CFLAGS)
 LDLIBS  := $(BLAS_LIBS) -lm
 
 BUILD   := build
@@ -39,7 +40,7 @@ all: $(STUDENT_BINS) $(SOLUTION_BINS) $(TOOLS)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC    $<")
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $(LESSON_INCLUDE) -c $< -o $@
 
 $(LIB): $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
@@ -57,30 +58,30 @@ solution_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call solution_src,$(1)))
 $(BUILD)/lessons/%: $$(call lesson_objs,$$*) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/solutions/%: $$(call solution_objs,$$*) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
 # Lesson headers live beside the student file; the solution file includes them too.
-$(BUILD)/obj/solutions/%.o: CFLAGS += -Ilessons/$(notdir $(patsubst %/,%,$(dir $@)))
+$(BUILD)/obj/solutions/%.o: LESSON_INCLUDE = -Ilessons/$(notdir $(patsubst %/,%,$(dir $@)))
 
 $(BUILD)/tools/%: $(BUILD)/obj/data/%.o $(BUILD)/obj/data/yelp_csv.o $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/tools/compare_runs: $(BUILD)/obj/tests/compare_runs.o $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(TEST_BIN): $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/data/yelp_csv.o $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lcriterion
+	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS) -lcriterion
 
 # ---------------------------------------------------------------- data
 DATA_DIR := data/generated

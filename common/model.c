@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rng.h"
@@ -364,6 +365,12 @@ static void head_backward(GPT *model)
 void gpt_backward(GPT *model)
 {
     const GPTConfig *cfg = &model->cfg;
+    if (!model->has_targets) {
+        /* a programming error, not bad input: backward needs a forward with targets */
+        fprintf(stderr, "gpt_backward: no forward with targets since the last backward\n");
+        abort();
+    }
+    model->has_targets = 0; /* backward turns the probabilities into d(logits) in place */
     head_backward(model);
     for (int l = cfg->num_layers - 1; l >= 0; l--) {
         UnitTensors p = resolve_unit(cfg, l + 1, acquire_params(model, l + 1, PASS_BACKWARD));

@@ -81,7 +81,10 @@ int gpt_set_batch(GPT *model, int B, int T, char *err, size_t err_len);
  * probabilities in acts.probs. */
 float gpt_forward(GPT *model, const int *inputs, const int *targets);
 
-/* Accumulates d(mean loss of the last forward)/d(params) into the gradient buffers. */
+/* Accumulates d(mean loss of the last forward)/d(params) into the gradient buffers.
+ * Exactly one backward per forward with targets: backward reuses the probabilities'
+ * memory for d(logits), so a second call (or one after a forward without targets)
+ * aborts with a message. */
 void gpt_backward(GPT *model);
 
 void gpt_zero_grad(GPT *model);

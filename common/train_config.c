@@ -42,7 +42,7 @@ const Flag train_flags[] = {
 /* The course's one set of hyper-parameters; presets differ only in size and length. */
 static void course_hyper(TrainConfig *cfg)
 {
-    cfg->lr = 1e-3f;
+    cfg->lr = 3e-3f;
     cfg->beta1 = 0.9f;
     cfg->beta2 = 0.95f;
     cfg->eps = 1e-8f;
@@ -72,9 +72,9 @@ int train_config_preset(TrainConfig *cfg, const char *name, char *err, size_t er
     course_hyper(cfg);
     if (strcmp(name, "course") == 0) {
         set_shape(cfg, 4, 4, 128, 128, 8);
-        cfg->steps = 1000;
-        cfg->warmup_steps = 50;
-        cfg->val_every = 100;
+        cfg->steps = 2000;
+        cfg->warmup_steps = 100;
+        cfg->val_every = 200;
         cfg->log_every = 10;
         cfg->gen_tokens = 120;
     } else if (strcmp(name, "reference") == 0) {

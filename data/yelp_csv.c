@@ -177,7 +177,7 @@ int yelp_reader_next(YelpReader *reader, YelpRecord *record, char *err, size_t e
     if (first == EOF)
         return 0;
     long start_line = reader->line;
-    int label;
+    int label = 0;
     if (read_label(reader, first, &label, err, err_len) != 0 ||
         read_text(reader, err, err_len) != 0)
         return -1;

