@@ -54,6 +54,8 @@ solution_src = $(foreach f,$(call lesson_src,$(1)),$(if $(wildcard solutions/$(1
 lesson_objs   = $(patsubst %.c,$(BUILD)/obj/%.o,$(call lesson_src,$(1)))
 solution_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call solution_src,$(1)))
 
+# Keep object files: they are reused by the next build.
+.SECONDARY:
 .SECONDEXPANSION:
 $(BUILD)/lessons/%: $$(call lesson_objs,$$*) $(LIB)
 	@mkdir -p $(dir $@)

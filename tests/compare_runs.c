@@ -84,15 +84,17 @@ static int compare_column(const Table *expected, const Table *actual, const char
     for (int r = 0; r < expected->num_rows; r++) {
         const char *e = expected->cells[r][ce], *a = actual->cells[r][ca];
         if ((e[0] == '\0') != (a[0] == '\0')) {
-            printf("FAIL %s %s: row %d is '%s' but expected '%s'\n", label, name, r + 1, a, e);
+            printf("FAIL %s %s: at %s=%s it is '%s' but expected '%s'\n", label, name,
+                   expected->header[0], expected->cells[r][0], a, e);
             return 0;
         }
         if (e[0] == '\0')
             continue;
         double ev = strtod(e, NULL), av = strtod(a, NULL), diff = fabs(av - ev);
         if (!(diff <= atol + rtol * fabs(ev))) {
-            printf("FAIL %s %s: row %d is %s but expected %s (difference %.3g, allowed %.3g)\n",
-                   label, name, r + 1, a, e, diff, atol + rtol * fabs(ev));
+            printf("FAIL %s %s: at %s=%s it is %s but expected %s (difference %.3g, allowed %.3g)\n",
+                   label, name, expected->header[0], expected->cells[r][0], a, e, diff,
+                   atol + rtol * fabs(ev));
             return 0;
         }
         double relative = ev != 0.0 ? diff / fabs(ev) : diff;
@@ -130,6 +132,12 @@ int main(int argc, char **argv)
         printf("FAIL %s: %d rows but expected %d\n", label, actual.num_rows, expected.num_rows);
         return 1;
     }
+    for (int r = 0; r < expected.num_rows; r++)
+        if (strcmp(expected.cells[r][0], actual.cells[r][0]) != 0) {
+            printf("FAIL %s: row %d is %s=%s but expected %s=%s\n", label, r + 1, actual.header[0],
+                   actual.cells[r][0], expected.header[0], expected.cells[r][0]);
+            return 1;
+        }
     char names[MAX_COLS][40], copy[LINE_LEN];
     snprintf(copy, sizeof copy, "%s", columns);
     int n = split(copy, names, MAX_COLS, 40), all_pass = 1;
