@@ -17,8 +17,10 @@ DTC_CFLAGS := -std=c11 -Wall -Wextra -Werror -fno-trapping-math -fno-math-errno
 DTC_CFLAGS += -D_POSIX_C_SOURCE=200809L -Icommon -MMD -MP
 BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
 BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
-DTC_CFLAGS += $(BLAS_CFLAGS)
-LDLIBS  := $(BLAS_LIBS) -lm
+MPI_CFLAGS  := $(shell pkg-config --cflags mpich 2>/dev/null)
+MPI_LIBS    := $(shell pkg-config --libs mpich 2>/dev/null || echo -lmpich)
+DTC_CFLAGS += $(BLAS_CFLAGS) $(MPI_CFLAGS)
+LDLIBS  := $(MPI_LIBS) $(BLAS_LIBS) -lm
 
 BUILD   := build
 # `make V=1` shows the full compiler commands.
@@ -34,6 +36,7 @@ TOOLS := $(BUILD)/tools/gen_reviews $(BUILD)/tools/import_tokens $(BUILD)/tools/
 
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(BUILD)/tests/unit_tests
+TEST_PROGRAMS := $(BUILD)/tests/comm_check
 
 all: $(STUDENT_BINS) $(SOLUTION_BINS) $(TOOLS)
 
@@ -80,6 +83,11 @@ $(BUILD)/tools/compare_runs: $(BUILD)/obj/tests/compare_runs.o $(LIB)
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
+$(BUILD)/tests/comm_check: $(BUILD)/obj/tests/comm_check.o $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK  $@")
+	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
+
 $(TEST_BIN): $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/data/yelp_csv.o $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
@@ -111,7 +119,7 @@ run: setup
 	@scripts/run_course.sh
 
 test: setup
-	@$(MAKE) --no-print-directory all data $(TEST_BIN)
+	@$(MAKE) --no-print-directory all data $(TEST_BIN) $(TEST_PROGRAMS)
 	@scripts/run_tests.sh
 
 LESSON ?=

@@ -1,0 +1,61 @@
+/* The communicator every data-parallel lesson talks through. Backend today: MPI (MPICH)
+ * on host buffers. Lessons see only Comm and CommRequest, never MPI handles, so a NCCL
+ * backend on device buffers and streams can sit behind the same calls.
+ *
+ * Every call returns 0, or -1 with a one-line message (naming the operation and the
+ * rank) available from comm_error(). comm_check() turns a -1 into that message on stderr
+ * and an abort of the whole job, so no rank is left waiting on a dead peer. */
+#ifndef DTC_COMM_H
+#define DTC_COMM_H
+
+#include <stddef.h>
+
+typedef enum { REDUCE_SUM, REDUCE_AVG } ReduceOp;
+
+typedef struct Comm Comm;
+
+typedef struct {
+    Comm *comm;
+    void *backend;    /* the backend's request handle, owned by the communicator */
+    float *buffer;    /* for the averaging that follows a summing all-reduce */
+    size_t count;
+    ReduceOp op;
+    int active;
+} CommRequest;
+
+/* Starts the communicator (MPI_Init if nobody has). Without mpiexec: world size 1. */
+Comm *comm_init(int *argc, char ***argv);
+void comm_finalize(Comm *comm);
+
+int comm_rank(const Comm *comm);
+int comm_size(const Comm *comm);
+int comm_local_rank(const Comm *comm); /* rank among the processes on this machine */
+const char *comm_backend_name(const Comm *comm);
+const char *comm_error(const Comm *comm);
+void comm_check(Comm *comm, int status);
+
+/* In place, over all ranks. */
+int comm_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op);
+int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, CommRequest *request);
+int comm_wait(CommRequest *request);
+/* *done = 1 once complete (and then it is also finished, as by comm_wait). */
+int comm_test(CommRequest *request, int *done);
+
+/* send holds size * recv_count elements; rank r receives the reduction of block r. */
+int comm_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_count, ReduceOp op);
+/* recv holds size * send_count elements: rank r's send block lands at block r. */
+int comm_all_gather(Comm *comm, const float *send, float *recv, size_t send_count);
+int comm_broadcast(Comm *comm, float *buffer, size_t count, int root);
+int comm_barrier(Comm *comm);
+
+/* Point to point, blocking. sendrecv sends to one peer while receiving from another, the
+ * step of a ring that cannot deadlock. */
+int comm_send(Comm *comm, const float *buffer, size_t count, int peer);
+int comm_recv(Comm *comm, float *buffer, size_t count, int peer);
+int comm_sendrecv(Comm *comm, const float *send, size_t send_count, int to,
+                  float *recv, size_t recv_count, int from);
+
+/* Max over ranks of a double (timings: a collective is as slow as its slowest rank). */
+int comm_max_double(Comm *comm, double *value);
+
+#endif

@@ -1,0 +1,147 @@
+/* Run under mpiexec by test_comm.c: checks every communicator call against a serial
+ * computation of what it must produce. Values are small integers, so sums are exact in
+ * any order and results compare with ==. Prints one line per failure; exits 1 on any. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "comm.h"
+
+static int failures;
+
+/* What rank r holds at element i before a collective: varied, signed, rank-dependent. */
+static float value(int rank, size_t i)
+{
+    return (float)((long)((i * 7 + (size_t)rank * 13) % 101) - 50);
+}
+
+static void expect(Comm *comm, const char *what, size_t i, float got, float want)
+{
+    if (got != want && failures++ < 10)
+        printf("rank %d: %s element %zu is %g, expected %g\n", comm_rank(comm), what, i, got, want);
+}
+
+static float serial_sum(int size, size_t i)
+{
+    float total = 0.0f;
+    for (int r = 0; r < size; r++)
+        total += value(r, i);
+    return total;
+}
+
+static void check_all_reduce(Comm *comm, size_t count, ReduceOp op, int nonblocking)
+{
+    int rank = comm_rank(comm), size = comm_size(comm);
+    float *buffer = malloc(count * sizeof *buffer);
+    for (size_t i = 0; i < count; i++)
+        buffer[i] = value(rank, i);
+    if (nonblocking) {
+        CommRequest request;
+        comm_check(comm, comm_all_reduce_start(comm, buffer, count, op, &request));
+        int done = 0;
+        while (!done)
+            comm_check(comm, comm_test(&request, &done));
+        comm_check(comm, comm_wait(&request)); /* a finished request waits as a no-op */
+    } else {
+        comm_check(comm, comm_all_reduce(comm, buffer, count, op));
+    }
+    for (size_t i = 0; i < count; i++) {
+        float want = serial_sum(size, i);
+        if (op == REDUCE_AVG)
+            want *= 1.0f / (float)size;
+        expect(comm, nonblocking ? "all_reduce_start" : "all_reduce", i, buffer[i], want);
+    }
+    free(buffer);
+}
+
+static void check_reduce_scatter(Comm *comm, size_t block)
+{
+    int rank = comm_rank(comm), size = comm_size(comm);
+    float *send = malloc(block * size * sizeof *send), *recv = malloc(block * sizeof *recv);
+    for (size_t i = 0; i < block * size; i++)
+        send[i] = value(rank, i);
+    comm_check(comm, comm_reduce_scatter(comm, send, recv, block, REDUCE_SUM));
+    for (size_t i = 0; i < block; i++)
+        expect(comm, "reduce_scatter", i, recv[i], serial_sum(size, rank * block + i));
+    free(send);
+    free(recv);
+}
+
+static void check_all_gather(Comm *comm, size_t block)
+{
+    int rank = comm_rank(comm), size = comm_size(comm);
+    float *send = malloc(block * sizeof *send), *recv = malloc(block * size * sizeof *recv);
+    for (size_t i = 0; i < block; i++)
+        send[i] = value(rank, i);
+    comm_check(comm, comm_all_gather(comm, send, recv, block));
+    for (int r = 0; r < size; r++)
+        for (size_t i = 0; i < block; i++)
+            expect(comm, "all_gather", r * block + i, recv[r * block + i], value(r, i));
+    free(send);
+    free(recv);
+}
+
+static void check_broadcast_and_ring(Comm *comm, size_t count)
+{
+    int rank = comm_rank(comm), size = comm_size(comm), root = size - 1;
+    float *buffer = malloc(count * sizeof *buffer), *incoming = malloc(count * sizeof *incoming);
+    for (size_t i = 0; i < count; i++)
+        buffer[i] = value(rank, i);
+    comm_check(comm, comm_broadcast(comm, buffer, count, root));
+    for (size_t i = 0; i < count; i++)
+        expect(comm, "broadcast", i, buffer[i], value(root, i));
+    /* one step of a ring: send own values right, receive the left neighbour's */
+    for (size_t i = 0; i < count; i++)
+        buffer[i] = value(rank, i);
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    comm_check(comm, comm_sendrecv(comm, buffer, count, right, incoming, count, left));
+    for (size_t i = 0; i < count; i++)
+        expect(comm, "sendrecv", i, incoming[i], value(left, i));
+    free(buffer);
+    free(incoming);
+}
+
+static void check_send_recv(Comm *comm, size_t count)
+{
+    int rank = comm_rank(comm), size = comm_size(comm);
+    if (size < 2)
+        return;
+    float *buffer = malloc(count * sizeof *buffer);
+    if (rank == 0) {
+        for (size_t i = 0; i < count; i++)
+            buffer[i] = value(0, i);
+        comm_check(comm, comm_send(comm, buffer, count, 1));
+    } else if (rank == 1) {
+        comm_check(comm, comm_recv(comm, buffer, count, 0));
+        for (size_t i = 0; i < count; i++)
+            expect(comm, "send/recv", i, buffer[i], value(0, i));
+    }
+    free(buffer);
+}
+
+int main(int argc, char **argv)
+{
+    Comm *comm = comm_init(&argc, &argv);
+    const size_t counts[] = {1, 7, 1000, 100003}; /* uneven: not multiples of any size */
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        check_all_reduce(comm, counts[c], REDUCE_SUM, 0);
+        check_all_reduce(comm, counts[c], REDUCE_AVG, 0);
+        check_all_reduce(comm, counts[c], REDUCE_SUM, 1);
+        check_all_reduce(comm, counts[c], REDUCE_AVG, 1);
+        check_reduce_scatter(comm, counts[c]);
+        check_all_gather(comm, counts[c]);
+        check_broadcast_and_ring(comm, counts[c]);
+        check_send_recv(comm, counts[c]);
+    }
+    double slowest = (double)comm_rank(comm);
+    comm_check(comm, comm_max_double(comm, &slowest));
+    if (slowest != comm_size(comm) - 1 && failures++ < 10)
+        printf("rank %d: max over ranks is %g\n", comm_rank(comm), slowest);
+    comm_check(comm, comm_barrier(comm));
+    int all_failures = failures;
+    float f = (float)all_failures;
+    comm_check(comm, comm_all_reduce(comm, &f, 1, REDUCE_SUM));
+    if (comm_rank(comm) == 0)
+        printf("comm_check: world size %d, %s\n", comm_size(comm), f == 0.0f ? "all correct" : "FAILURES");
+    comm_finalize(comm);
+    return f == 0.0f ? 0 : 1;
+}
