@@ -57,5 +57,7 @@ int comm_sendrecv(Comm *comm, const float *send, size_t send_count, int to,
 
 /* Max over ranks of a double (timings: a collective is as slow as its slowest rank). */
 int comm_max_double(Comm *comm, double *value);
+/* Sum over ranks of a double (counts that a float could not hold exactly). */
+int comm_sum_double(Comm *comm, double *value);
 
 #endif

@@ -222,3 +222,9 @@ int comm_max_double(Comm *comm, double *value)
     MPI_CALL(comm, "max", MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_DOUBLE, MPI_MAX, comm->world));
     return 0;
 }
+
+int comm_sum_double(Comm *comm, double *value)
+{
+    MPI_CALL(comm, "sum", MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_DOUBLE, MPI_SUM, comm->world));
+    return 0;
+}

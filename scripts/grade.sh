@@ -3,10 +3,12 @@
 #
 #   scripts/grade.sh NN [BINARY]     (make grade LESSON=NN)
 #
-# BINARY defaults to the student build, build/lessons/NN_name. Each expected file names
-# its check: MODE_PRESET.csv is compared with the output of `BINARY MODE --config PRESET`:
-#   train_*.csv     loss, grad norm and validation loss per step, within the tolerance
-#   estimate_*.csv  the memory estimator's byte counts, exactly
+# BINARY defaults to the student build, build/lessons/NN_name. The checks of a lesson are
+# listed in tests/expected/NN_name.checks, one per line:
+#   train PRESET     `BINARY train --config PRESET`: loss, grad norm and validation loss
+#                    per step against expected/NN_name/train_PRESET.csv, within the tolerance
+#   estimate PRESET  `BINARY estimate --config PRESET` against estimate_PRESET.csv, exactly
+#   ring N           `mpiexec -n N BINARY --verify-ring`: the ring all-reduce, exact sums
 # Prints PASS/FAIL per check; exits non-zero if any check fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,8 +22,9 @@ fi
 lesson=$(scripts/lesson_binary.sh "$number") || exit 2
 binary=${2:-build/lessons/$lesson}
 expected_dir=tests/expected/$lesson
+checks_file=tests/expected/$lesson.checks
 [ -x "$binary" ] || { echo "grade: $binary is not built (run make)" >&2; exit 2; }
-[ -d "$expected_dir" ] || { echo "grade: no expected values in $expected_dir" >&2; exit 2; }
+[ -f "$checks_file" ] || { echo "grade: no checks listed in $checks_file" >&2; exit 2; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -29,10 +32,9 @@ failures=0
 checks=0
 
 run_check() {
-    local expected=$1 name mode preset actual
-    name=$(basename "$expected" .csv)
-    mode=${name%%_*}
-    preset=${name#*_}
+    local mode=$1 preset=$2 name expected actual
+    name=${mode}_$preset
+    expected=$expected_dir/$name.csv
     actual=$work/$name.csv
     checks=$((checks + 1))
     case $mode in
@@ -47,15 +49,18 @@ run_check() {
         "$binary" estimate --config "$preset" >"$actual" 2>"$work/$name.log" ||
             { echo "FAIL $name: the lesson exited with an error"; return 1; }
         build/tools/compare_runs "$expected" "$actual" --label "$name" --columns bytes --rtol 0 --atol 0 ;;
+    ring)
+        timeout 300 mpiexec -n "$preset" "$binary" --verify-ring ;;
     *)
-        echo "grade: don't know how to check $expected" >&2; return 1 ;;
+        echo "grade: don't know how to check '$mode' ($checks_file)" >&2; return 1 ;;
     esac
 }
 
 echo "grading $binary (BLAS core type: ${OPENBLAS_CORETYPE:-auto})"
-for expected in "$expected_dir"/*.csv; do
-    run_check "$expected" || failures=$((failures + 1))
-done
+while read -r mode preset; do
+    [ -z "$mode" ] && continue
+    run_check "$mode" "$preset" </dev/null || failures=$((failures + 1))
+done <"$checks_file"
 if [ "$failures" -eq 0 ]; then
     echo "lesson $number: PASS ($checks checks)"
 else

@@ -8,7 +8,6 @@ cd "$(dirname "$0")/.."
 lesson=$(scripts/lesson_binary.sh "${1:?usage: make_expected.sh NN}")
 binary=build/solutions/$lesson
 out=tests/expected/$lesson
-mkdir -p "$out"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -17,11 +16,15 @@ while read -r mode preset; do
     [ -z "$mode" ] && continue
     case $mode in
     train)
+        mkdir -p "$out"
         "$binary" train --config "$preset" --csv "$work/run.csv" >/dev/null
         # timings differ run to run; keep only what is graded
         cut -d, -f1,2,3,4,7 "$work/run.csv" >"$out/train_$preset.csv" ;;
     estimate)
+        mkdir -p "$out"
         "$binary" estimate --config "$preset" >"$out/estimate_$preset.csv" ;;
+    *)
+        continue ;; # checks without stored values (e.g. ring) compare against exact sums
     esac
     echo "wrote $out/${mode}_$preset.csv"
 done <"tests/expected/$lesson.checks"

@@ -1,0 +1,22 @@
+#ifndef LESSON01_BENCH_H
+#define LESSON01_BENCH_H
+
+#include <stddef.h>
+
+#include "comm.h"
+
+typedef struct {
+    size_t min_bytes, max_bytes;
+    int factor, warmup, iters, check;
+    const char *op;      /* one operation or "all" */
+    const char *csv_path;
+    int table, verify_ring;
+} BenchOptions;
+
+/* 0 = run; 1 = help was asked for; -1 = bad flag (err says which). */
+int bench_parse(int argc, char **argv, BenchOptions *opts, char *err, size_t err_len);
+int run_benchmark(Comm *comm, const BenchOptions *opts);
+int seed_table(Comm *comm, const BenchOptions *opts);
+int verify_ring(Comm *comm);
+
+#endif

@@ -1,0 +1,59 @@
+/* Lesson 01: collective communication, measured the way nccl-tests measures it, and a
+ * hand-written ring all-reduce beside the library's.
+ *
+ *   mpiexec -n 2 build/solutions/01_collectives -b 1M -e 64M -f 4 -c 1
+ *   mpiexec -n 2 build/solutions/01_collectives --table        (seed 003's layout)
+ *   mpiexec -n 3 build/solutions/01_collectives --verify-ring  (what grading runs)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "bench.h"
+#include "comm.h"
+
+static void usage(void)
+{
+    printf("usage: mpiexec -n N 01_collectives [flags]\n"
+           "  -b SIZE       smallest message, bytes; K, M, G suffixes (10^3, 10^6, 10^9) [1M]\n"
+           "  -e SIZE       largest message [64M]\n"
+           "  -f FACTOR     multiply the size by this each row (integer >= 2) [4]\n"
+           "  -w N          warm-up iterations per size [5]\n"
+           "  -n N          timed iterations per size [20]\n"
+           "  -c 0|1        check results and count wrong elements [1]\n"
+           "  -o OP         all_reduce, reduce_scatter, all_gather, broadcast, ring or all [all]\n"
+           "  --csv FILE    also write the rows as CSV (rank 0)\n"
+           "  --table       seed 003's layout: backend, workers, size (1, 10, 100, 1000 MB), seconds\n"
+           "  --verify-ring check the ring all-reduce against the library on uneven counts\n"
+           "  -h, --help    this text\n"
+           "time = max over ranks of the mean per iteration; algbw = size / time;\n"
+           "busbw = algbw x 2(n-1)/n (all-reduce), (n-1)/n (reduce-scatter, all-gather), 1 (broadcast)\n");
+}
+
+int main(int argc, char **argv)
+{
+    Comm *comm = comm_init(&argc, &argv);
+    BenchOptions opts;
+    char err[256];
+    int status = bench_parse(argc, argv, &opts, err, sizeof err);
+    if (status != 0) {
+        if (comm_rank(comm) == 0) {
+            if (status > 0)
+                usage();
+            else
+                fprintf(stderr, "01_collectives: %s\n", err);
+        }
+        comm_finalize(comm);
+        return status > 0 ? 0 : 2;
+    }
+    int result;
+    if (opts.verify_ring)
+        result = verify_ring(comm);
+    else if (opts.table)
+        result = seed_table(comm, &opts);
+    else
+        result = run_benchmark(comm, &opts);
+    comm_finalize(comm);
+    return result;
+}

@@ -1,0 +1,12 @@
+#ifndef LESSON01_RING_ALLREDUCE_H
+#define LESSON01_RING_ALLREDUCE_H
+
+#include <stddef.h>
+
+#include "comm.h"
+
+/* Sums buffer (count floats) over all ranks, in place, using only point-to-point
+ * messages around a ring. Returns 0, or -1 with comm_error(comm) set. */
+int ring_all_reduce(Comm *comm, float *buffer, size_t count);
+
+#endif
