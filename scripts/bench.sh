@@ -29,3 +29,10 @@ echo "lesson 00, course config, 1 thread, median of $repeats runs:"
 awk -v a="$auto" -v h="$avx2" -v t="$target" 'BEGIN {
     printf "  auto-detected kernels: %6d tokens/s  (%.2fx the %d target)\n", a, a / t, t
     printf "  AVX2 kernels (Haswell): %5d tokens/s\n", h }'
+
+# Lesson 01: 2-rank all-reduce busbw, the library against the ring solution, one run.
+echo
+echo "lesson 01, 2 ranks, all-reduce busbw (GB/s), library vs ring solution, one run:"
+mpiexec -n 2 build/solutions/01_collectives -o ring -b 1M -e 64M -f 4 -w 5 -n 20 -c 0 |
+    awk '$1 == "all_reduce" {lib[$2] = $6}
+         $1 == "ring" {printf "  %9.0f MB  library %6.3f  ring %6.3f  ring/library %.2f\n", $2 / 1e6, lib[$2], $6, $8}'
