@@ -3,6 +3,7 @@
  * any order and results compare with ==. Prints one line per failure; exits 1 on any. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "comm.h"
 
@@ -118,6 +119,16 @@ static void check_send_recv(Comm *comm, size_t count)
     free(buffer);
 }
 
+/* A failing MPI call must come back as -1 with a line naming the operation and rank. */
+static void check_error_reporting(Comm *comm)
+{
+    float x = 1.0f;
+    int status = comm_send(comm, &x, 1, comm_size(comm)); /* no such rank */
+    if ((status != -1 || strstr(comm_error(comm), "send failed on rank") == NULL) && failures++ < 10)
+        printf("rank %d: a send to a missing rank returned %d with '%s'\n", comm_rank(comm), status,
+               comm_error(comm));
+}
+
 int main(int argc, char **argv)
 {
     Comm *comm = comm_init(&argc, &argv);
@@ -132,6 +143,7 @@ int main(int argc, char **argv)
         check_broadcast_and_ring(comm, counts[c]);
         check_send_recv(comm, counts[c]);
     }
+    check_error_reporting(comm);
     double slowest = (double)comm_rank(comm);
     comm_check(comm, comm_max_double(comm, &slowest));
     if (slowest != comm_size(comm) - 1 && failures++ < 10)

@@ -18,6 +18,11 @@ Test(lesson01, ring_solution_passes_grading_at_2_3_4_ranks)
     cr_assert_eq(run("scripts/grade.sh 01 build/solutions/01_collectives > /dev/null 2>&1"), 0);
 }
 
+Test(lesson01, ring_solution_is_exact_at_1_rank)
+{
+    cr_assert_eq(run("timeout 60 mpiexec -n 1 build/solutions/01_collectives --verify-ring > /dev/null 2>&1"), 0);
+}
+
 Test(lesson01, ring_skeleton_fails_grading)
 {
     cr_assert_eq(run("scripts/grade.sh 01 build/lessons/01_collectives > /dev/null 2>&1"), 1);
