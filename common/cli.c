@@ -102,7 +102,7 @@ static const char *type_hint(FlagType type)
     }
 }
 
-static void format_value(const Flag *flag, const void *target, char *out, size_t out_len)
+void cli_format_value(const Flag *flag, const void *target, char *out, size_t out_len)
 {
     const char *field = (const char *)target + flag->offset;
     switch (flag->type) {
@@ -123,7 +123,7 @@ void cli_print_help(const FlagSet *sets, int num_sets)
         for (const Flag *f = sets[s].flags; f->name != NULL; f++) {
             char left[48], value[64];
             snprintf(left, sizeof left, "--%s %s", f->name, type_hint(f->type));
-            format_value(f, sets[s].target, value, sizeof value);
+            cli_format_value(f, sets[s].target, value, sizeof value);
             if (f->type == FLAG_SWITCH)
                 printf("  %-24s %s\n", left, f->help);
             else

@@ -29,6 +29,9 @@ int cli_parse(int argc, char **argv, int first, const FlagSet *sets, int num_set
 /* The value following `--name` in argv, or NULL. Used to apply a preset before parsing. */
 const char *cli_find(int argc, char **argv, int first, const char *name);
 
+/* A flag's current value in the target, as text ("none" for an unset string). */
+void cli_format_value(const Flag *flag, const void *target, char *out, size_t out_len);
+
 void cli_print_help(const FlagSet *sets, int num_sets);
 
 #endif

@@ -132,15 +132,7 @@ void train_config_print(const TrainConfig *cfg, FILE *out, const char *prefix)
 {
     char value[64];
     for (const Flag *f = train_flags; f->name != NULL; f++) {
-        const char *field = (const char *)cfg + f->offset;
-        if (f->type == FLAG_INT)
-            snprintf(value, sizeof value, "%d", *(const int *)field);
-        else if (f->type == FLAG_FLOAT)
-            snprintf(value, sizeof value, "%g", *(const float *)field);
-        else if (f->type == FLAG_U64)
-            snprintf(value, sizeof value, "%llu", (unsigned long long)*(const uint64_t *)field);
-        else
-            snprintf(value, sizeof value, "%s", *(const char *const *)field ? *(const char *const *)field : "none");
+        cli_format_value(f, cfg, value, sizeof value);
         fprintf(out, "%s%-13s %s\n", prefix, f->name, value);
     }
 }

@@ -6,6 +6,7 @@
  *
  * The yelp format renders each review as one line "<label>: <text>\n" (see yelp_csv.h),
  * so the model learns to predict a review from its rating and the rating from the words. */
+#include "paths.h"
 #include "shard.h"
 #include "yelp_csv.h"
 
@@ -99,19 +100,12 @@ static int check_paths(const Options *opt)
         fprintf(stderr, "%s: %s: %s\n", PROGRAM, opt->input, strerror(errno));
         return EXIT_BAD_INPUT;
     }
-    if (strcmp(opt->input, opt->output) == 0) {
-        fprintf(stderr, "%s: OUTPUT %s is the INPUT file; refusing to overwrite it\n",
-                PROGRAM, opt->output);
-        return EXIT_BAD_USAGE;
-    }
-    if (stat(opt->output, &out_info) != 0)
-        return 0; /* does not exist yet, so it cannot be the input */
-    if (out_info.st_dev == in_info.st_dev && out_info.st_ino == in_info.st_ino) {
+    if (same_file(opt->input, opt->output)) {
         fprintf(stderr, "%s: OUTPUT %s is the same file as INPUT %s; refusing to overwrite "
                 "it\n", PROGRAM, opt->output, opt->input);
         return EXIT_BAD_USAGE;
     }
-    if (S_ISDIR(out_info.st_mode)) {
+    if (stat(opt->output, &out_info) == 0 && S_ISDIR(out_info.st_mode)) {
         fprintf(stderr, "%s: OUTPUT %s is a directory\n", PROGRAM, opt->output);
         return EXIT_BAD_USAGE;
     }

@@ -30,6 +30,7 @@
 #include "kernels.h"
 #include "layout.h"
 #include "model.h"
+#include "tiny_model.h"
 #include "rng.h"
 
 /* Why these numbers (layer checks).
@@ -608,17 +609,6 @@ Test(gradcheck, the_comparison_catches_wrong_gradients)
 
 /* ---------------------------------------------------------------- the whole model */
 
-/* V = 11 (Vp = 128), L = 2, NH = 2, C = 8, maxT = 6, run at B = 2, T = 5. */
-static GPTConfig tiny_config(void)
-{
-    GPTConfig cfg = {.max_seq_len = 6, .vocab_size = 11, .num_layers = 2, .num_heads = 2, .channels = 8};
-    cfg.padded_vocab_size = gpt_padded_vocab(cfg.vocab_size);
-    return cfg;
-}
-
-enum { MODEL_B = 2, MODEL_T = 5 };
-static const int model_inputs[MODEL_B * MODEL_T] = {1, 4, 4, 10, 0, 7, 2, 9, 4, 3};
-static const int model_targets[MODEL_B * MODEL_T] = {4, 4, 10, 0, 6, 2, 9, 4, 3, 3};
 
 /* The GPT-2 initialisation (std 0.02) gives gradients of ~1e-4 on this model, too close
  * to the float noise of the loss for a finite-difference check. So: keep the init's
@@ -667,7 +657,7 @@ static void make_weights_checkable(GPT *m, Rng *rng)
 
 static double model_objective(void *ctx)
 {
-    return gpt_forward(ctx, model_inputs, model_targets);
+    return gpt_forward(ctx, tiny_inputs, tiny_targets);
 }
 
 /* Keeps unit 0's gradients as they are when unit L+1 is declared ready: the LM head's
@@ -689,7 +679,7 @@ static void snapshot_unit0_at_head(void *ctx, int unit)
 
 Test(gradcheck, whole_model)
 {
-    GPTConfig cfg = tiny_config();
+    GPTConfig cfg = tiny_model_config();
     GPT m;
     char err[256];
     cr_assert_eq(gpt_create(&m, &cfg, &cpu_kernels, err, sizeof err), 0, "%s", err);
@@ -697,12 +687,12 @@ Test(gradcheck, whole_model)
     Rng rng;
     rng_seed(&rng, 808);
     make_weights_checkable(&m, &rng);
-    cr_assert_eq(gpt_set_batch(&m, MODEL_B, MODEL_T, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(gpt_set_batch(&m, TINY_B, TINY_T, err, sizeof err), 0, "%s", err);
 
     Range unit0 = unit_range(&cfg, 0);
     EarlySnapshot snap = {&m, malloc(unit0.count * sizeof(float))};
     m.hooks = (GPTHooks){.ctx = &snap, .grads_ready = snapshot_unit0_at_head};
-    float loss = gpt_forward(&m, model_inputs, model_targets);
+    float loss = gpt_forward(&m, tiny_inputs, tiny_targets);
     cr_assert(isfinite(loss) && loss > 0.0f, "loss %g", loss);
     gpt_zero_grad(&m);
     gpt_backward(&m);
@@ -749,7 +739,7 @@ Test(gradcheck, whole_model)
     cr_log_info("gradcheck whole model: worst err %.2e over %d tensors", worst_overall, tensors_checked);
 
     /* the finite differences left the parameters as they were */
-    cr_assert(gpt_forward(&m, model_inputs, model_targets) == loss, "parameters were not restored");
+    cr_assert(gpt_forward(&m, tiny_inputs, tiny_targets) == loss, "parameters were not restored");
 
     free(analytic);
     free(snap.early_unit0);

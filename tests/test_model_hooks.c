@@ -14,27 +14,17 @@
 #include "kernels.h"
 #include "layout.h"
 #include "model.h"
+#include "tiny_model.h"
 #include "rng.h"
 
-/* V = 11 (Vp = 128), L = 2, NH = 2, C = 8, maxT = 6, run at B = 2, T = 5. */
-static GPTConfig hooks_tiny_config(void)
-{
-    GPTConfig cfg = {.max_seq_len = 6, .vocab_size = 11, .num_layers = 2, .num_heads = 2, .channels = 8};
-    cfg.padded_vocab_size = gpt_padded_vocab(cfg.vocab_size);
-    return cfg;
-}
-
-enum { HB = 2, HT = 5 };
-static const int hook_inputs[HB * HT] = {1, 4, 4, 10, 0, 7, 2, 9, 4, 3};
-static const int hook_targets[HB * HT] = {4, 4, 10, 0, 6, 2, 9, 4, 3, 3};
 
 static void make_tiny_model(GPT *m, uint64_t seed)
 {
-    GPTConfig cfg = hooks_tiny_config();
+    GPTConfig cfg = tiny_model_config();
     char err[256];
     cr_assert_eq(gpt_create(m, &cfg, &cpu_kernels, err, sizeof err), 0, "%s", err);
     gpt_init_weights(m, seed);
-    cr_assert_eq(gpt_set_batch(m, HB, HT, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(gpt_set_batch(m, TINY_B, TINY_T, err, sizeof err), 0, "%s", err);
 }
 
 static float *copy_floats(const float *x, size_t n)
@@ -47,7 +37,7 @@ static float *copy_floats(const float *x, size_t n)
 /* One plain forward + backward from zeroed gradients, no hooks: the reference. */
 static float reference_step(GPT *m)
 {
-    float loss = gpt_forward(m, hook_inputs, hook_targets);
+    float loss = gpt_forward(m, tiny_inputs, tiny_targets);
     gpt_zero_grad(m);
     gpt_backward(m);
     return loss;
@@ -182,7 +172,7 @@ Test(hooks, grads_ready_once_per_unit_from_last_to_first)
     GPT m;
     make_tiny_model(&m, 7);
     Recorder *rec = new_recorder(&m);
-    gpt_forward(&m, hook_inputs, hook_targets);
+    gpt_forward(&m, tiny_inputs, tiny_targets);
     for (int i = 0; i < rec->count; i++)
         cr_assert_neq(rec->events[i].kind, EV_GRADS_READY, "grads_ready during forward");
     rec->count = 0;
@@ -214,7 +204,7 @@ Test(hooks, a_unit_is_final_when_declared_ready)
     reference_step(&m);
     rec->count = 0;
     memset(rec->snapped, 0, sizeof rec->snapped);
-    gpt_forward(&m, hook_inputs, hook_targets);
+    gpt_forward(&m, tiny_inputs, tiny_targets);
     gpt_backward(&m);
 
     for (int unit = 0; unit < gpt_num_units(&m.cfg); unit++) {
@@ -255,7 +245,7 @@ Test(hooks, every_unit_is_acquired_in_both_passes)
     Recorder *rec = new_recorder(&m);
     int L = m.cfg.num_layers, units = gpt_num_units(&m.cfg);
 
-    gpt_forward(&m, hook_inputs, hook_targets);
+    gpt_forward(&m, tiny_inputs, tiny_targets);
     expect_balanced_acquires(rec, "forward", units);
     int next_first = 0; /* forward meets units in order 0, 1, ..., L+1 */
     int seen[64] = {0};
@@ -320,7 +310,7 @@ Test(hooks, parameters_from_a_working_copy_give_identical_results)
         rec->working[i] = NAN;
         m.params[i] = NAN;
     }
-    float loss = gpt_forward(&m, hook_inputs, hook_targets);
+    float loss = gpt_forward(&m, tiny_inputs, tiny_targets);
     gpt_zero_grad(&m);
     gpt_backward(&m);
     cr_assert(memcmp(&loss, &want_loss, sizeof loss) == 0, "loss %.9g, want %.9g", loss, want_loss);
@@ -331,7 +321,7 @@ Test(hooks, parameters_from_a_working_copy_give_identical_results)
     /* and the hook's buffer really is the one read: other values, other loss */
     for (size_t i = 0; i < m.num_params; i++)
         master[i] *= 1.5f;
-    float other = gpt_forward(&m, hook_inputs, hook_targets);
+    float other = gpt_forward(&m, tiny_inputs, tiny_targets);
     cr_assert(isfinite(other) && other != want_loss, "loss %g ignores the acquired parameters", other);
 
     free(rec->working);
@@ -352,7 +342,7 @@ Test(hooks, gradients_into_another_buffer_are_identical)
     Recorder *rec = new_recorder(&m);
     rec->grads_elsewhere = calloc(m.num_params, sizeof(float));
     gpt_zero_grad(&m);
-    gpt_forward(&m, hook_inputs, hook_targets);
+    gpt_forward(&m, tiny_inputs, tiny_targets);
     gpt_backward(&m);
     cr_assert(memcmp(rec->grads_elsewhere, want, m.num_params * sizeof(float)) == 0,
               "gradients accumulated elsewhere differ from the model's own");
@@ -373,7 +363,7 @@ Test(hooks, two_backwards_without_zero_grad_accumulate)
     make_tiny_model(&m, 17);
     float loss1 = reference_step(&m);
     float *once = copy_floats(m.grads, m.num_params);
-    float loss2 = gpt_forward(&m, hook_inputs, hook_targets);
+    float loss2 = gpt_forward(&m, tiny_inputs, tiny_targets);
     gpt_backward(&m);
     cr_assert(loss1 == loss2, "same batch, different loss: %g vs %g", loss1, loss2);
 
@@ -405,9 +395,9 @@ Test(hooks, same_seed_same_model_other_seed_other_model)
     make_tiny_model(&b, 42);
     make_tiny_model(&c, 43);
     cr_assert(memcmp(a.params, b.params, a.num_params * sizeof(float)) == 0, "same seed, different params");
-    float loss_a = gpt_forward(&a, hook_inputs, hook_targets);
-    float loss_b = gpt_forward(&b, hook_inputs, hook_targets);
-    float loss_c = gpt_forward(&c, hook_inputs, hook_targets);
+    float loss_a = gpt_forward(&a, tiny_inputs, tiny_targets);
+    float loss_b = gpt_forward(&b, tiny_inputs, tiny_targets);
+    float loss_c = gpt_forward(&c, tiny_inputs, tiny_targets);
     cr_assert(memcmp(&loss_a, &loss_b, sizeof loss_a) == 0, "same seed: loss %.9g vs %.9g", loss_a, loss_b);
 
     size_t random = 0, differ = 0;
