@@ -50,9 +50,15 @@ $(LIB): $(COMMON_OBJ)
 	$(Q)$(AR) rcs $@ $^
 
 # A lesson is every .c file in its folder; the solution build swaps in the files of the
-# same name from solutions/.
-lesson_src   = $(wildcard lessons/$(1)/*.c)
-solution_src = $(foreach f,$(call lesson_src,$(1)),$(if $(wildcard solutions/$(1)/$(notdir $(f))),solutions/$(1)/$(notdir $(f)),$(f)))
+# same name from solutions/. A lesson that builds on an earlier one names the earlier
+# exercise files it links, as NN_name/file.c lines in its `builds_on` file; both builds
+# link their reference versions.
+builds_on    = $(addprefix solutions/,$(shell cat lessons/$(1)/builds_on 2>/dev/null))
+lesson_src   = $(wildcard lessons/$(1)/*.c) $(call builds_on,$(1))
+solution_src = $(foreach f,$(wildcard lessons/$(1)/*.c),$(if $(wildcard solutions/$(1)/$(notdir $(f))),solutions/$(1)/$(notdir $(f)),$(f))) $(call builds_on,$(1))
+# Headers live beside the student files, the earlier lessons' too.
+lesson_includes = -Ilessons/$(1) $(foreach f,$(call builds_on,$(1)),-I$(patsubst solutions/%,lessons/%,$(patsubst %/,%,$(dir $(f)))))
+object_lesson   = $(notdir $(patsubst %/,%,$(dir $(1))))
 
 lesson_objs   = $(patsubst %.c,$(BUILD)/obj/%.o,$(call lesson_src,$(1)))
 solution_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call solution_src,$(1)))
@@ -70,8 +76,8 @@ $(BUILD)/solutions/%: $$(call solution_objs,$$*) $(LIB)
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
-# Lesson headers live beside the student file; the solution file includes them too.
-$(BUILD)/obj/solutions/%.o: LESSON_INCLUDE = -Ilessons/$(notdir $(patsubst %/,%,$(dir $@)))
+$(BUILD)/obj/solutions/%.o: LESSON_INCLUDE = $(call lesson_includes,$(call object_lesson,$@))
+$(BUILD)/obj/lessons/%.o: LESSON_INCLUDE = $(call lesson_includes,$(call object_lesson,$@))
 
 $(BUILD)/tools/%: $(BUILD)/obj/data/%.o $(BUILD)/obj/data/yelp_csv.o $(LIB)
 	@mkdir -p $(dir $@)

@@ -55,6 +55,21 @@ int comm_recv(Comm *comm, float *buffer, size_t count, int peer);
 int comm_sendrecv(Comm *comm, const float *send, size_t send_count, int to,
                   float *recv, size_t recv_count, int from);
 
+/* What this process has spent on communication since comm_init. seconds is the time spent
+ * inside communicator calls (the compute was not advancing); calls counts collective
+ * operations started; bytes is the traffic they stand for, in the convention of the ZeRO
+ * paper: an all-reduce of n bytes counts 2n (it is a reduce-scatter followed by an
+ * all-gather), a reduce-scatter, all-gather or broadcast counts its full buffer n.
+ * Point-to-point calls add to seconds only. The two double reductions below count
+ * nowhere: they are the trainer's bookkeeping, not the training's communication. */
+typedef struct {
+    double seconds;
+    long calls;
+    double bytes;
+} CommStats;
+
+CommStats comm_stats(const Comm *comm);
+
 /* Max over ranks of a double (timings: a collective is as slow as its slowest rank). */
 int comm_max_double(Comm *comm, double *value);
 /* Sum over ranks of a double (counts that a float could not hold exactly). */

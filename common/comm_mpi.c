@@ -11,6 +11,7 @@ struct Comm {
     MPI_Comm node; /* the ranks sharing this machine, for the local rank */
     int rank, size, local_rank;
     int we_initialised_mpi;
+    CommStats stats;
     char error[MPI_MAX_ERROR_STRING + 128];
 };
 
@@ -41,6 +42,25 @@ static int check_count(Comm *comm, const char *operation, size_t count)
         if (mpi_status_ != MPI_SUCCESS)                      \
             return fail((comm), (operation), mpi_status_);   \
     } while (0)
+
+/* Every counted call opens with `double started = MPI_Wtime();` and closes through here. */
+static int account(Comm *comm, double started, double bytes, int collectives)
+{
+    comm->stats.seconds += MPI_Wtime() - started;
+    comm->stats.bytes += bytes;
+    comm->stats.calls += collectives;
+    return 0;
+}
+
+static double float_bytes(size_t count)
+{
+    return (double)count * sizeof(float);
+}
+
+CommStats comm_stats(const Comm *comm)
+{
+    return comm->stats;
+}
 
 Comm *comm_init(int *argc, char ***argv)
 {
@@ -98,10 +118,11 @@ int comm_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
 {
     if (check_count(comm, "all_reduce", count) != 0)
         return -1;
+    double started = MPI_Wtime();
     MPI_CALL(comm, "all_reduce", MPI_Allreduce(MPI_IN_PLACE, buffer, (int)count, MPI_FLOAT, MPI_SUM, comm->world));
     if (op == REDUCE_AVG)
         scale(buffer, count, 1.0f / (float)comm->size);
-    return 0;
+    return account(comm, started, 2 * float_bytes(count), 1);
 }
 
 int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, CommRequest *request)
@@ -109,6 +130,7 @@ int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, 
     *request = (CommRequest){.comm = comm, .buffer = buffer, .count = count, .op = op};
     if (check_count(comm, "all_reduce_start", count) != 0)
         return -1;
+    double started = MPI_Wtime();
     MPI_Request *handle = malloc(sizeof *handle);
     if (handle == NULL) {
         snprintf(comm->error, sizeof comm->error, "all_reduce_start on rank %d: out of memory", comm->rank);
@@ -121,7 +143,7 @@ int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, 
     }
     request->backend = handle;
     request->active = 1;
-    return 0;
+    return account(comm, started, 2 * float_bytes(count), 1);
 }
 
 static void finish_request(CommRequest *request)
@@ -137,9 +159,10 @@ int comm_wait(CommRequest *request)
 {
     if (!request->active)
         return 0;
+    double started = MPI_Wtime();
     MPI_CALL(request->comm, "wait", MPI_Wait(request->backend, MPI_STATUS_IGNORE));
     finish_request(request);
-    return 0;
+    return account(request->comm, started, 0, 0);
 }
 
 int comm_test(CommRequest *request, int *done)
@@ -147,44 +170,49 @@ int comm_test(CommRequest *request, int *done)
     *done = !request->active;
     if (*done)
         return 0;
+    double started = MPI_Wtime();
     MPI_CALL(request->comm, "test", MPI_Test(request->backend, done, MPI_STATUS_IGNORE));
     if (*done)
         finish_request(request);
-    return 0;
+    return account(request->comm, started, 0, 0);
 }
 
 int comm_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_count, ReduceOp op)
 {
     if (check_count(comm, "reduce_scatter", recv_count) != 0)
         return -1;
+    double started = MPI_Wtime();
     MPI_CALL(comm, "reduce_scatter",
              MPI_Reduce_scatter_block(send, recv, (int)recv_count, MPI_FLOAT, MPI_SUM, comm->world));
     if (op == REDUCE_AVG)
         scale(recv, recv_count, 1.0f / (float)comm->size);
-    return 0;
+    return account(comm, started, float_bytes(recv_count * comm->size), 1);
 }
 
 int comm_all_gather(Comm *comm, const float *send, float *recv, size_t send_count)
 {
     if (check_count(comm, "all_gather", send_count) != 0)
         return -1;
+    double started = MPI_Wtime();
     MPI_CALL(comm, "all_gather",
              MPI_Allgather(send, (int)send_count, MPI_FLOAT, recv, (int)send_count, MPI_FLOAT, comm->world));
-    return 0;
+    return account(comm, started, float_bytes(send_count * comm->size), 1);
 }
 
 int comm_broadcast(Comm *comm, float *buffer, size_t count, int root)
 {
     if (check_count(comm, "broadcast", count) != 0)
         return -1;
+    double started = MPI_Wtime();
     MPI_CALL(comm, "broadcast", MPI_Bcast(buffer, (int)count, MPI_FLOAT, root, comm->world));
-    return 0;
+    return account(comm, started, float_bytes(count), 1);
 }
 
 int comm_barrier(Comm *comm)
 {
+    double started = MPI_Wtime();
     MPI_CALL(comm, "barrier", MPI_Barrier(comm->world));
-    return 0;
+    return account(comm, started, 0, 0);
 }
 
 enum { POINT_TO_POINT_TAG = 7 };
@@ -193,17 +221,19 @@ int comm_send(Comm *comm, const float *buffer, size_t count, int peer)
 {
     if (check_count(comm, "send", count) != 0)
         return -1;
+    double started = MPI_Wtime();
     MPI_CALL(comm, "send", MPI_Send(buffer, (int)count, MPI_FLOAT, peer, POINT_TO_POINT_TAG, comm->world));
-    return 0;
+    return account(comm, started, 0, 0);
 }
 
 int comm_recv(Comm *comm, float *buffer, size_t count, int peer)
 {
     if (check_count(comm, "recv", count) != 0)
         return -1;
+    double started = MPI_Wtime();
     MPI_CALL(comm, "recv", MPI_Recv(buffer, (int)count, MPI_FLOAT, peer, POINT_TO_POINT_TAG, comm->world,
                                     MPI_STATUS_IGNORE));
-    return 0;
+    return account(comm, started, 0, 0);
 }
 
 int comm_sendrecv(Comm *comm, const float *send, size_t send_count, int to,
@@ -211,10 +241,11 @@ int comm_sendrecv(Comm *comm, const float *send, size_t send_count, int to,
 {
     if (check_count(comm, "sendrecv", send_count) != 0 || check_count(comm, "sendrecv", recv_count) != 0)
         return -1;
+    double started = MPI_Wtime();
     MPI_CALL(comm, "sendrecv",
              MPI_Sendrecv(send, (int)send_count, MPI_FLOAT, to, POINT_TO_POINT_TAG, recv, (int)recv_count,
                           MPI_FLOAT, from, POINT_TO_POINT_TAG, comm->world, MPI_STATUS_IGNORE));
-    return 0;
+    return account(comm, started, 0, 0);
 }
 
 int comm_max_double(Comm *comm, double *value)

@@ -23,6 +23,7 @@ typedef struct Kernels {
     void (*zero)(void *ptr, size_t bytes);
     void (*to_device)(void *dst, const void *host_src, size_t bytes);
     void (*to_host)(void *host_dst, const void *src, size_t bytes);
+    void (*copy)(void *dst, const void *src, size_t bytes); /* device to device */
 
     /* layers: N = rows (B*T), C = channels, OC = output channels. Backward kernels
      * accumulate (+=) into parameter gradients; "dinp" outputs say below whether they

@@ -264,6 +264,7 @@ const Kernels cpu_kernels = {
     .zero = cpu_zero,
     .to_device = cpu_copy,
     .to_host = cpu_copy,
+    .copy = cpu_copy,
     .encoder_forward = encoder_forward,
     .encoder_backward = encoder_backward,
     .layernorm_forward = layernorm_forward,

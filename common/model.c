@@ -58,6 +58,7 @@ int gpt_create(GPT *model, const GPTConfig *cfg, const Kernels *kernels, char *e
         return -1;
     model->cfg = *cfg;
     model->kernels = kernels;
+    model->loss_scale = 1.0f;
     model->num_params = gpt_num_params(cfg);
     size_t bytes = model->num_params * sizeof(float);
     model->params = kernels->alloc(bytes, MEM_PARAMS);
@@ -347,7 +348,8 @@ static void head_backward(GPT *model)
     Activations *a = &model->acts;
     Scratch *s = &model->scratch;
 
-    k->softmax_crossentropy_backward(a->probs, model->targets, N, cfg->vocab_size, 1.0f / N);
+    k->softmax_crossentropy_backward(a->probs, model->targets, N, cfg->vocab_size,
+                                     model->loss_scale / N);
     UnitTensors p = resolve_unit(cfg, 0, acquire_params(model, 0, PASS_BACKWARD));
     UnitTensors g = grads_of(model, 0);
     k->matmul_backward(s->dbtc, g.t[TENSOR_WTE], NULL, a->probs, a->lnf, p.t[TENSOR_WTE], N, C, cfg->vocab_size);

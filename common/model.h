@@ -56,6 +56,9 @@ typedef struct {
     float *params; /* unit-major, num_params */
     float *grads;  /* unit-major, num_params */
     GPTHooks hooks;
+    /* backward differentiates loss_scale x the mean loss (1 after gpt_create); gradient
+     * accumulation over K micro-batches sets 1/K so their sum is the mean */
+    float loss_scale;
     int batch, seq_len; /* B, T of the allocated activations; 0 before gpt_set_batch */
     Activations acts;
     Scratch scratch;
@@ -81,7 +84,7 @@ int gpt_set_batch(GPT *model, int B, int T, char *err, size_t err_len);
  * probabilities in acts.probs. */
 float gpt_forward(GPT *model, const int *inputs, const int *targets);
 
-/* Accumulates d(mean loss of the last forward)/d(params) into the gradient buffers.
+/* Accumulates d(loss_scale x mean loss of the last forward)/d(params) into the gradient buffers.
  * Exactly one backward per forward with targets: backward reuses the probabilities'
  * memory for d(logits), so a second call (or one after a forward without targets)
  * aborts with a message. */

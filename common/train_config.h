@@ -22,11 +22,13 @@ typedef struct {
     const char *train_path, *val_path;
     int val_every, val_batches;
     int log_every;
-    const char *init_from, *save_path, *csv_path;
+    int accum_steps;  /* micro-batches per optimizer step (lesson 06's --accum); 1 elsewhere */
+    const char *init_from, *save_path, *csv_path, *summary_path;
     int threads;
     float mem_limit_mb; /* 0 = none; the tracking allocator refuses past it */
     const char *prompt;
     int gen_tokens;
+    int quiet;        /* no header, step lines or summary (sweeps print their own rows) */
 } TrainConfig;
 
 /* Fills cfg with the named preset ("course", "reference", "tiny"); -1 if unknown. */

@@ -2,10 +2,13 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "checkpoint.h"
 #include "paths.h"
+#include "replicas.h"
 #include "sample.h"
 #include "timer.h"
 
@@ -22,9 +25,9 @@ const char *blas_core_name(void)
 static int refuse_overwrite(const TrainConfig *cfg, char *err, size_t err_len)
 {
     const char *inputs[] = {cfg->train_path, cfg->val_path, cfg->init_from};
-    const char *outputs[] = {cfg->save_path, cfg->csv_path};
-    const char *output_flags[] = {"--save", "--csv"};
-    for (int o = 0; o < 2; o++)
+    const char *outputs[] = {cfg->save_path, cfg->csv_path, cfg->summary_path};
+    const char *output_flags[] = {"--save", "--csv", "--summary"};
+    for (int o = 0; o < 3; o++)
         for (int i = 0; i < 3; i++)
             if (same_file(outputs[o], inputs[i])) {
                 snprintf(err, err_len, "%s %s would overwrite an input file; choose another path",
@@ -37,7 +40,8 @@ static int refuse_overwrite(const TrainConfig *cfg, char *err, size_t err_len)
 static int load_or_init(Trainer *tr, char *err, size_t err_len)
 {
     if (tr->cfg.init_from == NULL) {
-        gpt_init_weights(&tr->model, tr->cfg.seed);
+        /* each rank its own model: making them equal is the strategy's job */
+        gpt_init_weights(&tr->model, tr->cfg.seed + (uint64_t)tr->rank);
         return 0;
     }
     size_t bytes = tr->model.num_params * sizeof(float);
@@ -55,42 +59,86 @@ static int load_or_init(Trainer *tr, char *err, size_t err_len)
 
 static int open_outputs(Trainer *tr, char *err, size_t err_len)
 {
-    if (tr->cfg.csv_path == NULL)
+    if (tr->cfg.csv_path == NULL || tr->rank != 0)
         return 0;
     tr->csv = fopen(tr->cfg.csv_path, "w");
     if (tr->csv == NULL) {
         snprintf(err, err_len, "--csv %s: cannot open for writing", tr->cfg.csv_path);
         return -1;
     }
-    fprintf(tr->csv, "step,loss,grad_norm,lr,ms,tokens_per_s,val_loss\n");
+    fprintf(tr->csv, "step,loss,grad_norm,lr,ms,tokens_per_s,val_loss,comm_ms,comm_bytes\n");
     return 0;
 }
 
-int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, char *err, size_t err_len)
+static int split_batch(Trainer *tr, char *err, size_t err_len)
 {
-    memset(tr, 0, sizeof *tr);
-    tr->cfg = *cfg;
-    blas_set_threads(cfg->threads);
-    mem_set_limit((size_t)(cfg->mem_limit_mb * 1e6));
+    const TrainConfig *cfg = &tr->cfg;
+    int parts = tr->world * cfg->accum_steps;
+    if (cfg->accum_steps < 1 || cfg->batch_size % parts != 0) {
+        snprintf(err, err_len, "--batch %d does not split into %d rank(s) x %d micro-batch(es)",
+                 cfg->batch_size, tr->world, cfg->accum_steps);
+        return -1;
+    }
+    tr->micro_batch = cfg->batch_size / parts;
+    return 0;
+}
+
+static void strategy_grads_ready(void *ctx, int unit)
+{
+    Trainer *tr = ctx;
+    tr->strategy.grads_ready(&tr->run, unit);
+}
+
+static int start_strategy(Trainer *tr, const Strategy *strategy, const void *options, char *err, size_t err_len)
+{
+    tr->strategy = *strategy;
+    tr->run = (RunContext){.comm = tr->comm, .model = &tr->model, .options = options,
+                           .accum_steps = tr->cfg.accum_steps};
+    if (strategy->grads_ready != NULL)
+        tr->model.hooks = (GPTHooks){.ctx = tr, .grads_ready = strategy_grads_ready};
+    return strategy->start != NULL ? strategy->start(&tr->run, err, err_len) : 0;
+}
+
+static int open_data(Trainer *tr, char *err, size_t err_len)
+{
+    const TrainConfig *cfg = &tr->cfg;
     int B = cfg->batch_size, T = cfg->seq_len, V = cfg->model.vocab_size;
-    if (refuse_overwrite(cfg, err, err_len) != 0 ||
-        dataloader_open(&tr->train, cfg->train_path, B, T, V, 0, 1, err, err_len) != 0)
+    if (dataloader_open(&tr->train, cfg->train_path, B, T, V, tr->rank, tr->world, err, err_len) != 0)
         return -1;
     if (cfg->val_every > 0) {
-        if (dataloader_open(&tr->val, cfg->val_path, B, T, V, 0, 1, err, err_len) != 0)
+        if (dataloader_open(&tr->val, cfg->val_path, B, T, V, tr->rank, tr->world, err, err_len) != 0)
             return -1;
         tr->has_val = 1;
     }
+    return 0;
+}
+
+int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, Comm *comm,
+                  const Strategy *strategy, const void *options, char *err, size_t err_len)
+{
+    memset(tr, 0, sizeof *tr);
+    tr->cfg = *cfg;
+    tr->comm = comm;
+    tr->rank = comm_rank(comm);
+    tr->world = comm_size(comm);
+    blas_set_threads(cfg->threads);
+    mem_set_limit((size_t)(cfg->mem_limit_mb * 1e6));
+    if (refuse_overwrite(cfg, err, err_len) != 0 || split_batch(tr, err, err_len) != 0 ||
+        open_data(tr, err, err_len) != 0)
+        return -1;
     if (gpt_create(&tr->model, &cfg->model, kernels, err, err_len) != 0 ||
         load_or_init(tr, err, err_len) != 0 ||
         adamw_create(&tr->opt, tr->model.num_params, kernels, err, err_len) != 0 ||
-        gpt_set_batch(&tr->model, B, T, err, err_len) != 0)
+        gpt_set_batch(&tr->model, tr->micro_batch, cfg->seq_len, err, err_len) != 0 ||
+        start_strategy(tr, strategy, options, err, err_len) != 0)
         return -1;
     return open_outputs(tr, err, err_len);
 }
 
 void trainer_teardown(Trainer *tr)
 {
+    if (tr->strategy.stop != NULL)
+        tr->strategy.stop(&tr->run);
     if (tr->csv != NULL)
         fclose(tr->csv);
     adamw_destroy(&tr->opt);
@@ -101,33 +149,71 @@ void trainer_teardown(Trainer *tr)
     memset(tr, 0, sizeof *tr);
 }
 
+/* Forward and backward over this rank's rows of the batch in dl, accum_steps micro-batches
+ * of micro_batch rows each. Returns the mean of the micro-batch losses. */
+static float forward_backward(Trainer *tr, const DataLoader *dl)
+{
+    size_t rows = (size_t)tr->micro_batch * tr->cfg.seq_len;
+    double loss = 0.0;
+    for (int micro = 0; micro < tr->cfg.accum_steps; micro++) {
+        tr->run.micro_step = micro;
+        loss += gpt_forward(&tr->model, dl->inputs + micro * rows, dl->targets + micro * rows);
+        gpt_backward(&tr->model);
+    }
+    return (float)(loss / tr->cfg.accum_steps);
+}
+
+/* The mean over ranks of a per-rank mean (every rank has as many rows). */
+static float global_mean(Trainer *tr, float local)
+{
+    double total = local;
+    comm_check(tr->comm, comm_sum_double(tr->comm, &total));
+    return (float)(total / tr->world);
+}
+
+static double slowest(Trainer *tr, double seconds)
+{
+    comm_check(tr->comm, comm_max_double(tr->comm, &seconds));
+    return seconds;
+}
+
 StepResult trainer_step(Trainer *tr, int step)
 {
     const TrainConfig *cfg = &tr->cfg;
     GPT *model = &tr->model;
     StepResult result;
+    CommStats before = comm_stats(tr->comm);
     double start = now_seconds();
     dataloader_next(&tr->train);
     gpt_zero_grad(model);
-    result.loss = gpt_forward(model, tr->train.inputs, tr->train.targets);
-    gpt_backward(model);
+    float local_loss = forward_backward(tr, &tr->train);
+    if (tr->strategy.before_step != NULL)
+        tr->strategy.before_step(&tr->run);
     result.grad_norm = grad_norm(model->kernels, model->grads, model->num_params);
     result.lr = lr_schedule(cfg->lr, step, cfg->steps, cfg->warmup_steps, cfg->min_lr_frac);
     float scale = clip_scale(result.grad_norm, cfg->grad_clip);
     adamw_step(&tr->opt, model->params, model->grads, train_config_hyper(cfg, result.lr), scale);
-    result.seconds = now_seconds() - start;
+    double seconds = now_seconds() - start;
+    CommStats after = comm_stats(tr->comm);
+    /* bookkeeping, outside the timed step: what a single device would report */
+    result.loss = global_mean(tr, local_loss);
+    result.seconds = slowest(tr, seconds);
+    result.comm_seconds = slowest(tr, after.seconds - before.seconds);
+    result.comm_bytes = after.bytes - before.bytes;
     return result;
 }
 
 float trainer_validate(Trainer *tr)
 {
+    size_t rows = (size_t)tr->micro_batch * tr->cfg.seq_len;
     double total = 0.0;
     dataloader_reset(&tr->val);
     for (int i = 0; i < tr->cfg.val_batches; i++) {
         dataloader_next(&tr->val);
-        total += gpt_forward(&tr->model, tr->val.inputs, tr->val.targets);
+        for (int micro = 0; micro < tr->cfg.accum_steps; micro++)
+            total += gpt_forward(&tr->model, tr->val.inputs + micro * rows, tr->val.targets + micro * rows);
     }
-    return (float)(total / tr->cfg.val_batches);
+    return global_mean(tr, (float)(total / ((double)tr->cfg.val_batches * tr->cfg.accum_steps)));
 }
 
 static int is_val_step(const TrainConfig *cfg, int step)
@@ -135,26 +221,61 @@ static int is_val_step(const TrainConfig *cfg, int step)
     return cfg->val_every > 0 && ((step + 1) % cfg->val_every == 0 || step + 1 == cfg->steps);
 }
 
+/* On a terminal, long runs that print every log_every steps show where they are between. */
+static void show_progress(const Trainer *tr, int step, double elapsed)
+{
+    if (tr->rank != 0 || tr->cfg.log_every == 1 || tr->cfg.quiet || !isatty(STDERR_FILENO))
+        return;
+    double left = elapsed / (step + 1) * (tr->cfg.steps - step - 1);
+    fprintf(stderr, "\r  step %d/%d, about %.0f s left ", step + 1, tr->cfg.steps, left);
+}
+
+static void clear_progress(const Trainer *tr)
+{
+    if (tr->rank == 0 && tr->cfg.log_every > 1 && isatty(STDERR_FILENO))
+        fprintf(stderr, "\r%40s\r", "");
+}
+
+static void print_step(Trainer *tr, int step, const StepResult *r, double tokens_per_s, float val_loss)
+{
+    const TrainConfig *cfg = &tr->cfg;
+    clear_progress(tr);
+    printf("step %5d/%d | loss %.6f | grad norm %.6f | lr %.3e | %7.2f ms | comm %6.2f ms | %8.0f tok/s",
+           step + 1, cfg->steps, r->loss, r->grad_norm, r->lr, 1e3 * r->seconds, 1e3 * r->comm_seconds,
+           tokens_per_s);
+    if (!isnan(val_loss))
+        printf(" | val loss %.6f", val_loss);
+    printf("\n");
+    fflush(stdout);
+}
+
 static void report_step(Trainer *tr, int step, const StepResult *r, float val_loss)
 {
     const TrainConfig *cfg = &tr->cfg;
+    if (tr->rank != 0 || cfg->quiet)
+        return;
     double tokens_per_s = (double)cfg->batch_size * cfg->seq_len / r->seconds;
-    int has_val = !isnan(val_loss);
-    if ((step + 1) % cfg->log_every == 0 || step == 0 || step + 1 == cfg->steps || has_val) {
-        printf("step %5d/%d | loss %.6f | grad norm %.6f | lr %.3e | %7.2f ms | %8.0f tok/s",
-               step + 1, cfg->steps, r->loss, r->grad_norm, r->lr, 1e3 * r->seconds, tokens_per_s);
-        if (has_val)
-            printf(" | val loss %.6f", val_loss);
-        printf("\n");
-        fflush(stdout);
-    }
+    if ((step + 1) % cfg->log_every == 0 || step == 0 || step + 1 == cfg->steps || !isnan(val_loss))
+        print_step(tr, step, r, tokens_per_s, val_loss);
     if (tr->csv == NULL)
         return;
     fprintf(tr->csv, "%d,%.9g,%.9g,%.9g,%.4f,%.1f,", step + 1, r->loss, r->grad_norm, r->lr,
             1e3 * r->seconds, tokens_per_s);
-    if (has_val)
+    if (!isnan(val_loss))
         fprintf(tr->csv, "%.9g", val_loss);
-    fprintf(tr->csv, "\n");
+    fprintf(tr->csv, ",%.4f,%.0f\n", 1e3 * r->comm_seconds, r->comm_bytes);
+}
+
+static void record_step(Trainer *tr, int step, const StepResult *r)
+{
+    RunSummary *s = &tr->summary;
+    s->last_loss = r->loss;
+    if (step < s->warmup_steps)
+        return;
+    running_add(&s->step_seconds, r->seconds);
+    running_add(&s->comm_seconds, r->comm_seconds);
+    running_add(&s->comm_fraction, r->seconds > 0 ? r->comm_seconds / r->seconds : 0.0);
+    s->comm_bytes_per_step = r->comm_bytes;
 }
 
 /* Bytes the model made up may not be printable text: show those as \xNN. */
@@ -172,23 +293,31 @@ static void print_sample(const char *text)
     printf("\n");
 }
 
+static int save_checkpoint(Trainer *tr, char *err, size_t err_len)
+{
+    const char *path = tr->cfg.save_path;
+    size_t bytes = tr->model.num_params * sizeof(float);
+    float *host = mem_alloc(bytes, MEM_OTHER);
+    if (host == NULL) {
+        snprintf(err, err_len, "out of memory saving %s", path);
+        return -1;
+    }
+    tr->model.kernels->to_host(host, tr->model.params, bytes);
+    int status = checkpoint_save(path, &tr->model.cfg, host, err, err_len);
+    mem_free(host);
+    if (status == 0)
+        printf("saved checkpoint %s\n", path);
+    return status;
+}
+
+/* Rank 0 writes and samples for everyone: after the replica check, its model is every rank's. */
 static int finish_run(Trainer *tr, char *err, size_t err_len)
 {
     const TrainConfig *cfg = &tr->cfg;
-    if (cfg->save_path != NULL) {
-        size_t bytes = tr->model.num_params * sizeof(float);
-        float *host = mem_alloc(bytes, MEM_OTHER);
-        if (host == NULL) {
-            snprintf(err, err_len, "out of memory saving %s", cfg->save_path);
-            return -1;
-        }
-        tr->model.kernels->to_host(host, tr->model.params, bytes);
-        int status = checkpoint_save(cfg->save_path, &tr->model.cfg, host, err, err_len);
-        mem_free(host);
-        if (status != 0)
-            return -1;
-        printf("saved checkpoint %s\n", cfg->save_path);
-    }
+    if (tr->rank != 0)
+        return 0;
+    if (cfg->save_path != NULL && save_checkpoint(tr, err, err_len) != 0)
+        return -1;
     if (cfg->gen_tokens > 0) {
         char text[4096];
         if (generate_text(&tr->model, cfg->prompt, cfg->gen_tokens, cfg->seed, text, sizeof text, err, err_len) != 0)
@@ -198,14 +327,68 @@ static int finish_run(Trainer *tr, char *err, size_t err_len)
     return 0;
 }
 
+static int check_replicas(Trainer *tr, char *err, size_t err_len)
+{
+    size_t bytes = tr->model.num_params * sizeof(float);
+    float *host = mem_alloc(bytes, MEM_OTHER);
+    uint64_t *hashes = calloc((size_t)tr->world, sizeof *hashes);
+    int identical = -1;
+    if (host != NULL && hashes != NULL) {
+        tr->model.kernels->to_host(host, tr->model.params, bytes);
+        identical = replicas_identical(tr->comm, hash_bytes(host, bytes), hashes);
+    }
+    if (identical == 1 && tr->rank == 0 && !tr->cfg.quiet)
+        printf("parameters identical on all %d rank(s): hash %016llx\n", tr->world, (unsigned long long)hashes[0]);
+    if (identical == 0) {
+        int other = 1;
+        while (hashes[other] == hashes[0])
+            other++;
+        snprintf(err, err_len, "ranks ended with different parameters (rank 0 hash %016llx, rank %d %016llx)",
+                 (unsigned long long)hashes[0], other, (unsigned long long)hashes[other]);
+    }
+    else if (identical < 0)
+        snprintf(err, err_len, "out of memory or a communication error checking the replicas");
+    free(hashes);
+    mem_free(host);
+    return identical == 1 ? 0 : -1;
+}
+
+static int summarise(Trainer *tr, char *err, size_t err_len)
+{
+    RunSummary *s = &tr->summary;
+    s->peak_tracked_mb = slowest(tr, mem_peak_total() / 1e6); /* largest over ranks */
+    s->peak_rss_mb = slowest(tr, mem_peak_rss() / 1e6);
+    if (tr->rank != 0)
+        return 0;
+    if (!tr->cfg.quiet)
+        summary_print(s, stdout);
+    return tr->cfg.summary_path != NULL ? summary_write_csv(s, tr->cfg.summary_path, err, err_len) : 0;
+}
+
+static void start_summary(Trainer *tr)
+{
+    const TrainConfig *cfg = &tr->cfg;
+    tr->summary = (RunSummary){.strategy = tr->strategy.name, .ranks = tr->world, .threads = cfg->threads,
+                               .steps = cfg->steps, .warmup_steps = summary_warmup_steps(cfg->steps),
+                               .tokens_per_step = (double)cfg->batch_size * cfg->seq_len,
+                               .param_bytes = (double)tr->model.num_params * sizeof(float)};
+}
+
 int trainer_run(Trainer *tr, char *err, size_t err_len)
 {
+    start_summary(tr);
+    double started = now_seconds();
     for (int step = 0; step < tr->cfg.steps; step++) {
         StepResult r = trainer_step(tr, step);
         float val_loss = is_val_step(&tr->cfg, step) && tr->has_val ? trainer_validate(tr) : NAN;
         report_step(tr, step, &r, val_loss);
+        record_step(tr, step, &r);
+        show_progress(tr, step, now_seconds() - started);
     }
+    clear_progress(tr);
     if (tr->csv != NULL)
         fflush(tr->csv);
+    if (summarise(tr, err, err_len) != 0 || check_replicas(tr, err, err_len) != 0)
+        return -1;
     return finish_run(tr, err, err_len);
 }

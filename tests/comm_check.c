@@ -119,6 +119,20 @@ static void check_send_recv(Comm *comm, size_t count)
     free(buffer);
 }
 
+/* The traffic the loop in main must have recorded: per count, four all-reduces (each 2n),
+ * a reduce-scatter and an all-gather (n * size each) and a broadcast (n); 7 collectives. */
+static void check_stats(Comm *comm, const size_t *counts, int num_counts)
+{
+    double want_bytes = 0.0;
+    for (int c = 0; c < num_counts; c++)
+        want_bytes += 4.0 * counts[c] * (4 * 2 + 2 * comm_size(comm) + 1);
+    CommStats stats = comm_stats(comm);
+    if ((stats.calls != 7L * num_counts || stats.bytes != want_bytes || !(stats.seconds > 0.0)) &&
+        failures++ < 10)
+        printf("rank %d: stats say %ld calls, %.0f bytes, %g s; expected %d calls, %.0f bytes, > 0 s\n",
+               comm_rank(comm), stats.calls, stats.bytes, stats.seconds, 7 * num_counts, want_bytes);
+}
+
 /* A failing MPI call must come back as -1 with a line naming the operation and rank. */
 static void check_error_reporting(Comm *comm)
 {
@@ -143,6 +157,7 @@ int main(int argc, char **argv)
         check_broadcast_and_ring(comm, counts[c]);
         check_send_recv(comm, counts[c]);
     }
+    check_stats(comm, counts, (int)(sizeof counts / sizeof counts[0]));
     check_error_reporting(comm);
     double slowest = (double)comm_rank(comm);
     comm_check(comm, comm_max_double(comm, &slowest));

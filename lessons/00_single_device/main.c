@@ -7,9 +7,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "lesson.h"
 #include "profile.h"
-#include "trainer.h"
+
+/* One device, so nothing to communicate: the strategy every later lesson must match. */
+static const Lesson lesson = {
+    .name = "00_single_device",
+    .title = "training on one device: the reference every data-parallel lesson must reproduce",
+    .strategy = {.name = "single_device"},
+    .single_device = 1,
+};
 
 static void usage(FILE *out)
 {
@@ -29,22 +36,27 @@ static int has_help_flag(int argc, char **argv)
     return 0;
 }
 
-static int train(const TrainConfig *cfg)
+/* profile and estimate: the training flags plus, for profile, its own. */
+static int measure(const char *mode, int argc, char **argv)
 {
-    char err[512];
-    Trainer tr;
-    int status = trainer_setup(&tr, cfg, &cpu_kernels, err, sizeof err);
-    if (status == 0) {
-        printf("lesson 00: single device | %s | BLAS core %s, %d thread(s)\n",
-               cpu_kernels.device_name, blas_core_name(), cfg->threads);
-        train_config_print(cfg, stdout, "config ");
-        printf("parameters %zu\n", tr.model.num_params);
-        status = trainer_run(&tr, err, sizeof err);
+    TrainConfig cfg;
+    ProfileOptions opts = profile_defaults();
+    Lesson with_profile = lesson;
+    if (strcmp(mode, "profile") == 0)
+        with_profile.flags = (FlagSet){"profile", profile_flags, &opts};
+    int parsed = lesson_parse(&with_profile, argc, argv, 2, &cfg, 1);
+    if (parsed != 0)
+        return parsed > 0 ? 0 : 2;
+    if (strcmp(mode, "estimate") == 0) {
+        print_estimate_csv(&cfg, stdout);
+        return 0;
     }
-    if (status != 0)
-        fprintf(stderr, "00_single_device: %s\n", err);
-    trainer_teardown(&tr);
-    return status == 0 ? 0 : 1;
+    Comm *comm = comm_init(&argc, &argv);
+    int status = comm_size(comm) > 1 ? 2 : run_profile(&cfg, &opts, comm);
+    if (status == 2)
+        fprintf(stderr, "00_single_device: profile runs on one device; start it without mpiexec\n");
+    comm_finalize(comm);
+    return status;
 }
 
 int main(int argc, char **argv)
@@ -54,33 +66,10 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     const char *mode = argv[1];
-    if (strcmp(mode, "train") != 0 && strcmp(mode, "profile") != 0 && strcmp(mode, "estimate") != 0) {
-        fprintf(stderr, "00_single_device: unknown mode '%s' (train, profile or estimate)\n", mode);
-        return 2;
-    }
-    TrainConfig cfg;
-    ProfileOptions opts = profile_defaults();
-    FlagSet extra = {"profile", profile_flags, &opts};
-    int num_extra = strcmp(mode, "profile") == 0 ? 1 : 0;
-    char err[512];
-    if (has_help_flag(argc, argv)) {
-        const char *preset = cli_find(argc, argv, 2, "config");
-        if (train_config_preset(&cfg, preset ? preset : "course", err, sizeof err) != 0) {
-            fprintf(stderr, "00_single_device %s: %s\n", mode, err);
-            return 2;
-        }
-        usage(stdout);
-        FlagSet sets[2] = {{"training (defaults of this preset in brackets)", train_flags, &cfg}, extra};
-        cli_print_help(sets, 1 + num_extra);
-        return 0;
-    }
-    if (train_config_from_args(&cfg, argc, argv, 2, &extra, num_extra, err, sizeof err) != 0) {
-        fprintf(stderr, "00_single_device %s: %s\n", mode, err);
-        return 2;
-    }
-    if (strcmp(mode, "estimate") == 0) {
-        print_estimate_csv(&cfg, stdout);
-        return 0;
-    }
-    return strcmp(mode, "train") == 0 ? train(&cfg) : run_profile(&cfg, &opts);
+    if (strcmp(mode, "train") == 0)
+        return lesson_main(argc, argv, &lesson);
+    if (strcmp(mode, "profile") == 0 || strcmp(mode, "estimate") == 0)
+        return measure(mode, argc, argv);
+    fprintf(stderr, "00_single_device: unknown mode '%s' (train, profile or estimate)\n", mode);
+    return 2;
 }

@@ -102,7 +102,9 @@ static void print_sweep(const SweepRow *rows, int n)
 }
 
 /* Doubles B from 1 until the tracking allocator refuses (--mem-limit) or the maximum. */
-static int batch_sweep(const TrainConfig *base, const ProfileOptions *opts)
+static const Strategy single_device = {.name = "single_device"};
+
+static int batch_sweep(const TrainConfig *base, const ProfileOptions *opts, Comm *comm)
 {
     printf("\n== batch-size sweep (T=%d, --mem-limit %.1f MB) ==\n", base->seq_len, base->mem_limit_mb);
     SweepRow rows[32];
@@ -116,7 +118,7 @@ static int batch_sweep(const TrainConfig *base, const ProfileOptions *opts)
         char err[512];
         size_t refusals = mem_limit_refusals();
         mem_reset_peak();
-        if (trainer_setup(&tr, &cfg, &cpu_kernels, err, sizeof err) != 0) {
+        if (trainer_setup(&tr, &cfg, &cpu_kernels, comm, &single_device, NULL, err, sizeof err) != 0) {
             trainer_teardown(&tr);
             if (mem_limit_refusals() == refusals) {
                 fprintf(stderr, "00_single_device profile: %s\n", err);
@@ -156,7 +158,7 @@ static void print_extrapolation(double flops_per_s, size_t our_params)
     }
 }
 
-int run_profile(const TrainConfig *cfg, const ProfileOptions *opts)
+int run_profile(const TrainConfig *cfg, const ProfileOptions *opts, Comm *comm)
 {
     TrainConfig run_cfg = *cfg;
     run_cfg.val_every = 0;
@@ -166,7 +168,7 @@ int run_profile(const TrainConfig *cfg, const ProfileOptions *opts)
     printf("lesson 00 profile | %s | BLAS core %s, %d thread(s) | L%d H%d C%d V%d T%d B%d\n",
            cpu_kernels.device_name, blas_core_name(), cfg->threads, cfg->model.num_layers,
            cfg->model.num_heads, cfg->model.channels, cfg->model.vocab_size, cfg->seq_len, cfg->batch_size);
-    if (trainer_setup(&tr, &run_cfg, &cpu_kernels, err, sizeof err) != 0) {
+    if (trainer_setup(&tr, &run_cfg, &cpu_kernels, comm, &single_device, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "00_single_device profile: %s\n", err);
         trainer_teardown(&tr);
         return 1;
@@ -183,7 +185,7 @@ int run_profile(const TrainConfig *cfg, const ProfileOptions *opts)
     printf("  achieved          %.2f GFLOP/s\n", flops_per_s / 1e9);
     size_t num_params = tr.model.num_params;
     trainer_teardown(&tr);
-    if (batch_sweep(cfg, opts) != 0)
+    if (batch_sweep(cfg, opts, comm) != 0)
         return 1;
     print_extrapolation(flops_per_s, num_params);
     return 0;

@@ -1,6 +1,7 @@
 #ifndef LESSON00_PROFILE_H
 #define LESSON00_PROFILE_H
 
+#include "comm.h"
 #include "train_config.h"
 
 typedef struct {
@@ -13,7 +14,7 @@ extern const Flag profile_flags[];
 ProfileOptions profile_defaults(void);
 
 /* Memory breakdown, throughput, FLOPs, batch-size sweep and extrapolation. */
-int run_profile(const TrainConfig *cfg, const ProfileOptions *opts);
+int run_profile(const TrainConfig *cfg, const ProfileOptions *opts, Comm *comm);
 
 /* Prints the estimator's figures as CSV (component,bytes): what grading compares. */
 void print_estimate_csv(const TrainConfig *cfg, FILE *out);

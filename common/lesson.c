@@ -1,0 +1,145 @@
+#include "lesson.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "trainer.h"
+
+static int is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+static int wants_help(int argc, char **argv, int first)
+{
+    for (int i = first; i < argc; i++)
+        if (is_help(argv[i]))
+            return 1;
+    return 0;
+}
+
+static void print_usage(const Lesson *lesson, FILE *out)
+{
+    fprintf(out, "usage: [mpiexec -n N] %s train [flags]\n  %s\n", lesson->name, lesson->title);
+}
+
+static void print_help(const Lesson *lesson, TrainConfig *cfg)
+{
+    print_usage(lesson, stdout);
+    FlagSet sets[2] = {{"training (defaults of this preset in brackets)", train_flags, cfg}, lesson->flags};
+    cli_print_help(sets, lesson->flags.flags != NULL ? 2 : 1);
+}
+
+int lesson_parse(const Lesson *lesson, int argc, char **argv, int first, TrainConfig *cfg, int verbose)
+{
+    char err[512];
+    int num_extra = lesson->flags.flags != NULL ? 1 : 0;
+    if (wants_help(argc, argv, first)) {
+        const char *preset = cli_find(argc, argv, first, "config");
+        int status = train_config_preset(cfg, preset ? preset : "course", err, sizeof err) == 0 ? 1 : -1;
+        if (verbose && status > 0)
+            print_help(lesson, cfg);
+        else if (verbose)
+            fprintf(stderr, "%s: %s\n", lesson->name, err);
+        return status;
+    }
+    if (train_config_from_args(cfg, argc, argv, first, &lesson->flags, num_extra, err, sizeof err) != 0) {
+        if (verbose)
+            fprintf(stderr, "%s: %s\n", lesson->name, err);
+        return -1;
+    }
+    if (lesson->configure != NULL)
+        lesson->configure(cfg, lesson->flags.target);
+    return 0;
+}
+
+int any_rank_failed(Comm *comm, int failed)
+{
+    double any = failed ? 1.0 : 0.0;
+    comm_check(comm, comm_max_double(comm, &any));
+    return any > 0.0;
+}
+
+/* Every failed rank has a reason; the lowest such rank prints its own, so a failure that all
+ * ranks share is reported once. */
+static void report_failure(const Lesson *lesson, Comm *comm, int failed, const char *err)
+{
+    int rank = comm_rank(comm), size = comm_size(comm);
+    double lowest_failed = failed ? size - rank : 0; /* the max of this picks the lowest rank */
+    comm_check(comm, comm_max_double(comm, &lowest_failed));
+    if (failed && rank == size - (int)lowest_failed) {
+        if (size > 1)
+            fprintf(stderr, "%s: rank %d: %s\n", lesson->name, rank, err);
+        else
+            fprintf(stderr, "%s: %s\n", lesson->name, err);
+    }
+}
+
+static void print_header(const Lesson *lesson, const Trainer *tr)
+{
+    printf("lesson %s: %s\n", lesson->name, lesson->title);
+    printf("%d rank(s) over %s | %s | BLAS core %s, %d thread(s) per rank | strategy %s\n", tr->world,
+           comm_backend_name(tr->comm), tr->model.kernels->device_name, blas_core_name(), tr->cfg.threads,
+           lesson->strategy.name);
+    train_config_print(&tr->cfg, stdout, "config ");
+    printf("parameters %zu (%.3f MB of gradients)\n", tr->model.num_params,
+           tr->model.num_params * sizeof(float) / 1e6);
+    printf("rows per forward %d (global batch %d = %d rank(s) x %d micro-batch(es) x %d)\n", tr->micro_batch,
+           tr->cfg.batch_size, tr->world, tr->cfg.accum_steps, tr->micro_batch);
+    fflush(stdout);
+}
+
+int lesson_train(const Lesson *lesson, Comm *comm, const TrainConfig *cfg, RunSummary *summary)
+{
+    char err[512] = "";
+    Trainer tr;
+    int failed = trainer_setup(&tr, cfg, &cpu_kernels, comm, &lesson->strategy, lesson->flags.target, err,
+                               sizeof err) != 0;
+    if (!any_rank_failed(comm, failed)) {
+        if (comm_rank(comm) == 0 && !cfg->quiet)
+            print_header(lesson, &tr);
+        failed = trainer_run(&tr, err, sizeof err) != 0;
+        if (summary != NULL)
+            *summary = tr.summary;
+    }
+    int any_failed = any_rank_failed(comm, failed);
+    if (any_failed)
+        report_failure(lesson, comm, failed, err);
+    trainer_teardown(&tr);
+    return any_failed ? -1 : 0;
+}
+
+int lesson_main(int argc, char **argv, const Lesson *lesson)
+{
+    if (argc < 2 || is_help(argv[1])) {
+        print_usage(lesson, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    Comm *comm = comm_init(&argc, &argv);
+    if (comm == NULL) {
+        fprintf(stderr, "%s: could not start the communicator\n", lesson->name);
+        return 1;
+    }
+    int quiet = comm_rank(comm) != 0; /* every rank parses the same flags: one reports */
+    int status = 0;
+    TrainConfig cfg;
+    if (strcmp(argv[1], "train") != 0) {
+        if (!quiet)
+            fprintf(stderr, "%s: unknown mode '%s' (train)\n", lesson->name, argv[1]);
+        status = 2;
+    } else if (lesson->single_device && comm_size(comm) > 1) {
+        if (!quiet)
+            fprintf(stderr, "%s: this lesson runs on one device; start it without mpiexec -n %d\n",
+                    lesson->name, comm_size(comm));
+        status = 2;
+    } else {
+        int parsed = lesson_parse(lesson, argc, argv, 2, &cfg, !quiet);
+        if (parsed != 0)
+            status = parsed > 0 ? 0 : 2;
+        else
+            status = lesson_train(lesson, comm, &cfg, NULL) == 0 ? 0 : 1;
+    }
+    comm_finalize(comm);
+    return status;
+}

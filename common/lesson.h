@@ -1,0 +1,41 @@
+/* What every training lesson's program does around its strategy: flags, the communicator,
+ * the run, errors. A lesson's main.c describes itself in a Lesson and calls lesson_main:
+ *
+ *   NN_name train [flags]        (mpiexec -n N NN_name train ... on N ranks)
+ */
+#ifndef DTC_LESSON_H
+#define DTC_LESSON_H
+
+#include "cli.h"
+#include "comm.h"
+#include "strategy.h"
+#include "summary.h"
+#include "train_config.h"
+
+typedef struct {
+    const char *name;  /* the program: "02_naive_ddp" */
+    const char *title; /* what the lesson adds, one line */
+    Strategy strategy;
+    FlagSet flags;     /* the lesson's own flags (flags.flags NULL if none); flags.target is
+                        * what the strategy sees as run->options */
+    /* Applies the lesson's flags to the training configuration (NULL: nothing to apply). */
+    void (*configure)(TrainConfig *cfg, const void *options);
+    int single_device; /* refuses more than one rank */
+} Lesson;
+
+/* The whole program for `train`; other modes are the lesson's own. Returns the exit status. */
+int lesson_main(int argc, char **argv, const Lesson *lesson);
+
+/* Parses argv[first..] into cfg (preset, training flags, the lesson's flags). Returns 1 on
+ * --help (printing it if verbose), -1 on bad input (printing one line if verbose), else 0. */
+int lesson_parse(const Lesson *lesson, int argc, char **argv, int first, TrainConfig *cfg, int verbose);
+
+/* Trains once with cfg on every rank of comm: header, step lines, summary (into *summary
+ * if not NULL). Errors on any rank fail every rank, with the reason printed. Returns 0 or -1. */
+int lesson_train(const Lesson *lesson, Comm *comm, const TrainConfig *cfg, RunSummary *summary);
+
+/* 1 if any rank passes failed = 1: lets every rank leave together instead of some waiting
+ * forever in a collective for a rank that gave up. */
+int any_rank_failed(Comm *comm, int failed);
+
+#endif

@@ -1,0 +1,41 @@
+/* How a lesson trains on several ranks. The training loop (trainer.c) is the same for every
+ * lesson; a strategy is called at fixed points of it:
+ *
+ *   start                 once, after every rank initialised its own model from seed + rank
+ *   each step:
+ *     for each of the accum_steps micro-batches: forward, then backward, during which
+ *       grads_ready(unit)   fires as each unit's gradients become final (units L+1 .. 0)
+ *     before_step         after the last backward: every rank must now hold the global
+ *                         mean gradient
+ *     (the loop then takes the gradient norm, clips, and steps AdamW)
+ *   stop                  once, at the end
+ *
+ * Every callback may be NULL (lesson 00 uses none). A callback that meets a communication
+ * error ends the job through comm_check, so no rank waits on a dead peer. */
+#ifndef DTC_STRATEGY_H
+#define DTC_STRATEGY_H
+
+#include <stddef.h>
+
+#include "comm.h"
+#include "model.h"
+
+typedef struct {
+    Comm *comm;
+    GPT *model;
+    const void *options; /* the lesson's own flags (Lesson.options) */
+    void *state;         /* whatever the strategy keeps between calls; its start sets it */
+    int micro_step;      /* the micro-batch whose backward is running, 0-based */
+    int accum_steps;     /* micro-batches per optimizer step */
+} RunContext;
+
+typedef struct {
+    const char *name; /* short, for tables: "naive_ddp" */
+    /* Returns 0, or -1 with a one-line reason (e.g. out of memory). */
+    int (*start)(RunContext *run, char *err, size_t err_len);
+    void (*grads_ready)(RunContext *run, int unit);
+    void (*before_step)(RunContext *run);
+    void (*stop)(RunContext *run);
+} Strategy;
+
+#endif

@@ -1,0 +1,76 @@
+#include "summary.h"
+
+#include <math.h>
+
+void running_add(Running *r, double value)
+{
+    r->count++;
+    double delta = value - r->mean;
+    r->mean += delta / r->count;
+    r->sum_sq_dev += delta * (value - r->mean);
+}
+
+double running_std(const Running *r)
+{
+    return r->count < 2 ? 0.0 : sqrt(r->sum_sq_dev / r->count);
+}
+
+int summary_warmup_steps(int steps)
+{
+    return steps >= 10 ? 5 : steps / 2;
+}
+
+static double tokens_per_second(const RunSummary *s)
+{
+    return s->step_seconds.mean > 0 ? s->tokens_per_step / s->step_seconds.mean : 0.0;
+}
+
+void summary_print(const RunSummary *s, FILE *out)
+{
+    fprintf(out, "summary: %s, %d rank(s) x %d thread(s), steps %d-%d (the first %d are warm-up)\n",
+            s->strategy, s->ranks, s->threads, s->warmup_steps + 1, s->steps, s->warmup_steps);
+    fprintf(out, "  %-22s %10s %10s\n", "", "avg", "std");
+    fprintf(out, "  %-22s %10.3f %10.3f\n", "step time (ms)", 1e3 * s->step_seconds.mean,
+            1e3 * running_std(&s->step_seconds));
+    fprintf(out, "  %-22s %10.3f %10.3f\n", "comm time (ms)", 1e3 * s->comm_seconds.mean,
+            1e3 * running_std(&s->comm_seconds));
+    fprintf(out, "  %-22s %10.4f %10.4f\n", "comm fraction", s->comm_fraction.mean,
+            running_std(&s->comm_fraction));
+    fprintf(out, "  %-22s %10.0f\n", "tokens/s", tokens_per_second(s));
+    fprintf(out, "  %-22s %10.3f   (%.2f x the parameter bytes)\n", "comm MB per step", s->comm_bytes_per_step / 1e6,
+            s->param_bytes > 0 ? s->comm_bytes_per_step / s->param_bytes : 0.0);
+    fprintf(out, "  %-22s %10.1f   (tracked allocations; peak RSS %.1f MB)\n", "peak memory/rank (MB)",
+            s->peak_tracked_mb, s->peak_rss_mb);
+    fprintf(out, "  comm time is time spent inside communication calls (blocked, not computing);\n"
+                 "  comm MB counts an all-reduce of n bytes as 2n (reduce-scatter + all-gather)\n");
+}
+
+const char summary_csv_header[] =
+    "strategy,ranks,threads,steps_measured,step_time_avg_s,step_time_std_s,comm_time_avg_s,"
+    "comm_time_std_s,comm_frac_avg,comm_frac_std,tokens_per_s,peak_mem_mb,last_loss,"
+    "comm_mb_per_step,peak_tracked_mb";
+
+void summary_csv_row(const RunSummary *s, FILE *out)
+{
+    fprintf(out, "%s,%d,%d,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.1f,%.1f,%.6f,%.6g,%.1f\n", s->strategy,
+            s->ranks, s->threads, s->step_seconds.count, s->step_seconds.mean, running_std(&s->step_seconds),
+            s->comm_seconds.mean, running_std(&s->comm_seconds), s->comm_fraction.mean,
+            running_std(&s->comm_fraction), tokens_per_second(s), s->peak_rss_mb, s->last_loss,
+            s->comm_bytes_per_step / 1e6, s->peak_tracked_mb);
+}
+
+int summary_write_csv(const RunSummary *s, const char *path, char *err, size_t err_len)
+{
+    FILE *out = fopen(path, "w");
+    if (out == NULL) {
+        snprintf(err, err_len, "--summary %s: cannot open for writing", path);
+        return -1;
+    }
+    fprintf(out, "%s\n", summary_csv_header);
+    summary_csv_row(s, out);
+    if (fclose(out) != 0) {
+        snprintf(err, err_len, "--summary %s: write failed", path);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,41 @@
+/* The end-of-run table every lesson prints (seed 003's: step time and communication time,
+ * average and spread, the communication fraction, throughput, memory per rank) and the
+ * one-row CSV of the same figures that `make run` collects into its comparison table. */
+#ifndef DTC_SUMMARY_H
+#define DTC_SUMMARY_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Mean and spread of a stream of values without keeping them (Welford). */
+typedef struct {
+    long count;
+    double mean, sum_sq_dev;
+} Running;
+
+void running_add(Running *r, double value);
+double running_std(const Running *r); /* population standard deviation; 0 below 2 values */
+
+typedef struct {
+    const char *strategy;
+    int ranks, threads, steps, warmup_steps; /* warm-up steps are left out of the figures */
+    Running step_seconds, comm_seconds, comm_fraction; /* per step, slowest rank */
+    double tokens_per_step;                            /* global */
+    double comm_bytes_per_step;                        /* per rank, as CommStats counts */
+    double param_bytes;
+    double peak_tracked_mb, peak_rss_mb;               /* per rank, the largest rank */
+    float last_loss;
+} RunSummary;
+
+/* Steps left out of the averages at the start of a run of `steps`: caches, page faults and
+ * the first collectives' connection set-up make them slow. */
+int summary_warmup_steps(int steps);
+
+void summary_print(const RunSummary *s, FILE *out);
+
+extern const char summary_csv_header[];
+void summary_csv_row(const RunSummary *s, FILE *out);
+/* Writes header and row to path. Returns 0, or -1 with a reason. */
+int summary_write_csv(const RunSummary *s, const char *path, char *err, size_t err_len);
+
+#endif

@@ -1,0 +1,14 @@
+/* Lesson 02: naive DDP. `mpiexec -n N 02_naive_ddp train [flags]` */
+#include "lesson.h"
+#include "naive_ddp.h"
+
+static const Lesson lesson = {
+    .name = "02_naive_ddp",
+    .title = "naive DDP: broadcast at start, one blocking all-reduce per parameter tensor",
+    .strategy = {.name = "naive_ddp", .start = naive_ddp_start, .before_step = naive_ddp_before_step},
+};
+
+int main(int argc, char **argv)
+{
+    return lesson_main(argc, argv, &lesson);
+}

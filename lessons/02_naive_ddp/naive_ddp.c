@@ -1,0 +1,33 @@
+/* Lesson 02 exercise: naive data parallelism.
+ *
+ * Every rank holds a whole copy of the model and trains on its own rows of each global
+ * batch. Two things keep the copies identical, and the run equal to one device training on
+ * the whole batch:
+ *   1. the copies start equal: each rank initialised its model from its own seed
+ *      (seed + rank), so broadcast rank 0's parameters to all;
+ *   2. every step applies the same update: after backward each rank's gradient is the mean
+ *      over its own rows only; the average over ranks is the mean over the global batch.
+ *
+ * What you have: run->comm and run->model (model->params, model->grads, num_params);
+ * layout.h's gpt_num_units and unit_tensors give each tensor's Range in the flat buffers;
+ * comm.h's comm_broadcast and comm_all_reduce; comm_check(run->comm, status) ends the job
+ * on an error. */
+#include "naive_ddp.h"
+
+#include "layout.h"
+
+int naive_ddp_start(RunContext *run, char *err, size_t err_len)
+{
+    (void)err;
+    (void)err_len;
+    /* TODO: broadcast rank 0's parameters to every rank. */
+    (void)run;
+    return 0;
+}
+
+void naive_ddp_before_step(RunContext *run)
+{
+    /* TODO: for every unit, for every tensor of the unit, one blocking all-reduce that
+     * leaves the average of that tensor's gradient on every rank. */
+    (void)run;
+}

@@ -1,0 +1,84 @@
+/* Lesson 03 exercise: flat DDP.
+ *
+ * Lesson 02 launched one all-reduce per tensor: dozens of small messages per step, each
+ * paying the collective's fixed latency. Every gradient here already lives in one flat,
+ * contiguous buffer (model->grads, model->num_params floats), so one all-reduce can carry
+ * them all.
+ *
+ * Frameworks whose gradients are separate tensors must first copy them into one buffer and
+ * afterwards copy the averages back. --copy-tensors does that here too (pack_gradients and
+ * unpack_gradients), so you can measure what the copies cost against what they save.
+ *
+ * What you have: run->comm, run->model; run->options points at FlatOptions; run->state is
+ * yours (a FlatState); layout.h's gpt_num_units, unit_tensors; model->kernels->copy copies
+ * device memory; comm_broadcast, comm_all_reduce, comm_check. */
+#include "flat_ddp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "layout.h"
+#include "timer.h"
+
+int flat_ddp_start(RunContext *run, char *err, size_t err_len)
+{
+    const FlatOptions *options = run->options;
+    GPT *model = run->model;
+    FlatState *state = calloc(1, sizeof *state);
+    run->state = state;
+    if (state != NULL && options->copy_tensors)
+        state->flat = model->kernels->alloc(model->num_params * sizeof(float), MEM_COMM);
+    if (state == NULL || (options->copy_tensors && state->flat == NULL)) {
+        snprintf(err, err_len, "out of memory for the flattening buffer");
+        return -1;
+    }
+    /* TODO: make every rank's parameters rank 0's, in one call. */
+    return 0;
+}
+
+void pack_gradients(const GPT *model, float *flat)
+{
+    /* TODO: copy each tensor's gradient (every tensor of every unit) into flat, in order. */
+    (void)model;
+    (void)flat;
+}
+
+void unpack_gradients(GPT *model, const float *flat)
+{
+    /* TODO: the reverse of pack_gradients. */
+    (void)model;
+    (void)flat;
+}
+
+void flat_ddp_before_step(RunContext *run)
+{
+    const FlatOptions *options = run->options;
+    FlatState *state = run->state;
+    GPT *model = run->model;
+    state->steps++;
+    if (options->copy_tensors) {
+        double started = now_seconds();
+        pack_gradients(model, state->flat);
+        state->copy_seconds += now_seconds() - started;
+    }
+    /* TODO: one all-reduce that averages the whole gradient: state->flat when packing,
+     * model->grads otherwise. */
+    if (options->copy_tensors) {
+        double started = now_seconds();
+        unpack_gradients(model, state->flat);
+        state->copy_seconds += now_seconds() - started;
+    }
+}
+
+void flat_ddp_stop(RunContext *run)
+{
+    FlatState *state = run->state;
+    if (state == NULL)
+        return;
+    if (state->flat != NULL && comm_rank(run->comm) == 0 && state->steps > 0)
+        printf("copy in/out (--copy-tensors): %.3f ms per step on rank 0, %ld steps\n",
+               1e3 * state->copy_seconds / state->steps, state->steps);
+    run->model->kernels->free(state->flat);
+    free(state);
+    run->state = NULL;
+}

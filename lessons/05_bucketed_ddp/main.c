@@ -1,0 +1,99 @@
+/* Lesson 05: bucketed DDP.
+ *
+ *   mpiexec -n N 05_bucketed_ddp train [--bucket-mb X] [flags]
+ *   mpiexec -n N 05_bucketed_ddp sweep [--sizes 0.1,0.5,1,4,1000] [flags]
+ *
+ * sweep trains a short run (--steps, default 30) for each bucket size and prints one row per
+ * size: how bucket size trades the number of messages against how early they start. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bucketed_ddp.h"
+#include "lesson.h"
+
+typedef struct {
+    BucketOptions buckets;
+    const char *sizes; /* sweep: comma-separated MB */
+} Options;
+
+static Options options = {.buckets = {.bucket_mb = 1.0}, .sizes = "0.05,0.25,1,4,1000"};
+
+static const Flag bucket_flags[] = {
+    {"bucket-mb", FLAG_FLOAT, offsetof(Options, buckets.bucket_mb), "most gradient MB per bucket", 0, 1e9},
+    {"sizes", FLAG_STRING, offsetof(Options, sizes), "sweep: the bucket sizes to try, in MB, comma-separated", 0, 0},
+    {NULL, 0, 0, NULL, 0, 0},
+};
+
+static const Lesson lesson = {
+    .name = "05_bucketed_ddp",
+    .title = "bucketed DDP: units grouped into buckets in backward order, each all-reduced once complete",
+    .strategy = {.name = "bucketed_ddp", .start = bucketed_ddp_start, .grads_ready = bucketed_ddp_grads_ready,
+                 .before_step = bucketed_ddp_before_step, .stop = bucketed_ddp_stop},
+    .flags = {"buckets", bucket_flags, &options},
+};
+
+/* Parses "0.5,1,4" into sizes; returns how many, or -1 naming the bad entry. */
+static int parse_sizes(const char *text, double *sizes, int max_sizes)
+{
+    int count = 0;
+    for (const char *at = text; *at != '\0' && count < max_sizes; count++) {
+        char *end;
+        sizes[count] = strtod(at, &end);
+        if (end == at || sizes[count] < 0 || (*end != ',' && *end != '\0')) {
+            fprintf(stderr, "05_bucketed_ddp: --sizes '%s': '%s' is not a size in MB\n", text, at);
+            return -1;
+        }
+        at = *end == ',' ? end + 1 : end;
+    }
+    return count;
+}
+
+static void print_sweep_row(const TrainConfig *cfg, double mb, const RunSummary *s)
+{
+    Bucket buckets[1024];
+    int count = plan_buckets(&cfg->model, (size_t)(mb * 1e6), buckets);
+    printf("  %10.3f %8d %10.3f %10.3f %10.3f %10.4f %10.0f\n", mb, count, 1e3 * s->step_seconds.mean,
+           1e3 * running_std(&s->step_seconds), 1e3 * s->comm_seconds.mean, s->comm_fraction.mean,
+           s->tokens_per_step / s->step_seconds.mean);
+    fflush(stdout);
+}
+
+static int sweep(Comm *comm, TrainConfig *cfg, int steps_given)
+{
+    double sizes[32];
+    int count = parse_sizes(options.sizes, sizes, 32);
+    if (count <= 0 || cfg->model.num_layers + 2 > 1024)
+        return 2;
+    cfg->steps = steps_given ? cfg->steps : 30;
+    cfg->val_every = cfg->gen_tokens = 0;
+    cfg->csv_path = cfg->save_path = cfg->summary_path = NULL;
+    cfg->quiet = 1;
+    int rank = comm_rank(comm);
+    if (rank == 0)
+        printf("bucket sweep: %d rank(s), %d steps each (the first %d are warm-up)\n  %10s %8s %10s %10s %10s %10s %10s\n",
+               comm_size(comm), cfg->steps, summary_warmup_steps(cfg->steps), "bucket MB", "buckets",
+               "step ms", "std ms", "comm ms", "comm frac", "tokens/s");
+    for (int i = 0; i < count; i++) {
+        options.buckets.bucket_mb = sizes[i];
+        RunSummary summary;
+        if (lesson_train(&lesson, comm, cfg, &summary) != 0)
+            return 1;
+        if (rank == 0)
+            print_sweep_row(cfg, sizes[i], &summary);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "sweep") != 0)
+        return lesson_main(argc, argv, &lesson);
+    Comm *comm = comm_init(&argc, &argv);
+    TrainConfig cfg;
+    int parsed = lesson_parse(&lesson, argc, argv, 2, &cfg, comm_rank(comm) == 0);
+    int status = parsed != 0 ? (parsed > 0 ? 0 : 2) : sweep(comm, &cfg, cli_find(argc, argv, 2, "steps") != NULL);
+    comm_finalize(comm);
+    return status;
+}

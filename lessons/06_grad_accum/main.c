@@ -1,0 +1,34 @@
+/* Lesson 06: gradient accumulation. `mpiexec -n N 06_grad_accum train --accum K [flags]`
+ * The global batch (--batch) stays what it is: each rank runs its share as K micro-batches. */
+#include <stddef.h>
+
+#include "grad_accum.h"
+#include "lesson.h"
+
+static AccumOptions options = {.buckets = {.bucket_mb = 1.0}, .accum = 2};
+
+static const Flag accum_flags[] = {
+    {"accum", FLAG_INT, offsetof(AccumOptions, accum), "micro-batches per optimizer step (K)", 1, 1 << 20},
+    {"bucket-mb", FLAG_FLOAT, offsetof(AccumOptions, buckets.bucket_mb), "most gradient MB per bucket", 0, 1e9},
+    {NULL, 0, 0, NULL, 0, 0},
+};
+
+static void configure(TrainConfig *cfg, const void *lesson_options)
+{
+    const AccumOptions *accum_options = lesson_options;
+    cfg->accum_steps = accum_options->accum;
+}
+
+static const Lesson lesson = {
+    .name = "06_grad_accum",
+    .title = "gradient accumulation: K micro-batches per step, buckets all-reduced only after the last",
+    .strategy = {.name = "grad_accum", .start = grad_accum_start, .grads_ready = grad_accum_grads_ready,
+                 .before_step = grad_accum_before_step, .stop = grad_accum_stop},
+    .flags = {"accumulation", accum_flags, &options},
+    .configure = configure,
+};
+
+int main(int argc, char **argv)
+{
+    return lesson_main(argc, argv, &lesson);
+}

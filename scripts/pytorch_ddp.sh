@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# PyTorch DDP beside our C code: an optional cross-check and a baseline row.
+#
+#   scripts/pytorch_ddp.sh check
+#       Lesson 00 (single device) and PyTorch DDP at 2 ranks train the reference preset
+#       from the same initial weights; their loss, grad norm and validation loss must agree
+#       within tests/tolerance.sh. Exit 0 agree, 1 disagree, 77 skipped (no PyTorch),
+#       2 anything else went wrong.
+#   scripts/pytorch_ddp.sh run OUT_DIR [--config PRESET] [--ranks N] [lesson 00 flags]
+#       Saves lesson 00's initial weights for that configuration in OUT_DIR/init.bin and
+#       trains them with PyTorch DDP (2 ranks unless --ranks): OUT_DIR/pytorch_ddp.csv and
+#       OUT_DIR/pytorch_ddp_summary.csv. Exit 0 (also when skipped: no PyTorch). Paths
+#       inside the flags (--train, --val) are relative to the repository root.
+#
+# PyTorch is never required: Debian's python3-torch is used when some python3 on this
+# machine can import it (PYTHON=... picks one), otherwise the script says so and skips.
+set -euo pipefail
+
+usage() {
+    sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+}
+
+die() {
+    echo "pytorch_ddp: $*" >&2
+    exit 2
+}
+
+# Paths from the caller's directory must survive the cd to the repository root.
+absolute() {
+    case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac
+}
+
+# The first interpreter that can import torch: an activated virtual environment or pyenv
+# python3 usually cannot, Debian's /usr/bin/python3 can once python3-torch is installed.
+find_torch_python() {
+    local candidate
+    for candidate in ${PYTHON:-} python3 /usr/bin/python3; do
+        if command -v "$candidate" >/dev/null 2>&1 &&
+            "$candidate" -c 'import torch' >/dev/null 2>&1; then
+            echo "$candidate"
+            return 0
+        fi
+    done
+    return 1
+}
+
+skip_message() {
+    echo "pytorch_ddp: skipped: python3-torch is not installed (apt-get install python3-torch)"
+}
+
+lesson=build/solutions/00_single_device
+compare=build/tools/compare_runs
+
+need_built() {
+    local program
+    for program in "$lesson" "$compare"; do
+        [ -x "$program" ] || die "$program is missing: run 'make all data' first"
+    done
+}
+
+# Lesson 00 writes its initial weights (the flags' configuration) to $1 without training.
+save_initial_weights() {
+    local checkpoint=$1
+    shift
+    "$lesson" train "$@" --steps 0 --gen-tokens 0 --save "$checkpoint" >/dev/null ||
+        die "lesson 00 could not save the initial weights to $checkpoint"
+}
+
+check_dir=
+remove_check_dir() {
+    [ -z "$check_dir" ] || rm -rf "$check_dir"
+}
+
+check() {
+    local python=$1 work
+    work=$(mktemp -d "${TMPDIR:-/tmp}/pytorch_ddp_check.XXXXXX")
+    check_dir=$work
+    trap remove_check_dir EXIT
+    # shellcheck source=../tests/tolerance.sh
+    . tests/tolerance.sh
+    save_initial_weights "$work/init.bin" --config reference
+    "$lesson" train --config reference --gen-tokens 0 --init-from "$work/init.bin" \
+        --csv "$work/lesson00.csv" >"$work/lesson00.log" ||
+        die "lesson 00 failed: $(tail -n 1 "$work/lesson00.log")"
+    "$python" scripts/pytorch_ddp.py --config reference --ranks 2 --init-from "$work/init.bin" \
+        --csv "$work/pytorch_ddp.csv" >"$work/pytorch_ddp.log" 2>&1 ||
+        die "pytorch_ddp.py failed: $(tail -n 1 "$work/pytorch_ddp.log")"
+    local status=0
+    "$compare" "$work/lesson00.csv" "$work/pytorch_ddp.csv" --columns loss,grad_norm,val_loss \
+        --rtol "$LOSS_RTOL" --atol "$LOSS_ATOL" --label "pytorch_ddp vs lesson 00" || status=$?
+    [ "$status" -le 1 ] || die "compare_runs could not compare the two runs"
+    return "$status"
+}
+
+# Splits "--ranks N" (ours) from the lesson 00 flags, which go to both programs.
+run() {
+    local python=$1 out_dir=$2 ranks=2
+    shift 2
+    local flags=()
+    while [ $# -gt 0 ]; do
+        if [ "$1" = --ranks ]; then
+            [ $# -ge 2 ] || die "--ranks needs a value"
+            ranks=$2
+            shift 2
+        else
+            flags+=("$1")
+            shift
+        fi
+    done
+    mkdir -p "$out_dir" || die "cannot create $out_dir"
+    save_initial_weights "$out_dir/init.bin" "${flags[@]}"
+    "$python" scripts/pytorch_ddp.py --ranks "$ranks" --init-from "$out_dir/init.bin" \
+        --csv "$out_dir/pytorch_ddp.csv" --summary "$out_dir/pytorch_ddp_summary.csv" "${flags[@]}"
+}
+
+main() {
+    local mode=${1:-}
+    case "$mode" in
+    -h | --help) usage; exit 0 ;;
+    check) [ $# -eq 1 ] || die "check takes no arguments" ;;
+    run) [ $# -ge 2 ] || die "run needs an output folder: run OUT_DIR [flags]" ;;
+    *) usage >&2; exit 2 ;;
+    esac
+    local out_dir=
+    [ "$mode" = run ] && out_dir=$(absolute "$2")
+    cd "$(dirname "$0")/.."
+    local python
+    if ! python=$(find_torch_python); then
+        skip_message
+        [ "$mode" = check ] && exit 77
+        exit 0
+    fi
+    need_built
+    if [ "$mode" = check ]; then
+        check "$python"
+    else
+        shift 2
+        run "$python" "$out_dir" "$@"
+    fi
+}
+
+main "$@"

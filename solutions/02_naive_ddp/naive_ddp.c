@@ -1,0 +1,25 @@
+/* Lesson 02 reference: naive data parallelism (see lessons/02_naive_ddp/naive_ddp.c). */
+#include "naive_ddp.h"
+
+#include "layout.h"
+
+int naive_ddp_start(RunContext *run, char *err, size_t err_len)
+{
+    (void)err;
+    (void)err_len;
+    GPT *model = run->model;
+    comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
+    return 0;
+}
+
+void naive_ddp_before_step(RunContext *run)
+{
+    GPT *model = run->model;
+    for (int unit = 0; unit < gpt_num_units(&model->cfg); unit++) {
+        Range tensors[12];
+        int count = unit_tensors(&model->cfg, unit, tensors);
+        for (int t = 0; t < count; t++)
+            comm_check(run->comm, comm_all_reduce(run->comm, model->grads + tensors[t].offset, tensors[t].count,
+                                                  REDUCE_AVG));
+    }
+}
