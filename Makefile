@@ -94,10 +94,28 @@ $(BUILD)/tests/comm_check: $(BUILD)/obj/tests/comm_check.o $(LIB)
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(TEST_BIN): $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/data/yelp_csv.o $(LIB)
+# Lesson code the unit tests call: lesson 05's bucket plan (its reference solution).
+TEST_LESSON_OBJ := $(BUILD)/obj/solutions/05_bucketed_ddp/bucketed_ddp.o
+$(BUILD)/obj/tests/%.o: LESSON_INCLUDE = -Ilessons/05_bucketed_ddp
+
+$(TEST_BIN): $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/data/yelp_csv.o $(TEST_LESSON_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS) -lcriterion
+
+# Lessons' reference builds with one deliberate mistake each (tests/mutants/), which the
+# grading tests must see fail.
+MUTANTS_STAMP := $(BUILD)/mutants/.built
+$(MUTANTS_STAMP): $(wildcard tests/mutants/*.txt) tests/build_mutants.sh $(SOLUTION_BINS) $(LIB)
+	@$(if $(Q),echo "  MUTANTS")
+	$(Q)CC="$(CC)" CFLAGS_ALL="$(CFLAGS) $(DTC_CFLAGS)" LDLIBS="$(LDLIBS)" tests/build_mutants.sh
+	@touch $@
+
+print-solution-objs:
+	@echo $(call solution_objs,$(LESSON))
+
+print-lesson-includes:
+	@echo $(call lesson_includes,$(LESSON))
 
 # ---------------------------------------------------------------- data
 DATA_DIR := data/generated
@@ -125,7 +143,7 @@ run: setup
 	@scripts/run_course.sh
 
 test: setup
-	@$(MAKE) --no-print-directory all data $(TEST_BIN) $(TEST_PROGRAMS)
+	@$(MAKE) --no-print-directory all data $(TEST_BIN) $(TEST_PROGRAMS) $(MUTANTS_STAMP)
 	@scripts/run_tests.sh
 
 LESSON ?=
@@ -140,5 +158,5 @@ bench: setup
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all data setup run test grade bench clean
+.PHONY: all data setup run test grade bench clean print-solution-objs print-lesson-includes
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -69,7 +69,7 @@ static void report_failure(const Lesson *lesson, Comm *comm, int failed, const c
     double lowest_failed = failed ? size - rank : 0; /* the max of this picks the lowest rank */
     comm_check(comm, comm_max_double(comm, &lowest_failed));
     if (failed && rank == size - (int)lowest_failed) {
-        if (size > 1)
+        if (rank > 0)
             fprintf(stderr, "%s: rank %d: %s\n", lesson->name, rank, err);
         else
             fprintf(stderr, "%s: %s\n", lesson->name, err);

@@ -28,6 +28,7 @@ typedef struct {
     float mem_limit_mb; /* 0 = none; the tracking allocator refuses past it */
     const char *prompt;
     int gen_tokens;
+    float step_timeout; /* seconds a step may take before the run is ended as hung; 0 = never */
     int quiet;        /* no header, step lines or summary (sweeps print their own rows) */
 } TrainConfig;
 

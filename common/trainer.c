@@ -11,6 +11,7 @@
 #include "replicas.h"
 #include "sample.h"
 #include "timer.h"
+#include "watchdog.h"
 
 void blas_set_threads(int threads)
 {
@@ -374,13 +375,26 @@ static void start_summary(Trainer *tr)
                                .param_bytes = (double)tr->model.num_params * sizeof(float)};
 }
 
+/* A step that never ends is a collective some rank never joined: say so instead of hanging. */
+static void arm_watchdog(const Trainer *tr, int step)
+{
+    char message[256];
+    snprintf(message, sizeof message,
+             "rank %d: step %d has not finished after --step-timeout %g s: is a collective waiting for a rank "
+             "that never joins it (collectives started in different orders on different ranks)?",
+             tr->rank, step + 1, tr->cfg.step_timeout);
+    watchdog_arm(tr->cfg.step_timeout, message);
+}
+
 int trainer_run(Trainer *tr, char *err, size_t err_len)
 {
     start_summary(tr);
     double started = now_seconds();
     for (int step = 0; step < tr->cfg.steps; step++) {
+        arm_watchdog(tr, step);
         StepResult r = trainer_step(tr, step);
         float val_loss = is_val_step(&tr->cfg, step) && tr->has_val ? trainer_validate(tr) : NAN;
+        watchdog_disarm();
         report_step(tr, step, &r, val_loss);
         record_step(tr, step, &r);
         show_progress(tr, step, now_seconds() - started);

@@ -9,10 +9,16 @@
 #                    per step against expected/NN_name/train_PRESET.csv, within the tolerance
 #   estimate PRESET  `BINARY estimate --config PRESET` against estimate_PRESET.csv, exactly
 #   ring N           `mpiexec -n N BINARY --verify-ring`: the ring all-reduce, exact sums
+#   dp PRESET N [FLAGS...]
+#                    `mpiexec -n N BINARY train --config PRESET FLAGS`: the run must end with
+#                    identical parameters on every rank; loss, grad norm and validation loss
+#                    per step within the tolerance, and the bytes communicated per step
+#                    exactly, against expected/NN_name/dp_PRESET_nN[_FLAGS].csv
 # Prints PASS/FAIL per check; exits non-zero if any check fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source tests/tolerance.sh
+source scripts/check_name.sh
 
 number=${1:-}
 if [ -z "$number" ]; then
@@ -33,7 +39,7 @@ checks=0
 
 run_check() {
     local mode=$1 preset=$2 name expected actual
-    name=${mode}_$preset
+    name=$(check_name "$@")
     expected=$expected_dir/$name.csv
     actual=$work/$name.csv
     checks=$((checks + 1))
@@ -51,15 +57,29 @@ run_check() {
         build/tools/compare_runs "$expected" "$actual" --label "$name" --columns bytes --rtol 0 --atol 0 ;;
     ring)
         timeout 300 mpiexec -n "$preset" "$binary" --verify-ring ;;
+    dp)
+        local ranks=$3
+        shift 3
+        if ! timeout "${GRADE_TIMEOUT:-300}" mpiexec -n "$ranks" "$binary" train --config "$preset" "$@" \
+            --step-timeout "${GRADE_STEP_TIMEOUT:-60}" --csv "$actual" >"$work/$name.log" 2>&1; then
+            echo "FAIL $name: the lesson exited with an error:"; tail -n 3 "$work/$name.log"
+            return 1
+        fi
+        local status=0
+        build/tools/compare_runs "$expected" "$actual" --label "$name" \
+            --columns loss,grad_norm,val_loss --rtol "$LOSS_RTOL" --atol "$LOSS_ATOL" || status=1
+        build/tools/compare_runs "$expected" "$actual" --label "$name" --columns comm_bytes --rtol 0 --atol 0 ||
+            status=1
+        return $status ;;
     *)
         echo "grade: don't know how to check '$mode' ($checks_file)" >&2; return 1 ;;
     esac
 }
 
 echo "grading $binary (BLAS core type: ${OPENBLAS_CORETYPE:-auto})"
-while read -r mode preset; do
-    [ -z "$mode" ] && continue
-    run_check "$mode" "$preset" </dev/null || failures=$((failures + 1))
+while read -r -a words; do
+    [ "${#words[@]}" -eq 0 ] && continue
+    run_check "${words[@]}" </dev/null || failures=$((failures + 1))
 done <"$checks_file"
 if [ "$failures" -eq 0 ]; then
     echo "lesson $number: PASS ($checks checks)"

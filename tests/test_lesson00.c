@@ -6,18 +6,15 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "shell.h"
+
 #include "checkpoint.h"
 
 #define SOLUTION "build/solutions/00_single_device"
 #define STUDENT "build/lessons/00_single_device"
 #define EXPECTED "tests/expected/00_single_device/train_reference.csv"
 
-/* Runs a shell command; returns its exit status (or -1 when it did not exit). */
-static int run(const char *command)
-{
-    int status = system(command);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+static int run(const char *command) { return shell_status(command); }
 
 /* Runs a command and captures its first output line (stdout and stderr). */
 static int run_capture(const char *command, char *first_line, size_t len)

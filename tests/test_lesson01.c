@@ -5,11 +5,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static int run(const char *command)
-{
-    int status = system(command);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+#include "shell.h"
+
+static int run(const char *command) { return shell_status(command); }
 
 TestSuite(lesson01, .timeout = 300);
 

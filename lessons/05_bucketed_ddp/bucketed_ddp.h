@@ -8,7 +8,7 @@
 #include "strategy.h"
 
 typedef struct {
-    double bucket_mb; /* --bucket-mb: the most a bucket holds (a larger unit gets its own) */
+    float bucket_mb; /* --bucket-mb: the most a bucket holds (a larger unit gets its own) */
 } BucketOptions;
 
 /* Units high_unit down to low_unit, in the order backward finishes them: complete when

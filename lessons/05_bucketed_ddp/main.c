@@ -76,7 +76,7 @@ static int sweep(Comm *comm, TrainConfig *cfg, int steps_given)
                comm_size(comm), cfg->steps, summary_warmup_steps(cfg->steps), "bucket MB", "buckets",
                "step ms", "std ms", "comm ms", "comm frac", "tokens/s");
     for (int i = 0; i < count; i++) {
-        options.buckets.bucket_mb = sizes[i];
+        options.buckets.bucket_mb = (float)sizes[i];
         RunSummary summary;
         if (lesson_train(&lesson, comm, cfg, &summary) != 0)
             return 1;

@@ -1,0 +1,40 @@
+/* Running the built programs from tests: exit status, and captured output. */
+#ifndef DTC_TESTS_SHELL_H
+#define DTC_TESTS_SHELL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+/* Runs a shell command; returns its exit status, or -1 when it did not exit. */
+static inline int shell_status(const char *command)
+{
+    int status = system(command);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Runs a command with stderr joined to stdout; keeps the first len-1 bytes of the output in
+ * out. Returns the exit status, or -1. */
+static inline int shell_output(const char *command, char *out, size_t len)
+{
+    char wrapped[4200];
+    snprintf(wrapped, sizeof wrapped, "( %.4096s ) 2>&1", command);
+    FILE *pipe = popen(wrapped, "r");
+    if (pipe == NULL)
+        return -1;
+    size_t used = 0;
+    char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, pipe)) > 0) {
+        size_t room = len - 1 - used;
+        size_t take = got < room ? got : room;
+        memcpy(out + used, chunk, take);
+        used += take;
+    }
+    out[used] = '\0';
+    int status = pclose(pipe);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+#endif

@@ -1,0 +1,154 @@
+/* The data-parallel lessons 02-06 end to end: each reference solution reproduces the
+ * single-device run of the same global batch at 1, 2 and 4 ranks with identical parameters
+ * on every rank; the grader passes each solution and fails each skeleton and each of the
+ * mistakes in tests/mutants/. These run the built programs from the repository root. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "shell.h"
+
+static const char *const dp_lessons[] = {"02_naive_ddp", "03_flat_ddp", "04_overlap_ddp", "05_bucketed_ddp",
+                                         "06_grad_accum"};
+enum { NUM_DP_LESSONS = 5 };
+
+TestSuite(lessons_dp, .timeout = 600);
+
+/* The lesson's run at `ranks` ranks and lesson 00's single device, both 8 steps of the
+ * reference preset with validation at 4 and 8, must agree within the tolerance. */
+static void check_equivalence(const char *lesson, int ranks, const char *flags)
+{
+    char command[2048], output[65536];
+    snprintf(command, sizeof command,
+             "set -e; . tests/tolerance.sh; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
+             "run='--config reference --steps 8 --val-every 4';"
+             "build/solutions/00_single_device train $run --csv $dir/one.csv > /dev/null;"
+             "timeout 300 mpiexec -n %d build/solutions/%s train $run %s --step-timeout 120 --csv $dir/many.csv"
+             " | grep 'parameters identical on all %d rank(s)';"
+             "build/tools/compare_runs $dir/one.csv $dir/many.csv --columns loss,grad_norm,val_loss"
+             " --rtol $LOSS_RTOL --atol $LOSS_ATOL --label '%s at %d'",
+             ranks, lesson, flags, ranks, lesson, ranks);
+    int status = shell_output(command, output, sizeof output);
+    cr_expect_eq(status, 0, "%s at %d rank(s) %s does not match lesson 00:\n%s", lesson, ranks, flags, output);
+}
+
+static void check_lesson_at_1_2_4(const char *lesson, const char *flags)
+{
+    for (int ranks = 1; ranks <= 4; ranks *= 2)
+        check_equivalence(lesson, ranks, flags);
+}
+
+Test(lessons_dp, naive_matches_single_device_at_1_2_4_ranks) { check_lesson_at_1_2_4("02_naive_ddp", ""); }
+Test(lessons_dp, flat_matches_single_device_at_1_2_4_ranks)
+{
+    check_lesson_at_1_2_4("03_flat_ddp", "");
+    check_equivalence("03_flat_ddp", 2, "--copy-tensors");
+}
+Test(lessons_dp, overlap_matches_single_device_at_1_2_4_ranks) { check_lesson_at_1_2_4("04_overlap_ddp", ""); }
+Test(lessons_dp, bucketed_matches_single_device_at_1_2_4_ranks)
+{
+    check_lesson_at_1_2_4("05_bucketed_ddp", "--bucket-mb 0.1");
+    check_equivalence("05_bucketed_ddp", 2, "--bucket-mb 0");
+    check_equivalence("05_bucketed_ddp", 2, "--bucket-mb 1000");
+}
+Test(lessons_dp, grad_accum_matches_single_device_at_1_2_4_ranks)
+{
+    check_lesson_at_1_2_4("06_grad_accum", "--accum 2");
+    check_equivalence("06_grad_accum", 2, "--accum 4 --bucket-mb 0.1");
+}
+
+/* The graded references themselves say the same as the single-device reference. */
+Test(lessons_dp, expected_values_match_the_single_device_reference)
+{
+    char command[1024], output[8192];
+    snprintf(command, sizeof command,
+             ". tests/tolerance.sh; status=0; for f in tests/expected/0[2-6]_*/dp_reference_*.csv; do "
+             "build/tools/compare_runs tests/expected/00_single_device/train_reference.csv $f "
+             "--columns loss,grad_norm,val_loss --rtol $LOSS_RTOL --atol $LOSS_ATOL --label $f || status=1; done;"
+             "exit $status");
+    int status = shell_output(command, output, sizeof output);
+    cr_assert_eq(status, 0, "%s", output);
+}
+
+static int grade(const char *number, const char *binary, char *output, size_t len)
+{
+    char command[512];
+    snprintf(command, sizeof command, "GRADE_STEP_TIMEOUT=20 scripts/grade.sh %s %s", number, binary);
+    return shell_output(command, output, len);
+}
+
+Test(lessons_dp, every_solution_passes_and_every_skeleton_fails_grading)
+{
+    char binary[256], output[65536];
+    for (int i = 0; i < NUM_DP_LESSONS; i++) {
+        const char *lesson = dp_lessons[i];
+        char number[3] = {lesson[0], lesson[1], '\0'};
+        snprintf(binary, sizeof binary, "build/solutions/%s", lesson);
+        cr_expect_eq(grade(number, binary, output, sizeof output), 0, "solution %s:\n%s", lesson, output);
+        snprintf(binary, sizeof binary, "build/lessons/%s", lesson);
+        cr_expect_eq(grade(number, binary, output, sizeof output), 1, "skeleton %s:\n%s", lesson, output);
+    }
+}
+
+/* A mutant must fail grading, and for the reason named. */
+static void check_mutant_fails(const char *number, const char *mutant, const char *reason)
+{
+    char binary[256], output[65536];
+    snprintf(binary, sizeof binary, "build/mutants/%s", mutant);
+    int status = grade(number, binary, output, sizeof output);
+    cr_expect_eq(status, 1, "%s was not failed:\n%s", mutant, output);
+    cr_expect_not_null(strstr(output, reason), "%s failed, but not with '%s':\n%s", mutant, reason, output);
+}
+
+Test(lessons_dp, grading_fails_sum_instead_of_average)
+{
+    check_mutant_fails("02", "02_naive_ddp/sum_not_average", "FAIL dp_reference_n2 grad_norm");
+}
+
+Test(lessons_dp, grading_fails_no_broadcast_at_start)
+{
+    check_mutant_fails("02", "02_naive_ddp/no_broadcast", "ranks ended with different parameters");
+}
+
+Test(lessons_dp, grading_fails_waiting_on_only_some_requests)
+{
+    check_mutant_fails("04", "04_overlap_ddp/wait_on_half", "FAIL dp_reference_n2");
+}
+
+Test(lessons_dp, grading_fails_buckets_issued_in_different_orders)
+{
+    check_mutant_fails("05", "05_bucketed_ddp/order_differs_by_rank", "has not finished after --step-timeout");
+}
+
+/* The losses agree when every micro-batch is all-reduced: only the byte count shows it. */
+Test(lessons_dp, grading_fails_communicating_on_every_micro_batch)
+{
+    const char *mutant = "06_grad_accum/sync_every_micro_batch";
+    check_mutant_fails("06", mutant, "FAIL dp_reference_n2_accum_2 comm_bytes");
+    char output[65536];
+    grade("06", "build/mutants/06_grad_accum/sync_every_micro_batch", output, sizeof output);
+    cr_expect_not_null(strstr(output, "PASS dp_reference_n2_accum_2 loss"), "%s", output);
+    cr_expect_not_null(strstr(output, "PASS dp_reference_n2_accum_2 grad_norm"), "%s", output);
+}
+
+Test(lessons_dp, a_batch_that_does_not_split_over_the_ranks_is_one_line_error)
+{
+    char output[4096];
+    int status = shell_output("timeout 60 mpiexec -n 3 build/solutions/02_naive_ddp train --config reference", output,
+                              sizeof output);
+    cr_expect_neq(status, 0);
+    cr_expect_not_null(strstr(output, "02_naive_ddp: --batch 8 does not split into 3 rank(s) x 1 micro-batch(es)\n"),
+                       "%s", output);
+    status = shell_output("build/solutions/06_grad_accum train --config reference --accum 3", output, sizeof output);
+    cr_expect_neq(status, 0);
+    cr_expect_not_null(strstr(output, "--batch 8 does not split into 1 rank(s) x 3 micro-batch(es)"), "%s", output);
+}
+
+Test(lessons_dp, lesson_00_refuses_more_than_one_rank)
+{
+    char output[4096];
+    int status = shell_output("timeout 60 mpiexec -n 2 build/solutions/00_single_device train --config reference",
+                              output, sizeof output);
+    cr_expect_eq(status, 2);
+    cr_expect_not_null(strstr(output, "runs on one device"), "%s", output);
+}
