@@ -102,13 +102,21 @@ static const char *type_hint(FlagType type)
     }
 }
 
+/* Short when short is exact ("0.003"), else every digit a float needs to read back the same. */
+static void format_float(float value, char *out, size_t out_len)
+{
+    snprintf(out, out_len, "%g", value);
+    if (strtof(out, NULL) != value)
+        snprintf(out, out_len, "%.9g", value);
+}
+
 void cli_format_value(const Flag *flag, const void *target, char *out, size_t out_len)
 {
     const char *field = (const char *)target + flag->offset;
     switch (flag->type) {
     case FLAG_INT: case FLAG_SWITCH: snprintf(out, out_len, "%d", *(const int *)field); break;
     case FLAG_U64: snprintf(out, out_len, "%llu", (unsigned long long)*(const uint64_t *)field); break;
-    case FLAG_FLOAT: snprintf(out, out_len, "%g", *(const float *)field); break;
+    case FLAG_FLOAT: format_float(*(const float *)field, out, out_len); break;
     default: {
         const char *text = *(const char *const *)field;
         snprintf(out, out_len, "%s", text ? text : "none");

@@ -99,7 +99,7 @@ int lesson_train(const Lesson *lesson, Comm *comm, const TrainConfig *cfg, RunSu
     if (!any_rank_failed(comm, failed)) {
         if (comm_rank(comm) == 0 && !cfg->quiet)
             print_header(lesson, &tr);
-        failed = trainer_run(&tr, err, sizeof err) != 0;
+        failed = cfg->dry_run ? 0 : trainer_run(&tr, err, sizeof err) != 0;
         if (summary != NULL)
             *summary = tr.summary;
     }

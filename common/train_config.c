@@ -36,6 +36,7 @@ const Flag train_flags[] = {
     {"threads", FLAG_INT, FIELD(threads), "OpenBLAS threads", 1, 1024},
     {"mem-limit", FLAG_FLOAT, FIELD(mem_limit_mb), "memory budget in MB for the tracking allocator (0 = none)", 0, 1e9},
     {"step-timeout", FLAG_FLOAT, FIELD(step_timeout), "end the run if one step takes longer (seconds; 0 = never)", 0, 1e9},
+    {"dry-run", FLAG_SWITCH, FIELD(dry_run), "print the configuration (every setting) and stop", 0, 1},
     {"prompt", FLAG_STRING, FIELD(prompt), "prompt for the sample generated at the end", 0, 0},
     {"gen-tokens", FLAG_INT, FIELD(gen_tokens), "tokens to generate at the end (0 = none)", 0, 1 << 20},
     {NULL, 0, 0, NULL, 0, 0},

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# make bench: lesson 00 throughput on L4 H4 C128 T128 B8 V256 (842,496 parameters), one
-# thread. The figure that counts uses OpenBLAS's auto-detected kernels (the environment
-# may force OPENBLAS_CORETYPE; that is unset here); the AVX2 kernels are measured beside
-# it for comparison. Each is the median of BENCH_REPEATS runs (default 5).
+# make bench:
+#  1. lesson 00 throughput on L4 H4 C128 T128 B8 V256 (842,496 parameters), one thread.
+#     The figure that counts uses OpenBLAS's auto-detected kernels (the environment may
+#     force OPENBLAS_CORETYPE; that is unset here); the AVX2 kernels are measured beside it.
+#     Each is the median of BENCH_REPEATS runs (default 5).
+#  2. lesson 01: 2-rank all-reduce bandwidth, the library against the ring.
+#  3. lessons 02-06 on 2 ranks x 1 thread against lesson 00 on one, and PyTorch DDP when
+#     python3-torch is installed, on the course shape and on L6 H4 C256 T256 B8
+#     (scripts/bench_dp.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repeats=${BENCH_REPEATS:-5}
@@ -36,3 +41,6 @@ echo "lesson 01, 2 ranks, all-reduce busbw (GB/s), library vs ring solution, one
 mpiexec -n 2 build/solutions/01_collectives -o ring -b 1M -e 64M -f 4 -w 5 -n 20 -c 0 |
     awk '$1 == "all_reduce" {lib[$2] = $6}
          $1 == "ring" {printf "  %9.0f MB  library %6.3f  ring %6.3f  ring/library %.2f\n", $2 / 1e6, lib[$2], $6, $8}'
+
+echo
+scripts/bench_dp.sh

@@ -8,7 +8,7 @@ single-device run within the project tolerance. It is also the "pytorch_ddp" bas
 row of the strategy tables.
 
 The configuration is never written down here: it is asked from lesson 00 itself
-(`00_single_device train ... --steps 0` prints every setting as "config KEY VALUE"), so
+(`00_single_device train ... --dry-run` prints every setting as "config KEY VALUE"), so
 this script trains exactly what lesson 00 would train with the same flags.
 
     pytorch_ddp.py --init-from CKPT [--config PRESET] [lesson 00 flags] [--csv PATH]
@@ -18,6 +18,7 @@ Exit status: 0 done, 2 bad input, 77 PyTorch is not installed (a test reports a 
 """
 
 import argparse
+import importlib
 import math
 import os
 import re
@@ -153,9 +154,7 @@ def run_lesson(command):
 
 def query_config(args):
     """Every setting lesson 00 would train with, as {flag name: value}."""
-    # --steps 0 makes lesson 00 print its configuration and stop; --gen-tokens 0 skips the
-    # sample it would otherwise generate from the untrained model.
-    output = run_lesson(lesson_command(args, ["--steps", "0", "--gen-tokens", "0"]))
+    output = run_lesson(lesson_command(args, ["--dry-run"]))
     raw = {}
     for line in output.splitlines():
         if line.startswith("config "):
@@ -164,33 +163,13 @@ def query_config(args):
     missing = [key for key in INT_KEYS + FLOAT_KEYS + PATH_KEYS if key not in raw]
     if missing:
         raise InputError("lesson 00 did not print config lines for: " + ", ".join(missing))
-    # lesson 00 prints floats with %g (6 digits); a value given on our command line is used
-    # as typed so that it rounds to exactly the float32 that lesson 00 parsed.
-    raw.update(typed_values(args.pass_through))
     config = {key: int(raw[key]) for key in INT_KEYS}
     config.update({key: f32(float(raw[key])) for key in FLOAT_KEYS})
     config.update({key: raw[key] for key in PATH_KEYS})
-    config["steps"] = args.steps if args.steps is not None else preset_steps(args)
+    if args.steps is not None:
+        config["steps"] = args.steps
     config["padded-vocab"] = (config["vocab"] + 127) // 128 * 128  # as gpt_padded_vocab
     return config
-
-
-def typed_values(pass_through):
-    flags, values = pass_through[0::2], pass_through[1::2]
-    return {flag[2:]: value for flag, value in zip(flags, values) if flag[2:] in FLOAT_KEYS}
-
-
-def preset_steps(args):
-    """The step count lesson 00 would run. The query above overrides it with 0, so it is
-    taken from the flags, or else from the preset default that --help shows."""
-    flags = dict(zip(args.pass_through[0::2], args.pass_through[1::2]))
-    if "--steps" in flags:
-        return int(flags["--steps"])
-    help_text = run_lesson(lesson_command(args, ["--help"]))
-    found = re.search(r"^\s*--steps N\s.*\[(\d+)\]\s*$", help_text, re.MULTILINE)
-    if found is None:
-        raise InputError("cannot find the preset's step count in lesson 00's --help; pass --steps")
-    return int(found.group(1))
 
 
 # ---------------------------------------------------------------- checkpoint and layout
@@ -347,7 +326,7 @@ def torch_available():
     """Whether torch imports (a broken install counts as missing). The ranks are fresh
     processes, so importing it here does not fix their thread settings too early."""
     try:
-        import torch  # noqa: F401
+        importlib.import_module("torch")
     except ImportError:
         return False
     return True
@@ -552,7 +531,18 @@ def train_rank(rank, settings, init_file):
         row["seconds"], row["tokens_per_s"] = seconds, tokens_per_step / seconds
     if rank == 0:
         write_outputs(settings, rows, peak_rss_mb())
-    dist.destroy_process_group()
+    leave_without_teardown(dist)
+
+
+def leave_without_teardown(dist):
+    """Ends the rank once every rank is done. torch 1.13 can deadlock when DDP's reducer
+    frees the gloo process group: the destructor joins gloo's worker thread while holding
+    the GIL, and that thread may be freeing a tensor, which needs the GIL (seen at 4 ranks).
+    Nothing is left to save, so the process exits without running any destructor."""
+    dist.barrier()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def peak_rss_mb():
@@ -629,11 +619,17 @@ def describe(torch, args, config):
 
 
 def blas_name(torch):
-    info = torch.__config__.show()
-    found = re.search(r"BLAS_INFO=(\w+)", info)
-    coretype = os.environ.get("OPENBLAS_CORETYPE")
-    name = found.group(1) if found else "unknown"
-    return name + (f" (OPENBLAS_CORETYPE={coretype})" if coretype else "")
+    """Which BLAS runs torch's matrix products. Debian's torch is built against the
+    generic libblas.so.3, which on our machines is OpenBLAS; when it is, name the kernel
+    set OpenBLAS picked (OPENBLAS_CORETYPE decides it, as for the C programs)."""
+    try:
+        import ctypes
+        openblas = ctypes.CDLL("libopenblas.so.0")
+        openblas.openblas_get_corename.restype = ctypes.c_char_p
+        return "OpenBLAS core " + openblas.openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        found = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+        return found.group(1) if found else "unknown"
 
 
 def launch(args, config):

@@ -76,8 +76,8 @@ check() {
     work=$(mktemp -d "${TMPDIR:-/tmp}/pytorch_ddp_check.XXXXXX")
     check_dir=$work
     trap remove_check_dir EXIT
-    # shellcheck source=../tests/tolerance.sh
-    . tests/tolerance.sh
+    # shellcheck source=tests/tolerance.sh
+    source tests/tolerance.sh
     save_initial_weights "$work/init.bin" --config reference
     "$lesson" train --config reference --gen-tokens 0 --init-from "$work/init.bin" \
         --csv "$work/lesson00.csv" >"$work/lesson00.log" ||

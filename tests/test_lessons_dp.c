@@ -152,3 +152,15 @@ Test(lessons_dp, lesson_00_refuses_more_than_one_rank)
     cr_expect_eq(status, 2);
     cr_expect_not_null(strstr(output, "runs on one device"), "%s", output);
 }
+
+/* PyTorch's own DDP (gloo, 2 ranks) from the same checkpoint and shards agrees with lesson
+ * 00 step for step: our model, data order and optimizer are PyTorch's. Optional: skipped
+ * where python3-torch is not installed. */
+Test(lessons_dp, pytorch_ddp_matches_lesson_00)
+{
+    char output[16384];
+    int status = shell_output("timeout 300 scripts/pytorch_ddp.sh check", output, sizeof output);
+    if (status == 77)
+        cr_skip_test("python3-torch is not installed");
+    cr_assert_eq(status, 0, "%s", output);
+}

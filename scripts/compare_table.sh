@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Prints one comparison table from run summaries (the one-row CSVs that `train --summary`
+# writes): strategy, ranks, step time, comm time, comm fraction, tokens/s, last loss; and
+# writes the rows together as one CSV when --csv OUT is given.
+#
+#   scripts/compare_table.sh [--csv OUT] SUMMARY.csv...
+set -euo pipefail
+out=
+if [ "${1:-}" = --csv ]; then
+    out=$2
+    shift 2
+fi
+[ $# -gt 0 ] || { echo "usage: compare_table.sh [--csv OUT] SUMMARY.csv..." >&2; exit 2; }
+if [ -n "$out" ]; then
+    head -n 1 "$1" >"$out"
+    for f in "$@"; do tail -n +2 "$f"; done >>"$out"
+fi
+awk -F, '
+    FNR == 1 { delete col; for (i = 1; i <= NF; i++) col[$i] = i; next }
+    function get(name) { return (name in col) ? $col[name] : "" }
+    function ms(name) { v = get(name); return v == "" ? "-" : sprintf("%.2f", 1e3 * v) }
+    function fixed(name, fmt) { v = get(name); return v == "" ? "-" : sprintf(fmt, v) }
+    BEGIN { printf "%-16s %5s %14s %14s %10s %10s %11s\n", "strategy", "ranks", "step ms (std)",
+                   "comm ms (std)", "comm frac", "tokens/s", "last loss" }
+    { printf "%-16s %5s %7s (%4s) %7s (%4s) %10s %10s %11s\n", get("strategy"), get("ranks"),
+             ms("step_time_avg_s"), ms("step_time_std_s"), ms("comm_time_avg_s"), ms("comm_time_std_s"),
+             fixed("comm_frac_avg", "%.4f"), fixed("tokens_per_s", "%.0f"), fixed("last_loss", "%.6f") }
+' "$@"
