@@ -36,6 +36,8 @@ void comm_check(Comm *comm, int status);
 
 /* In place, over all ranks. */
 int comm_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op);
+/* request must be zeroed or finished (waited on, or tested done): starting over one still in
+ * flight is an error, since its result would be lost. */
 int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, CommRequest *request);
 int comm_wait(CommRequest *request);
 /* *done = 1 once complete (and then it is also finished, as by comm_wait). */

@@ -127,6 +127,12 @@ int comm_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
 
 int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, CommRequest *request)
 {
+    if (request->active) {
+        snprintf(comm->error, sizeof comm->error,
+                 "all_reduce_start on rank %d: this request is still in flight; wait for it before reusing it",
+                 comm->rank);
+        return -1;
+    }
     *request = (CommRequest){.comm = comm, .buffer = buffer, .count = count, .op = op};
     if (check_count(comm, "all_reduce_start", count) != 0)
         return -1;

@@ -21,7 +21,10 @@ static int wants_help(int argc, char **argv, int first)
 
 static void print_usage(const Lesson *lesson, FILE *out)
 {
-    fprintf(out, "usage: [mpiexec -n N] %s train [flags]\n  %s\n", lesson->name, lesson->title);
+    fprintf(out, "usage: [mpiexec -n N] %s train [flags]\n", lesson->name);
+    if (lesson->other_usage != NULL)
+        fprintf(out, "%s", lesson->other_usage);
+    fprintf(out, "  %s\n", lesson->title);
 }
 
 static void print_help(const Lesson *lesson, TrainConfig *cfg)
@@ -126,7 +129,8 @@ int lesson_main(int argc, char **argv, const Lesson *lesson)
     TrainConfig cfg;
     if (strcmp(argv[1], "train") != 0) {
         if (!quiet)
-            fprintf(stderr, "%s: unknown mode '%s' (train)\n", lesson->name, argv[1]);
+            fprintf(stderr, "%s: unknown mode '%s' (train%s%s)\n", lesson->name, argv[1],
+                    lesson->other_modes != NULL ? " or " : "", lesson->other_modes != NULL ? lesson->other_modes : "");
         status = 2;
     } else if (lesson->single_device && comm_size(comm) > 1) {
         if (!quiet)

@@ -21,6 +21,10 @@ typedef struct {
     /* Applies the lesson's flags to the training configuration (NULL: nothing to apply). */
     void (*configure)(TrainConfig *cfg, const void *options);
     int single_device; /* refuses more than one rank */
+    /* Modes besides train that the lesson's main handles itself (NULL if none), e.g.
+     * "sweep", and their usage lines. */
+    const char *other_modes;
+    const char *other_usage;
 } Lesson;
 
 /* The whole program for `train`; other modes are the lesson's own. Returns the exit status. */

@@ -47,7 +47,7 @@ void summary_print(const RunSummary *s, FILE *out)
 
 const char summary_csv_header[] =
     "strategy,ranks,threads,steps_measured,step_time_avg_s,step_time_std_s,comm_time_avg_s,"
-    "comm_time_std_s,comm_frac_avg,comm_frac_std,tokens_per_s,peak_mem_mb,last_loss,"
+    "comm_time_std_s,comm_frac_avg,comm_frac_std,tokens_per_s,peak_rss_mb,last_loss,"
     "comm_mb_per_step,peak_tracked_mb";
 
 void summary_csv_row(const RunSummary *s, FILE *out)

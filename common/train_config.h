@@ -29,8 +29,8 @@ typedef struct {
     const char *prompt;
     int gen_tokens;
     float step_timeout; /* seconds a step may take before the run is ended as hung; 0 = never */
-    int quiet;
-    int dry_run;      /* print the configuration and stop */        /* no header, step lines or summary (sweeps print their own rows) */
+    int quiet;        /* no header, step lines or summary (sweeps print their own rows) */
+    int dry_run;      /* print the configuration and stop */
 } TrainConfig;
 
 /* Fills cfg with the named preset ("course", "reference", "tiny"); -1 if unknown. */

@@ -76,8 +76,8 @@ static int split_batch(Trainer *tr, char *err, size_t err_len)
     const TrainConfig *cfg = &tr->cfg;
     int parts = tr->world * cfg->accum_steps;
     if (cfg->accum_steps < 1 || cfg->batch_size % parts != 0) {
-        snprintf(err, err_len, "--batch %d does not split into %d rank(s) x %d micro-batch(es)",
-                 cfg->batch_size, tr->world, cfg->accum_steps);
+        snprintf(err, err_len, "--batch %d does not split into %d rank(s) x %d micro-batch(es)%s",
+                 cfg->batch_size, tr->world, cfg->accum_steps, cfg->accum_steps > 1 ? " (--accum)" : "");
         return -1;
     }
     tr->micro_batch = cfg->batch_size / parts;

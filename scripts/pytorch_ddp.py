@@ -49,7 +49,7 @@ FINAL_KINDS = ["lnfw", "lnfb"]
 CSV_HEADER = "step,loss,grad_norm,lr,ms,tokens_per_s,val_loss"
 SUMMARY_HEADER = ("strategy,ranks,threads,steps_measured,step_time_avg_s,step_time_std_s,"
                   "comm_time_avg_s,comm_time_std_s,comm_frac_avg,comm_frac_std,"
-                  "tokens_per_s,peak_mem_mb,last_loss")
+                  "tokens_per_s,peak_rss_mb,last_loss")
 
 # Lesson 00 flags this script cannot pass on: they would make the configuration query
 # write files or do work, or they belong to this script.
@@ -566,7 +566,7 @@ def write_csv(path, rows):
                       f"{1e3 * row['seconds']:.4f},{row['tokens_per_s']:.1f},{val}\n")
 
 
-def summary_fields(settings, rows, peak_mem_mb):
+def summary_fields(settings, rows, peak_rss_mb):
     config = settings["config"]
     warmup = min(5, len(rows) // 2)
     measured = [row["seconds"] for row in rows[warmup:]]
@@ -578,13 +578,13 @@ def summary_fields(settings, rows, peak_mem_mb):
     comm = ["", "", "", ""]
     return (["pytorch_ddp", str(settings["ranks"]), str(config["threads"]), str(len(measured)),
              f"{average:.6f}", f"{spread:.6f}"] + comm +
-            [f"{tokens_per_s:.1f}", f"{peak_mem_mb:.1f}", fmt(rows[-1]["loss"])])
+            [f"{tokens_per_s:.1f}", f"{peak_rss_mb:.1f}", fmt(rows[-1]["loss"])])
 
 
-def write_outputs(settings, rows, peak_mem_mb):
+def write_outputs(settings, rows, peak_rss_mb):
     if settings["csv"] is not None:
         write_csv(settings["csv"], rows)
-    fields = summary_fields(settings, rows, peak_mem_mb)
+    fields = summary_fields(settings, rows, peak_rss_mb)
     print(f"summary: {fields[1]} ranks x {fields[2]} thread(s) | step {float(fields[4]) * 1e3:.2f} "
           f"+- {float(fields[5]) * 1e3:.2f} ms over {fields[3]} steps | {fields[10]} tok/s | "
           f"peak RSS rank 0 {fields[11]} MB", flush=True)

@@ -36,7 +36,7 @@ static void check_all_reduce(Comm *comm, size_t count, ReduceOp op, int nonblock
     for (size_t i = 0; i < count; i++)
         buffer[i] = value(rank, i);
     if (nonblocking) {
-        CommRequest request;
+        CommRequest request = {0};
         comm_check(comm, comm_all_reduce_start(comm, buffer, count, op, &request));
         int done = 0;
         while (!done)
@@ -133,6 +133,19 @@ static void check_stats(Comm *comm, const size_t *counts, int num_counts)
                comm_rank(comm), stats.calls, stats.bytes, stats.seconds, 7 * num_counts, want_bytes);
 }
 
+/* Starting over a request still in flight must be refused (its result would be lost). */
+static void check_request_reuse(Comm *comm)
+{
+    float buffer[4] = {1, 2, 3, 4};
+    CommRequest request = {0};
+    comm_check(comm, comm_all_reduce_start(comm, buffer, 4, REDUCE_SUM, &request));
+    int status = comm_all_reduce_start(comm, buffer, 4, REDUCE_SUM, &request);
+    if ((status != -1 || strstr(comm_error(comm), "still in flight") == NULL) && failures++ < 10)
+        printf("rank %d: restarting an active request returned %d with '%s'\n", comm_rank(comm), status,
+               comm_error(comm));
+    comm_check(comm, comm_wait(&request));
+}
+
 /* A failing MPI call must come back as -1 with a line naming the operation and rank. */
 static void check_error_reporting(Comm *comm)
 {
@@ -159,6 +172,7 @@ int main(int argc, char **argv)
     }
     check_stats(comm, counts, (int)(sizeof counts / sizeof counts[0]));
     check_error_reporting(comm);
+    check_request_reuse(comm);
     double slowest = (double)comm_rank(comm);
     comm_check(comm, comm_max_double(comm, &slowest));
     if (slowest != comm_size(comm) - 1 && failures++ < 10)

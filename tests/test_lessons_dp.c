@@ -124,11 +124,11 @@ Test(lessons_dp, grading_fails_buckets_issued_in_different_orders)
 Test(lessons_dp, grading_fails_communicating_on_every_micro_batch)
 {
     const char *mutant = "06_grad_accum/sync_every_micro_batch";
-    check_mutant_fails("06", mutant, "FAIL dp_reference_n2_accum_2 comm_bytes");
+    check_mutant_fails("06", mutant, "FAIL dp_reference_n2_accum_2_bucket-mb_0.1 comm_bytes");
     char output[65536];
     grade("06", "build/mutants/06_grad_accum/sync_every_micro_batch", output, sizeof output);
-    cr_expect_not_null(strstr(output, "PASS dp_reference_n2_accum_2 loss"), "%s", output);
-    cr_expect_not_null(strstr(output, "PASS dp_reference_n2_accum_2 grad_norm"), "%s", output);
+    cr_expect_not_null(strstr(output, "PASS dp_reference_n2_accum_2_bucket-mb_0.1 loss"), "%s", output);
+    cr_expect_not_null(strstr(output, "PASS dp_reference_n2_accum_2_bucket-mb_0.1 grad_norm"), "%s", output);
 }
 
 Test(lessons_dp, a_batch_that_does_not_split_over_the_ranks_is_one_line_error)
@@ -141,7 +141,7 @@ Test(lessons_dp, a_batch_that_does_not_split_over_the_ranks_is_one_line_error)
                        "%s", output);
     status = shell_output("build/solutions/06_grad_accum train --config reference --accum 3", output, sizeof output);
     cr_expect_neq(status, 0);
-    cr_expect_not_null(strstr(output, "--batch 8 does not split into 1 rank(s) x 3 micro-batch(es)"), "%s", output);
+    cr_expect_not_null(strstr(output, "--batch 8 does not split into 1 rank(s) x 3 micro-batch(es) (--accum)\n"), "%s", output);
 }
 
 Test(lessons_dp, lesson_00_refuses_more_than_one_rank)

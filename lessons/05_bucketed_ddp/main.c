@@ -1,7 +1,7 @@
 /* Lesson 05: bucketed DDP.
  *
  *   mpiexec -n N 05_bucketed_ddp train [--bucket-mb X] [flags]
- *   mpiexec -n N 05_bucketed_ddp sweep [--sizes 0.1,0.5,1,4,1000] [flags]
+ *   mpiexec -n N 05_bucketed_ddp sweep [--sizes 0.05,0.25,1,4,1000] [flags]
  *
  * sweep trains a short run (--steps, default 30) for each bucket size and prints one row per
  * size: how bucket size trades the number of messages against how early they start. */
@@ -21,8 +21,8 @@ typedef struct {
 static Options options = {.buckets = {.bucket_mb = 1.0}, .sizes = "0.05,0.25,1,4,1000"};
 
 static const Flag bucket_flags[] = {
-    {"bucket-mb", FLAG_FLOAT, offsetof(Options, buckets.bucket_mb), "most gradient MB per bucket", 0, 1e9},
-    {"sizes", FLAG_STRING, offsetof(Options, sizes), "sweep: the bucket sizes to try, in MB, comma-separated", 0, 0},
+    {"bucket-mb", FLAG_FLOAT, offsetof(Options, buckets.bucket_mb), "train: most gradient MB per bucket", 0, 1e9},
+    {"sizes", FLAG_STRING, offsetof(Options, sizes), "sweep: the bucket sizes to try, MB, comma-separated", 0, 0},
     {NULL, 0, 0, NULL, 0, 0},
 };
 
@@ -32,17 +32,31 @@ static const Lesson lesson = {
     .strategy = {.name = "bucketed_ddp", .start = bucketed_ddp_start, .grads_ready = bucketed_ddp_grads_ready,
                  .before_step = bucketed_ddp_before_step, .stop = bucketed_ddp_stop},
     .flags = {"buckets", bucket_flags, &options},
+    .other_modes = "sweep",
+    .other_usage = "       [mpiexec -n N] 05_bucketed_ddp sweep [--sizes MB,MB,...] [flags]\n"
+                   "         a short run (--steps, default 30; no validation, CSV or checkpoint) per bucket size\n",
 };
 
-/* Parses "0.5,1,4" into sizes; returns how many, or -1 naming the bad entry. */
-static int parse_sizes(const char *text, double *sizes, int max_sizes)
+/* Parses "0.5,1,4" into sizes; returns how many, or -1 after a line naming the bad entry. */
+static int parse_sizes(const char *text, double *sizes, int max_sizes, int verbose)
 {
     int count = 0;
-    for (const char *at = text; *at != '\0' && count < max_sizes; count++) {
+    if (*text == '\0') {
+        if (verbose)
+            fprintf(stderr, "05_bucketed_ddp: --sizes is empty: give bucket sizes in MB, e.g. 0.25,1,4\n");
+        return -1;
+    }
+    for (const char *at = text; *at != '\0'; count++) {
+        if (count == max_sizes) {
+            if (verbose)
+                fprintf(stderr, "05_bucketed_ddp: --sizes: at most %d sizes\n", max_sizes);
+            return -1;
+        }
         char *end;
         sizes[count] = strtod(at, &end);
         if (end == at || sizes[count] < 0 || (*end != ',' && *end != '\0')) {
-            fprintf(stderr, "05_bucketed_ddp: --sizes '%s': '%s' is not a size in MB\n", text, at);
+            if (verbose)
+                fprintf(stderr, "05_bucketed_ddp: --sizes '%s': '%s' is not a size in MB\n", text, at);
             return -1;
         }
         at = *end == ',' ? end + 1 : end;
@@ -63,9 +77,14 @@ static void print_sweep_row(const TrainConfig *cfg, double mb, const RunSummary 
 static int sweep(Comm *comm, TrainConfig *cfg, int steps_given)
 {
     double sizes[32];
-    int count = parse_sizes(options.sizes, sizes, 32);
-    if (count <= 0 || cfg->model.num_layers + 2 > 1024)
+    int count = parse_sizes(options.sizes, sizes, 32, comm_rank(comm) == 0);
+    if (count < 0)
         return 2;
+    if (cfg->model.num_layers + 2 > 1024) {
+        if (comm_rank(comm) == 0)
+            fprintf(stderr, "05_bucketed_ddp: sweep handles at most 1022 layers\n");
+        return 2;
+    }
     cfg->steps = steps_given ? cfg->steps : 30;
     cfg->val_every = cfg->gen_tokens = 0;
     cfg->csv_path = cfg->save_path = cfg->summary_path = NULL;
