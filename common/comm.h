@@ -19,7 +19,7 @@ typedef struct {
     void *backend;    /* the backend's request handle, owned by the communicator */
     float *buffer;    /* for the averaging that follows a summing all-reduce */
     size_t count;
-    ReduceOp op;
+    int average;      /* scale buffer by 1/size when it completes */
     int active;
 } CommRequest;
 
@@ -42,6 +42,10 @@ int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, 
 int comm_wait(CommRequest *request);
 /* *done = 1 once complete (and then it is also finished, as by comm_wait). */
 int comm_test(CommRequest *request, int *done);
+
+/* Non-blocking all-gather (send_count elements from each rank into recv, as comm_all_gather);
+ * finished by comm_wait or comm_test like an all-reduce. */
+int comm_all_gather_start(Comm *comm, const float *send, float *recv, size_t send_count, CommRequest *request);
 
 /* send holds size * recv_count elements; rank r receives the reduction of block r. */
 int comm_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_count, ReduceOp op);

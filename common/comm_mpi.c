@@ -125,23 +125,34 @@ int comm_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
     return account(comm, started, 2 * float_bytes(count), 1);
 }
 
+static int refuse_active(Comm *comm, const char *operation, const CommRequest *request)
+{
+    if (!request->active)
+        return 0;
+    snprintf(comm->error, sizeof comm->error,
+             "%s on rank %d: this request is still in flight; wait for it before reusing it", operation, comm->rank);
+    return -1;
+}
+
+static MPI_Request *new_handle(Comm *comm, const char *operation)
+{
+    MPI_Request *handle = malloc(sizeof *handle);
+    if (handle == NULL)
+        snprintf(comm->error, sizeof comm->error, "%s on rank %d: out of memory", operation, comm->rank);
+    return handle;
+}
+
 int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, CommRequest *request)
 {
-    if (request->active) {
-        snprintf(comm->error, sizeof comm->error,
-                 "all_reduce_start on rank %d: this request is still in flight; wait for it before reusing it",
-                 comm->rank);
+    if (refuse_active(comm, "all_reduce_start", request) != 0)
         return -1;
-    }
-    *request = (CommRequest){.comm = comm, .buffer = buffer, .count = count, .op = op};
+    *request = (CommRequest){.comm = comm, .buffer = buffer, .count = count, .average = op == REDUCE_AVG};
     if (check_count(comm, "all_reduce_start", count) != 0)
         return -1;
     double started = MPI_Wtime();
-    MPI_Request *handle = malloc(sizeof *handle);
-    if (handle == NULL) {
-        snprintf(comm->error, sizeof comm->error, "all_reduce_start on rank %d: out of memory", comm->rank);
+    MPI_Request *handle = new_handle(comm, "all_reduce_start");
+    if (handle == NULL)
         return -1;
-    }
     int status = MPI_Iallreduce(MPI_IN_PLACE, buffer, (int)count, MPI_FLOAT, MPI_SUM, comm->world, handle);
     if (status != MPI_SUCCESS) {
         free(handle);
@@ -152,12 +163,34 @@ int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, 
     return account(comm, started, 2 * float_bytes(count), 1);
 }
 
+int comm_all_gather_start(Comm *comm, const float *send, float *recv, size_t send_count, CommRequest *request)
+{
+    if (refuse_active(comm, "all_gather_start", request) != 0)
+        return -1;
+    *request = (CommRequest){.comm = comm, .buffer = recv, .count = send_count * comm->size};
+    if (check_count(comm, "all_gather_start", send_count) != 0)
+        return -1;
+    double started = MPI_Wtime();
+    MPI_Request *handle = new_handle(comm, "all_gather_start");
+    if (handle == NULL)
+        return -1;
+    int status = MPI_Iallgather(send, (int)send_count, MPI_FLOAT, recv, (int)send_count, MPI_FLOAT, comm->world,
+                                handle);
+    if (status != MPI_SUCCESS) {
+        free(handle);
+        return fail(comm, "all_gather_start", status);
+    }
+    request->backend = handle;
+    request->active = 1;
+    return account(comm, started, float_bytes(send_count * comm->size), 1);
+}
+
 static void finish_request(CommRequest *request)
 {
     free(request->backend);
     request->backend = NULL;
     request->active = 0;
-    if (request->op == REDUCE_AVG)
+    if (request->average)
         scale(request->buffer, request->count, 1.0f / (float)request->comm->size);
 }
 

@@ -389,6 +389,8 @@ void gpt_backward(GPT *model)
 
 void gpt_zero_grad(GPT *model)
 {
+    if (model->grads == NULL) /* sharded gradients (ZeRO-2/3): the strategy zeroes its own */
+        return;
     model->kernels->zero(model->grads, model->num_params * sizeof(float));
 }
 

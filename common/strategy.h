@@ -8,7 +8,12 @@
  *     before_step         after the last backward: every rank must now hold the global
  *                         mean gradient
  *     (the loop then takes the gradient norm, clips, and steps AdamW)
+ *     optimizer_step      instead of that, for a strategy that shards the optimizer (ZeRO)
+ *   gather_params         at the end, for the replica check, the checkpoint and the sample
  *   stop                  once, at the end
+ *
+ * A strategy that shards the model also says where a unit's parameters and gradients are
+ * (acquire_params, release_params, unit_grads: the model's hooks, see model.h).
  *
  * Every callback may be NULL (lesson 00 uses none). A callback that meets a communication
  * error ends the job through comm_check, so no rank waits on a dead peer. */
@@ -18,6 +23,7 @@
 #include <stddef.h>
 
 #include "comm.h"
+#include "kernels.h"
 #include "model.h"
 
 typedef struct {
@@ -34,7 +40,17 @@ typedef struct {
     /* Returns 0, or -1 with a one-line reason (e.g. out of memory). */
     int (*start)(RunContext *run, char *err, size_t err_len);
     void (*grads_ready)(RunContext *run, int unit);
+    float *(*acquire_params)(RunContext *run, int unit, Pass pass);
+    void (*release_params)(RunContext *run, int unit, Pass pass);
+    float *(*unit_grads)(RunContext *run, int unit);
     void (*before_step)(RunContext *run);
+    /* Clips to max_norm (0 = no clipping) and updates the parameters; returns the global
+     * gradient norm before clipping. NULL: the loop does it over model->grads with an AdamW
+     * of its own; a strategy with this callback keeps its own optimizer state. */
+    float (*optimizer_step)(RunContext *run, AdamWHyper hyper, float max_norm);
+    /* Leaves every parameter in host (num_params floats) on every rank; a collective.
+     * NULL: the model's own full buffer, model->params. */
+    void (*gather_params)(RunContext *run, float *host);
     void (*stop)(RunContext *run);
 } Strategy;
 

@@ -84,10 +84,41 @@ static int split_batch(Trainer *tr, char *err, size_t err_len)
     return 0;
 }
 
+/* The model's hooks, forwarded to the strategy's callbacks of the same names. */
 static void strategy_grads_ready(void *ctx, int unit)
 {
     Trainer *tr = ctx;
     tr->strategy.grads_ready(&tr->run, unit);
+}
+
+static float *strategy_acquire_params(void *ctx, int unit, Pass pass)
+{
+    Trainer *tr = ctx;
+    return tr->strategy.acquire_params(&tr->run, unit, pass);
+}
+
+static void strategy_release_params(void *ctx, int unit, Pass pass)
+{
+    Trainer *tr = ctx;
+    tr->strategy.release_params(&tr->run, unit, pass);
+}
+
+static float *strategy_unit_grads(void *ctx, int unit)
+{
+    Trainer *tr = ctx;
+    return tr->strategy.unit_grads(&tr->run, unit);
+}
+
+static void install_hooks(Trainer *tr)
+{
+    const Strategy *s = &tr->strategy;
+    tr->model.hooks = (GPTHooks){
+        .ctx = tr,
+        .grads_ready = s->grads_ready != NULL ? strategy_grads_ready : NULL,
+        .acquire_params = s->acquire_params != NULL ? strategy_acquire_params : NULL,
+        .release_params = s->release_params != NULL ? strategy_release_params : NULL,
+        .unit_grads = s->unit_grads != NULL ? strategy_unit_grads : NULL,
+    };
 }
 
 static int start_strategy(Trainer *tr, const Strategy *strategy, const void *options, char *err, size_t err_len)
@@ -95,9 +126,9 @@ static int start_strategy(Trainer *tr, const Strategy *strategy, const void *opt
     tr->strategy = *strategy;
     tr->run = (RunContext){.comm = tr->comm, .model = &tr->model, .options = options,
                            .accum_steps = tr->cfg.accum_steps};
-    if (strategy->grads_ready != NULL)
-        tr->model.hooks = (GPTHooks){.ctx = tr, .grads_ready = strategy_grads_ready};
-    return strategy->start != NULL ? strategy->start(&tr->run, err, err_len) : 0;
+    int status = strategy->start != NULL ? strategy->start(&tr->run, err, err_len) : 0;
+    install_hooks(tr);
+    return status;
 }
 
 static int open_data(Trainer *tr, char *err, size_t err_len)
@@ -129,7 +160,8 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
         return -1;
     if (gpt_create(&tr->model, &cfg->model, kernels, err, err_len) != 0 ||
         load_or_init(tr, err, err_len) != 0 ||
-        adamw_create(&tr->opt, tr->model.num_params, kernels, err, err_len) != 0 ||
+        (strategy->optimizer_step == NULL &&
+         adamw_create(&tr->opt, tr->model.num_params, kernels, err, err_len) != 0) ||
         gpt_set_batch(&tr->model, tr->micro_batch, cfg->seq_len, err, err_len) != 0 ||
         start_strategy(tr, strategy, options, err, err_len) != 0)
         return -1;
@@ -190,10 +222,14 @@ StepResult trainer_step(Trainer *tr, int step)
     float local_loss = forward_backward(tr, &tr->train);
     if (tr->strategy.before_step != NULL)
         tr->strategy.before_step(&tr->run);
-    result.grad_norm = grad_norm(model->kernels, model->grads, model->num_params);
     result.lr = lr_schedule(cfg->lr, step, cfg->steps, cfg->warmup_steps, cfg->min_lr_frac);
-    float scale = clip_scale(result.grad_norm, cfg->grad_clip);
-    adamw_step(&tr->opt, model->params, model->grads, train_config_hyper(cfg, result.lr), scale);
+    AdamWHyper hyper = train_config_hyper(cfg, result.lr);
+    if (tr->strategy.optimizer_step != NULL) {
+        result.grad_norm = tr->strategy.optimizer_step(&tr->run, hyper, cfg->grad_clip);
+    } else {
+        result.grad_norm = grad_norm(model->kernels, model->grads, model->num_params);
+        adamw_step(&tr->opt, model->params, model->grads, hyper, clip_scale(result.grad_norm, cfg->grad_clip));
+    }
     double seconds = now_seconds() - start;
     CommStats after = comm_stats(tr->comm);
     /* bookkeeping, outside the timed step: what a single device would report */
@@ -294,50 +330,73 @@ static void print_sample(const char *text)
     printf("\n");
 }
 
-static int save_checkpoint(Trainer *tr, char *err, size_t err_len)
+/* Every rank: the whole parameter vector on the host (a collective when the strategy
+ * shards the parameters). NULL when out of memory. */
+static float *gather_full_params(Trainer *tr)
 {
-    const char *path = tr->cfg.save_path;
     size_t bytes = tr->model.num_params * sizeof(float);
     float *host = mem_alloc(bytes, MEM_OTHER);
-    if (host == NULL) {
-        snprintf(err, err_len, "out of memory saving %s", path);
-        return -1;
-    }
-    tr->model.kernels->to_host(host, tr->model.params, bytes);
+    if (host == NULL)
+        return NULL;
+    if (tr->strategy.gather_params != NULL)
+        tr->strategy.gather_params(&tr->run, host);
+    else
+        tr->model.kernels->to_host(host, tr->model.params, bytes);
+    return host;
+}
+
+static int save_checkpoint(Trainer *tr, const float *host, char *err, size_t err_len)
+{
+    const char *path = tr->cfg.save_path;
     int status = checkpoint_save(path, &tr->model.cfg, host, err, err_len);
-    mem_free(host);
     if (status == 0)
         printf("saved checkpoint %s\n", path);
     return status;
 }
 
+/* The sample runs on rank 0 alone, so on the whole parameter vector with no strategy in the
+ * way (a sharded model would wait in collectives for ranks that are not sampling). */
+static int sample(Trainer *tr, const float *host, char *err, size_t err_len)
+{
+    GPT *model = &tr->model;
+    const TrainConfig *cfg = &tr->cfg;
+    size_t bytes = model->num_params * sizeof(float);
+    float *own_params = model->params;
+    GPTHooks own_hooks = model->hooks;
+    float *full = model->kernels->alloc(bytes, MEM_OTHER);
+    if (full == NULL) {
+        snprintf(err, err_len, "out of memory for the sample's parameters");
+        return -1;
+    }
+    model->kernels->to_device(full, host, bytes);
+    model->params = full;
+    model->hooks = (GPTHooks){0};
+    char text[4096];
+    int status = generate_text(model, cfg->prompt, cfg->gen_tokens, cfg->seed, text, sizeof text, err, err_len);
+    model->params = own_params;
+    model->hooks = own_hooks;
+    model->kernels->free(full);
+    if (status == 0)
+        print_sample(text);
+    return status;
+}
+
 /* Rank 0 writes and samples for everyone: after the replica check, its model is every rank's. */
-static int finish_run(Trainer *tr, char *err, size_t err_len)
+static int finish_run(Trainer *tr, const float *host, char *err, size_t err_len)
 {
     const TrainConfig *cfg = &tr->cfg;
     if (tr->rank != 0)
         return 0;
-    if (cfg->save_path != NULL && save_checkpoint(tr, err, err_len) != 0)
+    if (cfg->save_path != NULL && save_checkpoint(tr, host, err, err_len) != 0)
         return -1;
-    if (cfg->gen_tokens > 0) {
-        char text[4096];
-        if (generate_text(&tr->model, cfg->prompt, cfg->gen_tokens, cfg->seed, text, sizeof text, err, err_len) != 0)
-            return -1;
-        print_sample(text);
-    }
-    return 0;
+    return cfg->gen_tokens > 0 ? sample(tr, host, err, err_len) : 0;
 }
 
-static int check_replicas(Trainer *tr, char *err, size_t err_len)
+static int check_replicas(Trainer *tr, const float *host, char *err, size_t err_len)
 {
     size_t bytes = tr->model.num_params * sizeof(float);
-    float *host = mem_alloc(bytes, MEM_OTHER);
     uint64_t *hashes = calloc((size_t)tr->world, sizeof *hashes);
-    int identical = -1;
-    if (host != NULL && hashes != NULL) {
-        tr->model.kernels->to_host(host, tr->model.params, bytes);
-        identical = replicas_identical(tr->comm, hash_bytes(host, bytes), hashes);
-    }
+    int identical = hashes != NULL ? replicas_identical(tr->comm, hash_bytes(host, bytes), hashes) : -1;
     if (identical == 1 && tr->rank == 0 && !tr->cfg.quiet)
         printf("parameters identical on all %d rank(s): hash %016llx\n", tr->world, (unsigned long long)hashes[0]);
     if (identical == 0) {
@@ -346,11 +405,10 @@ static int check_replicas(Trainer *tr, char *err, size_t err_len)
             other++;
         snprintf(err, err_len, "ranks ended with different parameters (rank 0 hash %016llx, rank %d %016llx)",
                  (unsigned long long)hashes[0], other, (unsigned long long)hashes[other]);
-    }
-    else if (identical < 0)
+    } else if (identical < 0) {
         snprintf(err, err_len, "out of memory or a communication error checking the replicas");
+    }
     free(hashes);
-    mem_free(host);
     return identical == 1 ? 0 : -1;
 }
 
@@ -402,7 +460,16 @@ int trainer_run(Trainer *tr, char *err, size_t err_len)
     clear_progress(tr);
     if (tr->csv != NULL)
         fflush(tr->csv);
-    if (summarise(tr, err, err_len) != 0 || check_replicas(tr, err, err_len) != 0)
+    if (summarise(tr, err, err_len) != 0)
         return -1;
-    return finish_run(tr, err, err_len);
+    arm_watchdog(tr, tr->cfg.steps - 1); /* the gather below is a collective too */
+    float *host = gather_full_params(tr);
+    watchdog_disarm();
+    int status = -1;
+    if (host == NULL)
+        snprintf(err, err_len, "out of memory gathering the parameters");
+    else if (check_replicas(tr, host, err, err_len) == 0)
+        status = finish_run(tr, host, err, err_len);
+    mem_free(host);
+    return status;
 }

@@ -67,16 +67,23 @@ static void check_reduce_scatter(Comm *comm, size_t block)
     free(recv);
 }
 
-static void check_all_gather(Comm *comm, size_t block)
+static void check_all_gather(Comm *comm, size_t block, int nonblocking)
 {
     int rank = comm_rank(comm), size = comm_size(comm);
-    float *send = malloc(block * sizeof *send), *recv = malloc(block * size * sizeof *recv);
+    float *send = malloc(block * sizeof *send), *recv = calloc(block * size, sizeof *recv);
     for (size_t i = 0; i < block; i++)
         send[i] = value(rank, i);
-    comm_check(comm, comm_all_gather(comm, send, recv, block));
+    if (nonblocking) {
+        CommRequest request = {0};
+        comm_check(comm, comm_all_gather_start(comm, send, recv, block, &request));
+        comm_check(comm, comm_wait(&request));
+    } else {
+        comm_check(comm, comm_all_gather(comm, send, recv, block));
+    }
     for (int r = 0; r < size; r++)
         for (size_t i = 0; i < block; i++)
-            expect(comm, "all_gather", r * block + i, recv[r * block + i], value(r, i));
+            expect(comm, nonblocking ? "all_gather_start" : "all_gather", r * block + i, recv[r * block + i],
+                   value(r, i));
     free(send);
     free(recv);
 }
@@ -120,17 +127,17 @@ static void check_send_recv(Comm *comm, size_t count)
 }
 
 /* The traffic the loop in main must have recorded: per count, four all-reduces (each 2n),
- * a reduce-scatter and an all-gather (n * size each) and a broadcast (n); 7 collectives. */
+ * a reduce-scatter and two all-gathers (n * size each) and a broadcast (n); 8 collectives. */
 static void check_stats(Comm *comm, const size_t *counts, int num_counts)
 {
     double want_bytes = 0.0;
     for (int c = 0; c < num_counts; c++)
-        want_bytes += 4.0 * counts[c] * (4 * 2 + 2 * comm_size(comm) + 1);
+        want_bytes += 4.0 * counts[c] * (4 * 2 + 3 * comm_size(comm) + 1);
     CommStats stats = comm_stats(comm);
-    if ((stats.calls != 7L * num_counts || stats.bytes != want_bytes || !(stats.seconds > 0.0)) &&
+    if ((stats.calls != 8L * num_counts || stats.bytes != want_bytes || !(stats.seconds > 0.0)) &&
         failures++ < 10)
         printf("rank %d: stats say %ld calls, %.0f bytes, %g s; expected %d calls, %.0f bytes, > 0 s\n",
-               comm_rank(comm), stats.calls, stats.bytes, stats.seconds, 7 * num_counts, want_bytes);
+               comm_rank(comm), stats.calls, stats.bytes, stats.seconds, 8 * num_counts, want_bytes);
 }
 
 /* Starting over a request still in flight must be refused (its result would be lost). */
@@ -166,7 +173,8 @@ int main(int argc, char **argv)
         check_all_reduce(comm, counts[c], REDUCE_SUM, 1);
         check_all_reduce(comm, counts[c], REDUCE_AVG, 1);
         check_reduce_scatter(comm, counts[c]);
-        check_all_gather(comm, counts[c]);
+        check_all_gather(comm, counts[c], 0);
+        check_all_gather(comm, counts[c], 1);
         check_broadcast_and_ring(comm, counts[c]);
         check_send_recv(comm, counts[c]);
     }
