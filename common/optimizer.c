@@ -27,10 +27,21 @@ void adamw_destroy(AdamW *opt)
     opt->m = opt->v = NULL;
 }
 
-void adamw_step(AdamW *opt, float *params, const float *grads, AdamWHyper hyper, float grad_scale)
+void adamw_begin_step(AdamW *opt)
 {
     opt->step++;
-    opt->kernels->adamw_update(params, grads, opt->m, opt->v, opt->count, hyper, grad_scale, opt->step);
+}
+
+void adamw_update_range(AdamW *opt, size_t first, float *params, const float *grads, size_t n,
+                        AdamWHyper hyper, float grad_scale)
+{
+    opt->kernels->adamw_update(params, grads, opt->m + first, opt->v + first, n, hyper, grad_scale, opt->step);
+}
+
+void adamw_step(AdamW *opt, float *params, const float *grads, AdamWHyper hyper, float grad_scale)
+{
+    adamw_begin_step(opt);
+    adamw_update_range(opt, 0, params, grads, opt->count, hyper, grad_scale);
 }
 
 float grad_norm(const Kernels *kernels, const float *grads, size_t count)

@@ -21,6 +21,13 @@ void adamw_destroy(AdamW *opt);
 /* One step on params/grads (count elements each), gradients scaled by grad_scale first. */
 void adamw_step(AdamW *opt, float *params, const float *grads, AdamWHyper hyper, float grad_scale);
 
+/* The same step taken in pieces, for state that covers several separate ranges of the
+ * parameters (a ZeRO shard): begin the step once, then update each piece, whose moments
+ * are at [first, first + n) of the state. */
+void adamw_begin_step(AdamW *opt);
+void adamw_update_range(AdamW *opt, size_t first, float *params, const float *grads, size_t n,
+                        AdamWHyper hyper, float grad_scale);
+
 /* L2 norm of a gradient range. */
 float grad_norm(const Kernels *kernels, const float *grads, size_t count);
 

@@ -1,4 +1,4 @@
-/* The data-parallel lessons 02-06 end to end: each reference solution reproduces the
+/* The data-parallel lessons 02-07 end to end: each reference solution reproduces the
  * single-device run of the same global batch at 1, 2 and 4 ranks with identical parameters
  * on every rank; the grader passes each solution and fails each skeleton and each of the
  * mistakes in tests/mutants/. These run the built programs from the repository root. */
@@ -9,27 +9,33 @@
 #include "shell.h"
 
 static const char *const dp_lessons[] = {"02_naive_ddp", "03_flat_ddp", "04_overlap_ddp", "05_bucketed_ddp",
-                                         "06_grad_accum"};
-enum { NUM_DP_LESSONS = 5 };
+                                         "06_grad_accum", "07_zero1"};
+enum { NUM_DP_LESSONS = 6 };
 
 TestSuite(lessons_dp, .timeout = 600);
 
 /* The lesson's run at `ranks` ranks and lesson 00's single device, both 8 steps of the
- * reference preset with validation at 4 and 8, must agree within the tolerance. */
-static void check_equivalence(const char *lesson, int ranks, const char *flags)
+ * reference preset with validation at 4 and 8 (and the same shared_flags), must agree
+ * within the tolerance. */
+static void check_equivalence_with(const char *lesson, int ranks, const char *shared_flags, const char *flags)
 {
     char command[2048], output[65536];
     snprintf(command, sizeof command,
              "set -e; . tests/tolerance.sh; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
-             "run='--config reference --steps 8 --val-every 4';"
+             "run='--config reference --steps 8 --val-every 4 %s';"
              "build/solutions/00_single_device train $run --csv $dir/one.csv > /dev/null;"
              "timeout 300 mpiexec -n %d build/solutions/%s train $run %s --step-timeout 120 --csv $dir/many.csv"
              " | grep 'parameters identical on all %d rank(s)';"
              "build/tools/compare_runs $dir/one.csv $dir/many.csv --columns loss,grad_norm,val_loss"
              " --rtol $LOSS_RTOL --atol $LOSS_ATOL --label '%s at %d'",
-             ranks, lesson, flags, ranks, lesson, ranks);
+             shared_flags, ranks, lesson, flags, ranks, lesson, ranks);
     int status = shell_output(command, output, sizeof output);
     cr_expect_eq(status, 0, "%s at %d rank(s) %s does not match lesson 00:\n%s", lesson, ranks, flags, output);
+}
+
+static void check_equivalence(const char *lesson, int ranks, const char *flags)
+{
+    check_equivalence_with(lesson, ranks, "", flags);
 }
 
 static void check_lesson_at_1_2_4(const char *lesson, const char *flags)
@@ -55,6 +61,13 @@ Test(lessons_dp, grad_accum_matches_single_device_at_1_2_4_ranks)
 {
     check_lesson_at_1_2_4("06_grad_accum", "--accum 2");
     check_equivalence("06_grad_accum", 2, "--accum 4 --bucket-mb 0.1");
+}
+
+/* Three ranks: no unit of the reference model divides by 3, so every shard is padded. */
+Test(lessons_dp, zero1_matches_single_device_at_1_2_3_4_ranks)
+{
+    check_lesson_at_1_2_4("07_zero1", "");
+    check_equivalence_with("07_zero1", 3, "--batch 6", "");
 }
 
 /* The graded references themselves say the same as the single-device reference. */
@@ -129,6 +142,21 @@ Test(lessons_dp, grading_fails_communicating_on_every_micro_batch)
     grade("06", "build/mutants/06_grad_accum/sync_every_micro_batch", output, sizeof output);
     cr_expect_not_null(strstr(output, "PASS dp_reference_n2_accum_2_bucket-mb_0.1 loss"), "%s", output);
     cr_expect_not_null(strstr(output, "PASS dp_reference_n2_accum_2_bucket-mb_0.1 grad_norm"), "%s", output);
+}
+
+Test(lessons_dp, grading_fails_a_wrong_shard_offset)
+{
+    check_mutant_fails("07", "07_zero1/wrong_shard_offset", "FAIL dp_reference_n2");
+}
+
+Test(lessons_dp, grading_fails_units_left_unpadded)
+{
+    check_mutant_fails("07", "07_zero1/missing_padding", "FAIL dp_reference_n3_batch_6");
+}
+
+Test(lessons_dp, grading_fails_a_grad_norm_from_the_local_shard)
+{
+    check_mutant_fails("07", "07_zero1/local_grad_norm", "FAIL dp_reference_n2 grad_norm");
 }
 
 Test(lessons_dp, a_batch_that_does_not_split_over_the_ranks_is_one_line_error)

@@ -1,0 +1,171 @@
+/* Lesson 07 exercise: ZeRO stage 1 — shard the optimizer state.
+ *
+ * In DDP every rank keeps AdamW's m and v for every parameter: 8 bytes per parameter on
+ * top of 4 for the parameters and 4 for the gradients, all identical on every rank. ZeRO-1
+ * keeps m and v for 1/N of the parameters on each rank, and divides the work to match:
+ *
+ *   1. reduce-scatter the gradients (averaged): rank r receives only its shard, summed
+ *      over the ranks and divided by N — half of an all-reduce's traffic;
+ *   2. the global gradient norm (for clipping) is the square root of the sum over ranks of
+ *      each shard's sum of squares: one all-reduce of one number;
+ *   3. AdamW updates only the parameters this rank owns, with its shard of m and v;
+ *   4. all-gather the updated parameters, so every rank holds the whole model again — the
+ *      other half of the all-reduce's traffic. Same bytes as DDP, a quarter of the memory
+ *      for optimizer state at N = 4.
+ *
+ * Shards are per unit: unit u's count is padded up to a multiple of N so it splits evenly
+ * (the padding is zero, never updated, and never copied back). Rank r owns elements
+ * [r * shard_count[u], (r + 1) * shard_count[u]) of the padded unit; its shards of all
+ * units, one after another, make its shard buffers (grad_shard, AdamW's m and v).
+ *
+ * What you have: layout.h's unit_range; comm_reduce_scatter, comm_all_gather,
+ * comm_sum_double (a double summed over ranks), comm_check; model->kernels->copy, zero and
+ * sum_of_squares; optimizer.h's clip_scale, adamw_begin_step, adamw_update_range. The
+ * state and its allocation are given at the end of this file. */
+#include "zero1.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void plan_shards(ShardPlan *plan, const GPTConfig *cfg)
+{
+    /* TODO: for every unit, shard_count = its count padded up to a multiple of world,
+     * divided by world; shard_offset = the sum of the shard counts of the units before it.
+     * Then shard_total and largest_shard. */
+    (void)plan;
+    (void)cfg;
+}
+
+size_t owned_real_count(const ShardPlan *plan, const GPTConfig *cfg, int unit)
+{
+    /* TODO: how many of [rank * shard_count[unit], (rank + 1) * shard_count[unit]) are
+     * below the unit's real count (0 when the shard is all padding). */
+    (void)plan;
+    (void)cfg;
+    (void)unit;
+    return 0;
+}
+
+void reduce_scatter_unit(RunContext *run, Zero1 *zero, int unit, const float *unit_grads)
+{
+    /* TODO: copy the unit's gradients into zero->padded, zero the padding, and
+     * reduce-scatter (averaged) into this rank's shard of the unit in zero->grad_shard. */
+    (void)run;
+    (void)zero;
+    (void)unit;
+    (void)unit_grads;
+}
+
+float sharded_grad_norm(RunContext *run, Zero1 *zero)
+{
+    /* TODO: the norm of the whole averaged gradient, from the shards: every rank's sum of
+     * squares, summed over ranks. */
+    (void)run;
+    (void)zero;
+    return 0.0f;
+}
+
+void update_owned(RunContext *run, Zero1 *zero, int unit, float *unit_params, AdamWHyper hyper, float scale)
+{
+    /* TODO: AdamW on the real elements this rank owns of the unit: parameters at
+     * unit_params + rank * shard_count[unit], gradients and moments at the unit's
+     * shard_offset. */
+    (void)run;
+    (void)zero;
+    (void)unit;
+    (void)unit_params;
+    (void)hyper;
+    (void)scale;
+}
+
+void all_gather_unit(RunContext *run, Zero1 *zero, int unit, float *unit_params)
+{
+    /* TODO: copy this rank's real elements of the unit into zero->piece and zero its
+     * padding; all-gather the pieces into zero->padded; copy the unit's real count back
+     * into unit_params. */
+    (void)run;
+    (void)zero;
+    (void)unit;
+    (void)unit_params;
+}
+
+float zero1_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm)
+{
+    Zero1 *zero = run->state;
+    GPT *model = run->model;
+    for (int unit = 0; unit < zero->plan.num_units; unit++)
+        reduce_scatter_unit(run, zero, unit, model->grads + unit_range(&model->cfg, unit).offset);
+    float norm = sharded_grad_norm(run, zero);
+    float scale = clip_scale(norm, max_norm);
+    adamw_begin_step(&zero->opt);
+    for (int unit = 0; unit < zero->plan.num_units; unit++)
+        update_owned(run, zero, unit, model->params + unit_range(&model->cfg, unit).offset, hyper, scale);
+    for (int unit = 0; unit < zero->plan.num_units; unit++)
+        all_gather_unit(run, zero, unit, model->params + unit_range(&model->cfg, unit).offset);
+    return norm;
+}
+
+/* ---------------------------------------------------------------- state (given) */
+
+int zero1_allocate(RunContext *run, Zero1 *zero, char *err, size_t err_len)
+{
+    const GPT *model = run->model;
+    const Kernels *k = model->kernels;
+    ShardPlan *plan = &zero->plan;
+    plan->num_units = gpt_num_units(&model->cfg);
+    plan->rank = comm_rank(run->comm);
+    plan->world = comm_size(run->comm);
+    plan->shard_count = calloc((size_t)plan->num_units, sizeof *plan->shard_count);
+    plan->shard_offset = calloc((size_t)plan->num_units, sizeof *plan->shard_offset);
+    if (plan->shard_count == NULL || plan->shard_offset == NULL) {
+        snprintf(err, err_len, "out of memory for the shard plan");
+        return -1;
+    }
+    plan_shards(plan, &model->cfg);
+    if (adamw_create(&zero->opt, plan->shard_total, k, err, err_len) != 0)
+        return -1;
+    zero->grad_shard = k->alloc(plan->shard_total * sizeof(float), MEM_GRADS);
+    zero->padded = k->alloc(plan->largest_shard * plan->world * sizeof(float), MEM_COMM);
+    zero->piece = k->alloc(plan->largest_shard * sizeof(float), MEM_COMM);
+    if (zero->grad_shard == NULL || zero->padded == NULL || zero->piece == NULL) {
+        snprintf(err, err_len, "out of memory for the gradient shard and the collective buffers");
+        return -1;
+    }
+    return 0;
+}
+
+void zero1_free(RunContext *run, Zero1 *zero)
+{
+    const Kernels *k = run->model->kernels;
+    adamw_destroy(&zero->opt);
+    k->free(zero->grad_shard);
+    k->free(zero->padded);
+    k->free(zero->piece);
+    free(zero->plan.shard_count);
+    free(zero->plan.shard_offset);
+}
+
+int zero1_start(RunContext *run, char *err, size_t err_len)
+{
+    Zero1 *zero = calloc(1, sizeof *zero);
+    run->state = zero;
+    if (zero == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    GPT *model = run->model;
+    /* every rank started from its own seed; lesson 02's first rule still holds */
+    comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
+    return zero1_allocate(run, zero, err, err_len);
+}
+
+void zero1_stop(RunContext *run)
+{
+    if (run->state == NULL)
+        return;
+    zero1_free(run, run->state);
+    free(run->state);
+    run->state = NULL;
+}

@@ -1,0 +1,51 @@
+/* Lesson 07's exercise: ZeRO stage 1, the optimizer state sharded over the ranks. */
+#ifndef LESSON07_ZERO1_H
+#define LESSON07_ZERO1_H
+
+#include <stddef.h>
+
+#include "layout.h"
+#include "optimizer.h"
+#include "strategy.h"
+
+/* Every unit is cut into `world` equal shards: unit u's count is padded up to a multiple of
+ * world, and rank r owns elements [r * shard_count[u], (r + 1) * shard_count[u]) of it. A
+ * rank's shards of all units, one after another, make its shard buffers. */
+typedef struct {
+    int num_units, rank, world;
+    size_t *shard_count;   /* per unit: elements each rank owns, padding included */
+    size_t *shard_offset;  /* per unit: where its shard starts in this rank's shard buffers */
+    size_t shard_total;    /* this rank's elements over all units */
+    size_t largest_shard;  /* the largest shard_count */
+} ShardPlan;
+
+/* Fills the plan's arrays (allocated by the caller, num_units entries each) and totals. */
+void plan_shards(ShardPlan *plan, const GPTConfig *cfg);
+
+/* How many of the elements this rank owns in unit u are real, not padding. */
+size_t owned_real_count(const ShardPlan *plan, const GPTConfig *cfg, int unit);
+
+typedef struct {
+    ShardPlan plan;
+    AdamW opt;         /* m and v for this rank's shard only */
+    float *grad_shard; /* plan.shard_total: this rank's averaged gradients */
+    float *padded;     /* world * largest_shard: one unit, padded, for a collective */
+    float *piece;      /* largest_shard: this rank's piece of a unit, padded */
+} Zero1;
+
+int zero1_start(RunContext *run, char *err, size_t err_len);
+float zero1_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm);
+void zero1_stop(RunContext *run);
+
+/* The steps of zero1_optimizer_step, for the lessons that build on this one. */
+void reduce_scatter_unit(RunContext *run, Zero1 *zero, int unit, const float *unit_grads);
+float sharded_grad_norm(RunContext *run, Zero1 *zero);
+void update_owned(RunContext *run, Zero1 *zero, int unit, float *unit_params, AdamWHyper hyper, float scale);
+void all_gather_unit(RunContext *run, Zero1 *zero, int unit, float *unit_params);
+
+/* Allocation shared with the later stages: the plan, AdamW for the shard, the gradient
+ * shard and the two collective buffers. Returns 0 or -1 with a reason. */
+int zero1_allocate(RunContext *run, Zero1 *zero, char *err, size_t err_len);
+void zero1_free(RunContext *run, Zero1 *zero);
+
+#endif
