@@ -25,10 +25,20 @@ static UnitTensors resolve_unit(const GPTConfig *cfg, int unit, float *unit_base
     return tensors;
 }
 
+/* A hook that hands back no buffer is a strategy bug: say which, rather than crash later. */
+static float *checked(float *buffer, const char *hook, int unit)
+{
+    if (buffer == NULL) {
+        fprintf(stderr, "the strategy's %s hook gave no buffer for unit %d\n", hook, unit);
+        abort();
+    }
+    return buffer;
+}
+
 static float *acquire_params(GPT *model, int unit, Pass pass)
 {
     if (model->hooks.acquire_params != NULL)
-        return model->hooks.acquire_params(model->hooks.ctx, unit, pass);
+        return checked(model->hooks.acquire_params(model->hooks.ctx, unit, pass), "acquire_params", unit);
     return model->params + unit_range(&model->cfg, unit).offset;
 }
 
@@ -41,7 +51,7 @@ static void release_params(GPT *model, int unit, Pass pass)
 static float *unit_grads(GPT *model, int unit)
 {
     if (model->hooks.unit_grads != NULL)
-        return model->hooks.unit_grads(model->hooks.ctx, unit);
+        return checked(model->hooks.unit_grads(model->hooks.ctx, unit), "unit_grads", unit);
     return model->grads + unit_range(&model->cfg, unit).offset;
 }
 

@@ -24,6 +24,10 @@ typedef struct {
     double comm_bytes_per_step;                        /* per rank, as CommStats counts */
     double param_bytes;
     double peak_tracked_mb, peak_rss_mb;               /* per rank, the largest rank */
+    /* In use at the end of the last step, per rank (the largest rank), from the tracking
+     * allocator: the model state (parameters, gradients, AdamW m + v), the working buffers
+     * of the communication (MEM_COMM) and the activations (with backward's scratch). */
+    double params_mb, grads_mb, adam_mb, working_mb, activations_mb;
     float last_loss;
 } RunSummary;
 

@@ -417,6 +417,11 @@ static int summarise(Trainer *tr, char *err, size_t err_len)
     RunSummary *s = &tr->summary;
     s->peak_tracked_mb = slowest(tr, mem_peak_total() / 1e6); /* largest over ranks */
     s->peak_rss_mb = slowest(tr, mem_peak_rss() / 1e6);
+    s->params_mb = slowest(tr, mem_in_use(MEM_PARAMS) / 1e6);
+    s->grads_mb = slowest(tr, mem_in_use(MEM_GRADS) / 1e6);
+    s->adam_mb = slowest(tr, (mem_in_use(MEM_ADAM_M) + mem_in_use(MEM_ADAM_V)) / 1e6);
+    s->working_mb = slowest(tr, mem_in_use(MEM_COMM) / 1e6);
+    s->activations_mb = slowest(tr, (mem_in_use(MEM_ACTIVATIONS) + mem_in_use(MEM_SCRATCH)) / 1e6);
     if (tr->rank != 0)
         return 0;
     if (!tr->cfg.quiet)

@@ -1,4 +1,4 @@
-/* The data-parallel lessons 02-07 end to end: each reference solution reproduces the
+/* The data-parallel lessons 02-08 end to end: each reference solution reproduces the
  * single-device run of the same global batch at 1, 2 and 4 ranks with identical parameters
  * on every rank; the grader passes each solution and fails each skeleton and each of the
  * mistakes in tests/mutants/. These run the built programs from the repository root. */
@@ -9,8 +9,8 @@
 #include "shell.h"
 
 static const char *const dp_lessons[] = {"02_naive_ddp", "03_flat_ddp", "04_overlap_ddp", "05_bucketed_ddp",
-                                         "06_grad_accum", "07_zero1"};
-enum { NUM_DP_LESSONS = 6 };
+                                         "06_grad_accum", "07_zero1", "08_zero2"};
+enum { NUM_DP_LESSONS = 7 };
 
 TestSuite(lessons_dp, .timeout = 600);
 
@@ -68,6 +68,21 @@ Test(lessons_dp, zero1_matches_single_device_at_1_2_3_4_ranks)
 {
     check_lesson_at_1_2_4("07_zero1", "");
     check_equivalence_with("07_zero1", 3, "--batch 6", "");
+}
+
+Test(lessons_dp, zero2_matches_single_device_at_1_2_3_4_ranks)
+{
+    check_lesson_at_1_2_4("08_zero2", "");
+    check_equivalence_with("08_zero2", 3, "--batch 6", "");
+}
+
+/* Per-rank model state, from the tracking allocator, within 5% of the ZeRO formulas. */
+Test(lessons_dp, zero_model_state_matches_the_formulas_at_1_2_4_ranks)
+{
+    char output[8192];
+    int status = shell_output("scripts/zero_memory.sh --check 1 2 4", output, sizeof output);
+    cr_assert_eq(status, 0, "%s", output);
+    cr_assert_not_null(strstr(output, "zero2      2        8.425        8.425"), "%s", output);
 }
 
 /* The graded references themselves say the same as the single-device reference. */

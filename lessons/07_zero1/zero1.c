@@ -109,7 +109,7 @@ float zero1_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm)
 
 /* ---------------------------------------------------------------- state (given) */
 
-int zero1_allocate(RunContext *run, Zero1 *zero, char *err, size_t err_len)
+int zero1_allocate(RunContext *run, Zero1 *zero, MemKind grad_shard_kind, char *err, size_t err_len)
 {
     const GPT *model = run->model;
     const Kernels *k = model->kernels;
@@ -126,7 +126,7 @@ int zero1_allocate(RunContext *run, Zero1 *zero, char *err, size_t err_len)
     plan_shards(plan, &model->cfg);
     if (adamw_create(&zero->opt, plan->shard_total, k, err, err_len) != 0)
         return -1;
-    zero->grad_shard = k->alloc(plan->shard_total * sizeof(float), MEM_GRADS);
+    zero->grad_shard = k->alloc(plan->shard_total * sizeof(float), grad_shard_kind);
     zero->padded = k->alloc(plan->largest_shard * plan->world * sizeof(float), MEM_COMM);
     zero->piece = k->alloc(plan->largest_shard * sizeof(float), MEM_COMM);
     if (zero->grad_shard == NULL || zero->padded == NULL || zero->piece == NULL) {
@@ -158,7 +158,9 @@ int zero1_start(RunContext *run, char *err, size_t err_len)
     GPT *model = run->model;
     /* every rank started from its own seed; lesson 02's first rule still holds */
     comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
-    return zero1_allocate(run, zero, err, err_len);
+    /* the full gradient stays (backward writes it); the shard is the reduce-scatter's
+     * output, a working buffer */
+    return zero1_allocate(run, zero, MEM_COMM, err, err_len);
 }
 
 void zero1_stop(RunContext *run)

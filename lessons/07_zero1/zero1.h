@@ -44,8 +44,9 @@ void update_owned(RunContext *run, Zero1 *zero, int unit, float *unit_params, Ad
 void all_gather_unit(RunContext *run, Zero1 *zero, int unit, float *unit_params);
 
 /* Allocation shared with the later stages: the plan, AdamW for the shard, the gradient
- * shard and the two collective buffers. Returns 0 or -1 with a reason. */
-int zero1_allocate(RunContext *run, Zero1 *zero, char *err, size_t err_len);
+ * shard (counted as grad_shard_kind: a working buffer beside ZeRO-1's full gradient, the
+ * gradients themselves from ZeRO-2 on) and the two collective buffers. Returns 0 or -1. */
+int zero1_allocate(RunContext *run, Zero1 *zero, MemKind grad_shard_kind, char *err, size_t err_len);
 void zero1_free(RunContext *run, Zero1 *zero);
 
 #endif

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Model-state memory per rank, measured by the tracking allocator, beside the ZeRO formulas
+# for fp32 AdamW (psi = parameter count): DDP 16psi, ZeRO-1 8psi + 8psi/N, ZeRO-2
+# 4psi + 12psi/N, ZeRO-3 16psi/N. Working buffers and activations on their own columns.
+#
+#   scripts/zero_memory.sh [--check] [RANKS...]     (default ranks: 1 2 4)
+#
+# --check exits 1 when a measured model state is more than 5% off its formula.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+check=0
+if [ "${1:-}" = --check ]; then check=1; shift; fi
+ranks_list=("$@")
+[ ${#ranks_list[@]} -gt 0 ] || ranks_list=(1 2 4)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+stages=(03_flat_ddp:ddp 07_zero1:zero1 08_zero2:zero2)
+[ -x build/solutions/09_zero3 ] && stages+=(09_zero3:zero3)
+
+for ranks in "${ranks_list[@]}"; do
+    for entry in "${stages[@]}"; do
+        lesson=${entry%%:*}
+        timeout 300 mpiexec -n "$ranks" "build/solutions/$lesson" train --config course --steps 2 --val-every 0 \
+            --gen-tokens 0 --summary "$work/$lesson.$ranks.csv" >"$work/log" 2>&1 </dev/null ||
+            { cat "$work/log" >&2; exit 1; }
+        echo "${entry#*:} $ranks $(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+            NR == 2 { print $c["params_mb"], $c["grads_mb"], $c["adam_mb"], $c["working_mb"], $c["activations_mb"] }' \
+            "$work/$lesson.$ranks.csv")"
+    done
+done | awk -v check="$check" '
+    # psi from DDP: its parameters are the whole model, 4 bytes each
+    { stage[NR] = $1; n[NR] = $2; state[NR] = $3 + $4 + $5; working[NR] = $6; acts[NR] = $7
+      if ($1 == "ddp") { psi_mb = $3 / 4; ddp[$2] = state[NR] } }
+    function formula(s, N) {
+        if (s == "ddp") return 16 * psi_mb
+        if (s == "zero1") return 8 * psi_mb + 8 * psi_mb / N
+        if (s == "zero2") return 4 * psi_mb + 12 * psi_mb / N
+        return 16 * psi_mb / N
+    }
+    END {
+        printf "model state per rank (MB = 10^6 bytes; psi = %.0f parameters, course config, B8 T128)\n", psi_mb * 1e6
+        printf "%-6s %5s %12s %12s %10s %10s %12s %12s %12s\n", "stage", "ranks", "measured", "formula",
+               "meas/form", "vs DDP", "formula/DDP", "working MB", "activations"
+        bad = 0
+        for (i = 1; i <= NR; i++) {
+            f = formula(stage[i], n[i]); ratio = state[i] / f
+            if (ratio > 1.05 || ratio < 0.95) bad = 1
+            printf "%-6s %5d %12.3f %12.3f %10.4f %10.3f %12.3f %12.3f %12.3f\n", stage[i], n[i], state[i], f,
+                   ratio, state[i] / ddp[n[i]], f / formula("ddp", n[i]), working[i], acts[i]
+        }
+        if (check && bad) { print "zero_memory: a model state is more than 5% off its formula"; exit 1 }
+    }'

@@ -1,0 +1,81 @@
+/* Lesson 08 reference: ZeRO stage 2 (see lessons/08_zero2/zero2.c for the exercise). */
+#include "zero2.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+float *zero2_unit_grads(RunContext *run, int unit)
+{
+    Zero2 *zero = run->state;
+    return unit == 0 ? zero->unit0_grads : zero->unit_grads;
+}
+
+void zero2_grads_ready(RunContext *run, int unit)
+{
+    Zero2 *zero = run->state;
+    float *grads = zero2_unit_grads(run, unit);
+    reduce_scatter_unit(run, &zero->zero1, unit, grads);
+    run->model->kernels->zero(grads, unit_range(&run->model->cfg, unit).count * sizeof(float));
+}
+
+float zero2_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm)
+{
+    Zero2 *zero = run->state;
+    GPT *model = run->model;
+    float norm = sharded_grad_norm(run, &zero->zero1);
+    float scale = clip_scale(norm, max_norm);
+    adamw_begin_step(&zero->zero1.opt);
+    for (int unit = 0; unit < zero->zero1.plan.num_units; unit++)
+        update_owned(run, &zero->zero1, unit, model->params + unit_range(&model->cfg, unit).offset, hyper, scale);
+    for (int unit = 0; unit < zero->zero1.plan.num_units; unit++)
+        all_gather_unit(run, &zero->zero1, unit, model->params + unit_range(&model->cfg, unit).offset);
+    return norm;
+}
+
+/* ---------------------------------------------------------------- state (given) */
+
+static size_t largest_unit_after_0(const GPTConfig *cfg)
+{
+    size_t largest = 0;
+    for (int unit = 1; unit < gpt_num_units(cfg); unit++)
+        if (unit_range(cfg, unit).count > largest)
+            largest = unit_range(cfg, unit).count;
+    return largest;
+}
+
+int zero2_start(RunContext *run, char *err, size_t err_len)
+{
+    Zero2 *zero = calloc(1, sizeof *zero);
+    run->state = zero;
+    if (zero == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    GPT *model = run->model;
+    const Kernels *k = model->kernels;
+    comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
+    if (zero1_allocate(run, &zero->zero1, MEM_GRADS, err, err_len) != 0)
+        return -1;
+    /* the full gradient buffer goes: backward writes into the two working buffers instead */
+    k->free(model->grads);
+    model->grads = NULL;
+    zero->unit0_grads = k->alloc(unit_range(&model->cfg, 0).count * sizeof(float), MEM_COMM);
+    zero->unit_grads = k->alloc(largest_unit_after_0(&model->cfg) * sizeof(float), MEM_COMM);
+    if (zero->unit0_grads == NULL || zero->unit_grads == NULL) {
+        snprintf(err, err_len, "out of memory for the gradient working buffers");
+        return -1;
+    }
+    return 0;
+}
+
+void zero2_stop(RunContext *run)
+{
+    Zero2 *zero = run->state;
+    if (zero == NULL)
+        return;
+    zero1_free(run, &zero->zero1);
+    run->model->kernels->free(zero->unit0_grads);
+    run->model->kernels->free(zero->unit_grads);
+    free(zero);
+    run->state = NULL;
+}
