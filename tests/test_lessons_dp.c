@@ -1,4 +1,4 @@
-/* The data-parallel lessons 02-08 end to end: each reference solution reproduces the
+/* The data-parallel and sharding lessons 02-09 end to end: each reference solution reproduces the
  * single-device run of the same global batch at 1, 2 and 4 ranks with identical parameters
  * on every rank; the grader passes each solution and fails each skeleton and each of the
  * mistakes in tests/mutants/. These run the built programs from the repository root. */
@@ -9,8 +9,8 @@
 #include "shell.h"
 
 static const char *const dp_lessons[] = {"02_naive_ddp", "03_flat_ddp", "04_overlap_ddp", "05_bucketed_ddp",
-                                         "06_grad_accum", "07_zero1", "08_zero2"};
-enum { NUM_DP_LESSONS = 7 };
+                                         "06_grad_accum", "07_zero1", "08_zero2", "09_zero3"};
+enum { NUM_DP_LESSONS = 8 };
 
 TestSuite(lessons_dp, .timeout = 600);
 
@@ -76,6 +76,13 @@ Test(lessons_dp, zero2_matches_single_device_at_1_2_3_4_ranks)
     check_equivalence_with("08_zero2", 3, "--batch 6", "");
 }
 
+Test(lessons_dp, zero3_matches_single_device_at_1_2_3_4_ranks)
+{
+    check_lesson_at_1_2_4("09_zero3", "");
+    check_equivalence("09_zero3", 2, "--no-prefetch");
+    check_equivalence_with("09_zero3", 3, "--batch 6", "");
+}
+
 /* Per-rank model state, from the tracking allocator, within 5% of the ZeRO formulas. */
 Test(lessons_dp, zero_model_state_matches_the_formulas_at_1_2_4_ranks)
 {
@@ -83,6 +90,7 @@ Test(lessons_dp, zero_model_state_matches_the_formulas_at_1_2_4_ranks)
     int status = shell_output("scripts/zero_memory.sh --check 1 2 4", output, sizeof output);
     cr_assert_eq(status, 0, "%s", output);
     cr_assert_not_null(strstr(output, "zero2      2        8.425        8.425"), "%s", output);
+    cr_assert_not_null(strstr(output, "zero3      4"), "ZeRO-3 missing from the table:\n%s", output);
 }
 
 /* The graded references themselves say the same as the single-device reference. */
@@ -172,6 +180,11 @@ Test(lessons_dp, grading_fails_units_left_unpadded)
 Test(lessons_dp, grading_fails_a_grad_norm_from_the_local_shard)
 {
     check_mutant_fails("07", "07_zero1/local_grad_norm", "FAIL dp_reference_n2 grad_norm");
+}
+
+Test(lessons_dp, grading_fails_a_zero3_unit_used_before_its_gather_completed)
+{
+    check_mutant_fails("09", "09_zero3/used_before_gathered", "FAIL dp_reference_n2 loss");
 }
 
 Test(lessons_dp, a_batch_that_does_not_split_over_the_ranks_is_one_line_error)

@@ -58,14 +58,8 @@ static size_t largest_unit_after_0(const GPTConfig *cfg)
     return largest;
 }
 
-int zero2_start(RunContext *run, char *err, size_t err_len)
+int zero2_init(RunContext *run, Zero2 *zero, char *err, size_t err_len)
 {
-    Zero2 *zero = calloc(1, sizeof *zero);
-    run->state = zero;
-    if (zero == NULL) {
-        snprintf(err, err_len, "out of memory");
-        return -1;
-    }
     GPT *model = run->model;
     const Kernels *k = model->kernels;
     comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
@@ -83,14 +77,29 @@ int zero2_start(RunContext *run, char *err, size_t err_len)
     return 0;
 }
 
-void zero2_stop(RunContext *run)
+void zero2_release(RunContext *run, Zero2 *zero)
 {
-    Zero2 *zero = run->state;
-    if (zero == NULL)
-        return;
     zero1_free(run, &zero->zero1);
     run->model->kernels->free(zero->unit0_grads);
     run->model->kernels->free(zero->unit_grads);
-    free(zero);
+}
+
+int zero2_start(RunContext *run, char *err, size_t err_len)
+{
+    Zero2 *zero = calloc(1, sizeof *zero);
+    run->state = zero;
+    if (zero == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    return zero2_init(run, zero, err, err_len);
+}
+
+void zero2_stop(RunContext *run)
+{
+    if (run->state == NULL)
+        return;
+    zero2_release(run, run->state);
+    free(run->state);
     run->state = NULL;
 }

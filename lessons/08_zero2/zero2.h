@@ -13,6 +13,10 @@ typedef struct {
 } Zero2;
 
 int zero2_start(RunContext *run, char *err, size_t err_len);
+/* zero2_start's work on a Zero2 the caller owns (the first member of a later stage's state,
+ * so that run->state serves both); zero2_release frees what it allocated. */
+int zero2_init(RunContext *run, Zero2 *zero, char *err, size_t err_len);
+void zero2_release(RunContext *run, Zero2 *zero);
 float *zero2_unit_grads(RunContext *run, int unit);
 void zero2_grads_ready(RunContext *run, int unit);
 float zero2_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm);
