@@ -8,6 +8,8 @@
 #  3. lessons 02-06 on 2 ranks x 1 thread against lesson 00 on one, and PyTorch DDP when
 #     python3-torch is installed, on the course shape and on L6 H4 C256 T256 B8
 #     (scripts/bench_dp.sh).
+#  4. the ZeRO stages at 2 ranks: step time against bucketed DDP, bytes per step against
+#     the formulas (scripts/bench_zero.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repeats=${BENCH_REPEATS:-5}
@@ -44,3 +46,6 @@ mpiexec -n 2 build/solutions/01_collectives -o ring -b 1M -e 64M -f 4 -w 5 -n 20
 
 echo
 scripts/bench_dp.sh
+
+echo
+scripts/bench_zero.sh

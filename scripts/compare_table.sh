@@ -2,7 +2,8 @@
 # Prints one comparison table from run summaries (the one-row CSVs that `train --summary`
 # writes): strategy, ranks, step time, comm time, comm fraction, tokens/s, last loss; and
 # writes the rows together as one CSV when --csv OUT is given. comm MB is per step per
-# rank, an all-reduce of n bytes counted 2n; a field a summary lacks shows as "-".
+# rank, an all-reduce of n bytes counted 2n; state MB is the model state per rank
+# (parameters, gradients, AdamW m and v); a field a summary lacks shows as "-".
 #
 #   scripts/compare_table.sh [--csv OUT] SUMMARY.csv...
 set -euo pipefail
@@ -21,10 +22,12 @@ awk -F, '
     function get(name) { return (name in col) ? $col[name] : "" }
     function ms(name) { v = get(name); return v == "" ? "-" : sprintf("%.2f", 1e3 * v) }
     function fixed(name, fmt) { v = get(name); return v == "" ? "-" : sprintf(fmt, v) }
-    BEGIN { printf "%-16s %5s %14s %14s %10s %10s %11s %9s %11s\n", "strategy", "ranks", "step ms (std)",
-                   "comm ms (std)", "comm frac", "tokens/s", "last loss", "comm MB", "peak RSS MB" }
-    { printf "%-16s %5s %7s (%4s) %7s (%4s) %10s %10s %11s %9s %11s\n", get("strategy"), get("ranks"),
+    function state() { if (get("params_mb") == "") return "-"
+                       return sprintf("%.3f", get("params_mb") + get("grads_mb") + get("adam_mb")) }
+    BEGIN { printf "%-16s %5s %14s %14s %10s %10s %11s %9s %9s %11s\n", "strategy", "ranks", "step ms (std)",
+                   "comm ms (std)", "comm frac", "tokens/s", "last loss", "comm MB", "state MB", "peak RSS MB" }
+    { printf "%-16s %5s %7s (%4s) %7s (%4s) %10s %10s %11s %9s %9s %11s\n", get("strategy"), get("ranks"),
              ms("step_time_avg_s"), ms("step_time_std_s"), ms("comm_time_avg_s"), ms("comm_time_std_s"),
              fixed("comm_frac_avg", "%.4f"), fixed("tokens_per_s", "%.0f"), fixed("last_loss", "%.6f"),
-             fixed("comm_mb_per_step", "%.2f"), fixed("peak_rss_mb", "%.1f") }
+             fixed("comm_mb_per_step", "%.2f"), state(), fixed("peak_rss_mb", "%.1f") }
 ' "$@"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make run: the course, end to end, on the course configuration. Writes runs/.
-#   lesson 00 on one device (train, then profile), lessons 02-06 on 2 ranks, PyTorch's own
-#   DDP when python3-torch is installed, and one comparison table of them all.
+#   lesson 00 on one device (train, then profile), lessons 02-09 on 2 ranks, PyTorch's own
+#   DDP when python3-torch is installed, and one comparison table of them all (with the
+#   model state per rank), then the ZeRO memory table at 1, 2 and 4 ranks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p runs
@@ -23,7 +24,7 @@ lesson_flags() {
     esac
 }
 
-for lesson in 02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum; do
+for lesson in 02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum 07_zero1 08_zero2 09_zero3; do
     echo
     echo "== lesson $lesson: $ranks ranks (course config) =="
     # shellcheck disable=SC2046 # the flags are words
@@ -42,3 +43,6 @@ echo
 echo "== comparison (course config; per-step figures in runs/*.csv) =="
 scripts/compare_table.sh --csv runs/comparison.csv "${summaries[@]}"
 echo "table: runs/comparison.csv; checkpoint: runs/00_single_device.bin"
+echo
+echo "== model state per rank, ZeRO stages against the formulas =="
+scripts/zero_memory.sh

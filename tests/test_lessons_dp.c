@@ -220,3 +220,24 @@ Test(lessons_dp, pytorch_ddp_matches_lesson_00)
         cr_skip_test("python3-torch is not installed");
     cr_assert_eq(status, 0, "%s", output);
 }
+
+/* A sharded run writes one whole llm.c checkpoint (gathered), which lesson 00 trains on
+ * from, as does a sharded run; both continue the same trajectory. ZeRO-1 and ZeRO-3 at 2
+ * ranks hold the same parameters bit for bit, so their checkpoints are the same bytes. */
+Test(lessons_dp, sharded_runs_save_and_start_from_whole_checkpoints)
+{
+    char output[65536];
+    int status = shell_output(
+        "set -e; . tests/tolerance.sh; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
+        "run='--config reference --steps 4 --gen-tokens 0';"
+        "timeout 300 mpiexec -n 2 build/solutions/09_zero3 train $run --save $dir/z3.bin > /dev/null;"
+        "timeout 300 mpiexec -n 2 build/solutions/07_zero1 train $run --save $dir/z1.bin > /dev/null;"
+        "cmp $dir/z1.bin $dir/z3.bin;"
+        "build/solutions/00_single_device train $run --init-from $dir/z3.bin --csv $dir/one.csv > /dev/null;"
+        "timeout 300 mpiexec -n 2 build/solutions/09_zero3 train $run --init-from $dir/z3.bin --csv $dir/many.csv"
+        " > /dev/null;"
+        "build/tools/compare_runs $dir/one.csv $dir/many.csv --columns loss,grad_norm,val_loss"
+        " --rtol $LOSS_RTOL --atol $LOSS_ATOL --label resumed",
+        output, sizeof output);
+    cr_assert_eq(status, 0, "%s", output);
+}

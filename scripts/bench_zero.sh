@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# ZeRO stages at 2 ranks x 1 thread on the course shape: step time relative to bucketed DDP
+# (lesson 05), and the bytes each rank communicates per step against the formula, in
+# multiples of the fp32 parameter bytes (psi): 2 psi for DDP (an all-reduce), ZeRO-1 and
+# ZeRO-2 (a reduce-scatter and an all-gather), 3 psi for ZeRO-3 (an all-gather before
+# forward and again before backward, and the reduce-scatter). OpenBLAS's auto-detected
+# kernels; median step time of BENCH_REPEATS runs (default 3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+unset OPENBLAS_CORETYPE
+repeats=${BENCH_REPEATS:-3}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+common="--config course --steps 40 --val-every 0 --gen-tokens 0 --threads 1"
+
+field() {
+    awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i } NR == 2 { print $c }' "$1"
+}
+
+# Prints "median_step_seconds comm_mb_per_step" of $repeats runs of a lesson.
+measure() {
+    local lesson=$1 times=()
+    shift
+    for _ in $(seq "$repeats"); do
+        # shellcheck disable=SC2086 # flag lists are words
+        mpiexec -n 2 "build/solutions/$lesson" train $common "$@" --summary "$work/s.csv" >"$work/log" 2>&1 </dev/null ||
+            { cat "$work/log" >&2; return 1; }
+        times+=("$(field "$work/s.csv" step_time_avg_s)")
+    done
+    echo "$(printf '%s\n' "${times[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" \
+         "$(field "$work/s.csv" comm_mb_per_step)"
+}
+
+psi_mb=$(build/solutions/00_single_device train $common --dry-run | awk '/^parameters/ { print $2 * 4 / 1e6 }')
+echo "ZeRO stages, 2 ranks x 1 thread, course shape, 40 steps, median of $repeats; psi = $psi_mb MB of fp32 parameters"
+printf '  %-22s %9s %12s %12s %10s %9s\n' stage "step ms" "x bucketed" "comm MB/step" "x psi" formula
+read -r base_s base_mb < <(measure 05_bucketed_ddp)
+row() {
+    awk -v name="$1" -v s="$2" -v mb="$3" -v base="$base_s" -v psi="$psi_mb" -v f="$4" \
+        'BEGIN { printf "  %-22s %9.2f %12.3f %12.3f %10.3f %9s\n", name, 1e3 * s, s / base, mb, mb / psi, f }'
+}
+row bucketed_ddp "$base_s" "$base_mb" "2 psi"
+for entry in "07_zero1:zero1:2 psi" "08_zero2:zero2:2 psi" "09_zero3:zero3:3 psi" "09_zero3 --no-prefetch:zero3 (no prefetch):3 psi"; do
+    IFS=: read -r command name formula <<<"$entry"
+    # shellcheck disable=SC2086 # the lesson and its flags are words
+    read -r s mb < <(measure $command)
+    row "$name" "$s" "$mb" "$formula"
+done
