@@ -37,8 +37,8 @@ void summary_print(const RunSummary *s, FILE *out)
     fprintf(out, "  %-22s %10.4f %10.4f\n", "comm fraction", s->comm_fraction.mean,
             running_std(&s->comm_fraction));
     fprintf(out, "  %-22s %10.0f\n", "tokens/s", tokens_per_second(s));
-    fprintf(out, "  %-22s %10.3f   (%.2f x the parameter bytes)\n", "comm MB per step", s->comm_bytes_per_step / 1e6,
-            s->param_bytes > 0 ? s->comm_bytes_per_step / s->param_bytes : 0.0);
+    fprintf(out, "  %-22s %10.3f   (%.2f x the parameter bytes; mean over the steps)\n", "comm MB per step", s->comm_bytes.mean / 1e6,
+            s->param_bytes > 0 ? s->comm_bytes.mean / s->param_bytes : 0.0);
     fprintf(out, "  %-22s %10.1f   (tracked allocations; peak RSS %.1f MB)\n", "peak memory/rank (MB)",
             s->peak_tracked_mb, s->peak_rss_mb);
     fprintf(out, "  %-22s %10.3f   (params %.3f + grads %.3f + AdamW m, v %.3f)\n", "model state/rank (MB)",
@@ -61,7 +61,7 @@ void summary_csv_row(const RunSummary *s, FILE *out)
             s->ranks, s->threads, s->step_seconds.count, s->step_seconds.mean, running_std(&s->step_seconds),
             s->comm_seconds.mean, running_std(&s->comm_seconds), s->comm_fraction.mean,
             running_std(&s->comm_fraction), tokens_per_second(s), s->peak_rss_mb, s->last_loss,
-            s->comm_bytes_per_step / 1e6, s->peak_tracked_mb, s->params_mb, s->grads_mb, s->adam_mb, s->working_mb,
+            s->comm_bytes.mean / 1e6, s->peak_tracked_mb, s->params_mb, s->grads_mb, s->adam_mb, s->working_mb,
             s->activations_mb);
 }
 

@@ -21,7 +21,7 @@ typedef struct {
     int ranks, threads, steps, warmup_steps; /* warm-up steps are left out of the figures */
     Running step_seconds, comm_seconds, comm_fraction; /* per step, slowest rank */
     double tokens_per_step;                            /* global */
-    double comm_bytes_per_step;                        /* per rank, as CommStats counts */
+    Running comm_bytes;                                /* per step, per rank, as CommStats counts */
     double param_bytes;
     double peak_tracked_mb, peak_rss_mb;               /* per rank, the largest rank */
     /* In use at the end of the last step, per rank (the largest rank), from the tracking

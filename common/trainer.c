@@ -312,7 +312,7 @@ static void record_step(Trainer *tr, int step, const StepResult *r)
     running_add(&s->step_seconds, r->seconds);
     running_add(&s->comm_seconds, r->comm_seconds);
     running_add(&s->comm_fraction, r->seconds > 0 ? r->comm_seconds / r->seconds : 0.0);
-    s->comm_bytes_per_step = r->comm_bytes;
+    running_add(&s->comm_bytes, r->comm_bytes);
 }
 
 /* Bytes the model made up may not be printable text: show those as \xNN. */

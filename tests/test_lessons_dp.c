@@ -182,6 +182,11 @@ Test(lessons_dp, grading_fails_a_grad_norm_from_the_local_shard)
     check_mutant_fails("07", "07_zero1/local_grad_norm", "FAIL dp_reference_n2 grad_norm");
 }
 
+Test(lessons_dp, grading_fails_a_zero2_working_buffer_left_unzeroed)
+{
+    check_mutant_fails("08", "08_zero2/no_zeroing", "FAIL dp_reference_n2 grad_norm");
+}
+
 Test(lessons_dp, grading_fails_a_zero3_unit_used_before_its_gather_completed)
 {
     check_mutant_fails("09", "09_zero3/used_before_gathered", "FAIL dp_reference_n2 loss");

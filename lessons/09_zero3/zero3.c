@@ -5,7 +5,7 @@
  * gradient shard) and rebuilds a unit when the model needs it: the model asks for a unit's
  * parameters through one accessor (zero3_acquire_params) and says when it is done
  * (zero3_release_params). Acquire all-gathers the unit from every rank's shard into a
- * working buffer (a GatherSlot); release lets the buffer go, so the unit is gathered again
+ * working buffer (one of two GatherSlots); release lets the buffer go, so the unit is gathered again
  * for its backward. Per step that is an all-gather of every unit in forward, another in
  * backward, and lesson 08's reduce-scatter of the gradients: 3 psi instead of DDP's 2 psi,
  * for 16 psi / N bytes of model state per rank.
@@ -151,6 +151,8 @@ int zero3_start(RunContext *run, char *err, size_t err_len)
         return -1;
     const Kernels *k = run->model->kernels;
     const ShardPlan *plan = &zero->zero2.zero1.plan;
+    k->free(zero->zero2.zero1.piece); /* lesson 07's all-gather source: the shard itself is, here */
+    zero->zero2.zero1.piece = NULL;
     zero->prefetch = !options->no_prefetch;
     zero->param_shard = k->alloc(plan->shard_total * sizeof(float), MEM_PARAMS);
     for (int s = 0; s < ZERO3_SLOTS; s++) {

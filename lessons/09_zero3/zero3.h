@@ -6,7 +6,7 @@
 
 #include "zero2.h"
 
-enum { ZERO3_SLOTS = 3 }; /* gathered units held at once: in use, prefetched, one kept */
+enum { ZERO3_SLOTS = 2 }; /* gathered units held at once: the one in use and the next one arriving */
 
 /* A working buffer that holds one gathered unit (padded), or is being filled with one. */
 typedef struct {

@@ -145,6 +145,8 @@ int zero3_start(RunContext *run, char *err, size_t err_len)
         return -1;
     const Kernels *k = run->model->kernels;
     const ShardPlan *plan = &zero->zero2.zero1.plan;
+    k->free(zero->zero2.zero1.piece); /* lesson 07's all-gather source: the shard itself is, here */
+    zero->zero2.zero1.piece = NULL;
     zero->prefetch = !options->no_prefetch;
     zero->param_shard = k->alloc(plan->shard_total * sizeof(float), MEM_PARAMS);
     for (int s = 0; s < ZERO3_SLOTS; s++) {
