@@ -38,7 +38,7 @@ static int store_number(const Flag *flag, void *target, const char *text, char *
         return -1;
     }
     if (value < flag->min || value > flag->max) {
-        snprintf(err, err_len, "--%s: %s is outside %g..%g", flag->name, text, flag->min, flag->max);
+        snprintf(err, err_len, "--%s: %s is outside %.15g..%.15g", flag->name, text, flag->min, flag->max);
         return -1;
     }
     char *field = (char *)target + flag->offset;

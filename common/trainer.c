@@ -58,9 +58,25 @@ static int load_or_init(Trainer *tr, char *err, size_t err_len)
     return status;
 }
 
+/* The summary is written at the end; find out now, not after the run, if it cannot be. */
+static int check_summary_path(const Trainer *tr, char *err, size_t err_len)
+{
+    FILE *probe = fopen(tr->cfg.summary_path, "w");
+    if (probe == NULL) {
+        snprintf(err, err_len, "--summary %s: cannot open for writing", tr->cfg.summary_path);
+        return -1;
+    }
+    fclose(probe);
+    return 0;
+}
+
 static int open_outputs(Trainer *tr, char *err, size_t err_len)
 {
-    if (tr->cfg.csv_path == NULL || tr->rank != 0)
+    if (tr->rank != 0)
+        return 0;
+    if (tr->cfg.summary_path != NULL && check_summary_path(tr, err, err_len) != 0)
+        return -1;
+    if (tr->cfg.csv_path == NULL)
         return 0;
     tr->csv = fopen(tr->cfg.csv_path, "w");
     if (tr->csv == NULL) {

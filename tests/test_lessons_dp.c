@@ -205,6 +205,16 @@ Test(lessons_dp, a_batch_that_does_not_split_over_the_ranks_is_one_line_error)
     cr_expect_not_null(strstr(output, "--batch 8 does not split into 1 rank(s) x 3 micro-batch(es) (--accum)\n"), "%s", output);
 }
 
+/* An output that cannot be written is reported before training, not after it. */
+Test(lessons_dp, an_unwritable_summary_is_refused_before_training)
+{
+    char output[4096];
+    int status = shell_output("build/solutions/09_zero3 train --config reference --summary /nonexistent/s.csv", output,
+                              sizeof output);
+    cr_expect_eq(status, 1);
+    cr_expect_str_eq(output, "09_zero3: --summary /nonexistent/s.csv: cannot open for writing\n");
+}
+
 Test(lessons_dp, lesson_00_refuses_more_than_one_rank)
 {
     char output[4096];
