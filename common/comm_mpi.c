@@ -5,6 +5,10 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "timer.h"
+#include "trace.h"
 
 struct Comm {
     MPI_Comm world;
@@ -43,10 +47,14 @@ static int check_count(Comm *comm, const char *operation, size_t count)
             return fail((comm), (operation), mpi_status_);   \
     } while (0)
 
-/* Every counted call opens with `double started = MPI_Wtime();` and closes through here. */
-static int account(Comm *comm, double started, double bytes, int collectives)
+/* Every counted call opens with `double started = now_seconds();` and closes through here;
+ * with --trace it also lands on the communication track (waits and tests on their own). */
+static int account(Comm *comm, const char *operation, double started, double bytes, int collectives)
 {
-    comm->stats.seconds += MPI_Wtime() - started;
+    double ended = now_seconds();
+    int is_wait = strcmp(operation, "wait") == 0 || strcmp(operation, "test") == 0;
+    trace_record(is_wait ? TRACK_WAIT : TRACK_COMM, operation, -1, started, ended);
+    comm->stats.seconds += ended - started;
     comm->stats.bytes += bytes;
     comm->stats.calls += collectives;
     return 0;
@@ -118,11 +126,11 @@ int comm_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
 {
     if (check_count(comm, "all_reduce", count) != 0)
         return -1;
-    double started = MPI_Wtime();
+    double started = now_seconds();
     MPI_CALL(comm, "all_reduce", MPI_Allreduce(MPI_IN_PLACE, buffer, (int)count, MPI_FLOAT, MPI_SUM, comm->world));
     if (op == REDUCE_AVG)
         scale(buffer, count, 1.0f / (float)comm->size);
-    return account(comm, started, 2 * float_bytes(count), 1);
+    return account(comm, "all_reduce", started, 2 * float_bytes(count), 1);
 }
 
 static int refuse_active(Comm *comm, const char *operation, const CommRequest *request)
@@ -149,7 +157,7 @@ int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, 
     *request = (CommRequest){.comm = comm, .buffer = buffer, .count = count, .average = op == REDUCE_AVG};
     if (check_count(comm, "all_reduce_start", count) != 0)
         return -1;
-    double started = MPI_Wtime();
+    double started = now_seconds();
     MPI_Request *handle = new_handle(comm, "all_reduce_start");
     if (handle == NULL)
         return -1;
@@ -160,7 +168,7 @@ int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, 
     }
     request->backend = handle;
     request->active = 1;
-    return account(comm, started, 2 * float_bytes(count), 1);
+    return account(comm, "all_reduce_start", started, 2 * float_bytes(count), 1);
 }
 
 int comm_all_gather_start(Comm *comm, const float *send, float *recv, size_t send_count, CommRequest *request)
@@ -170,7 +178,7 @@ int comm_all_gather_start(Comm *comm, const float *send, float *recv, size_t sen
     *request = (CommRequest){.comm = comm, .buffer = recv, .count = send_count * comm->size};
     if (check_count(comm, "all_gather_start", send_count) != 0)
         return -1;
-    double started = MPI_Wtime();
+    double started = now_seconds();
     MPI_Request *handle = new_handle(comm, "all_gather_start");
     if (handle == NULL)
         return -1;
@@ -182,7 +190,7 @@ int comm_all_gather_start(Comm *comm, const float *send, float *recv, size_t sen
     }
     request->backend = handle;
     request->active = 1;
-    return account(comm, started, float_bytes(send_count * comm->size), 1);
+    return account(comm, "all_gather_start", started, float_bytes(send_count * comm->size), 1);
 }
 
 static void finish_request(CommRequest *request)
@@ -198,10 +206,10 @@ int comm_wait(CommRequest *request)
 {
     if (!request->active)
         return 0;
-    double started = MPI_Wtime();
+    double started = now_seconds();
     MPI_CALL(request->comm, "wait", MPI_Wait(request->backend, MPI_STATUS_IGNORE));
     finish_request(request);
-    return account(request->comm, started, 0, 0);
+    return account(request->comm, "wait", started, 0, 0);
 }
 
 int comm_test(CommRequest *request, int *done)
@@ -209,49 +217,49 @@ int comm_test(CommRequest *request, int *done)
     *done = !request->active;
     if (*done)
         return 0;
-    double started = MPI_Wtime();
+    double started = now_seconds();
     MPI_CALL(request->comm, "test", MPI_Test(request->backend, done, MPI_STATUS_IGNORE));
     if (*done)
         finish_request(request);
-    return account(request->comm, started, 0, 0);
+    return account(request->comm, "test", started, 0, 0);
 }
 
 int comm_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_count, ReduceOp op)
 {
     if (check_count(comm, "reduce_scatter", recv_count) != 0)
         return -1;
-    double started = MPI_Wtime();
+    double started = now_seconds();
     MPI_CALL(comm, "reduce_scatter",
              MPI_Reduce_scatter_block(send, recv, (int)recv_count, MPI_FLOAT, MPI_SUM, comm->world));
     if (op == REDUCE_AVG)
         scale(recv, recv_count, 1.0f / (float)comm->size);
-    return account(comm, started, float_bytes(recv_count * comm->size), 1);
+    return account(comm, "reduce_scatter", started, float_bytes(recv_count * comm->size), 1);
 }
 
 int comm_all_gather(Comm *comm, const float *send, float *recv, size_t send_count)
 {
     if (check_count(comm, "all_gather", send_count) != 0)
         return -1;
-    double started = MPI_Wtime();
+    double started = now_seconds();
     MPI_CALL(comm, "all_gather",
              MPI_Allgather(send, (int)send_count, MPI_FLOAT, recv, (int)send_count, MPI_FLOAT, comm->world));
-    return account(comm, started, float_bytes(send_count * comm->size), 1);
+    return account(comm, "all_gather", started, float_bytes(send_count * comm->size), 1);
 }
 
 int comm_broadcast(Comm *comm, float *buffer, size_t count, int root)
 {
     if (check_count(comm, "broadcast", count) != 0)
         return -1;
-    double started = MPI_Wtime();
+    double started = now_seconds();
     MPI_CALL(comm, "broadcast", MPI_Bcast(buffer, (int)count, MPI_FLOAT, root, comm->world));
-    return account(comm, started, float_bytes(count), 1);
+    return account(comm, "broadcast", started, float_bytes(count), 1);
 }
 
 int comm_barrier(Comm *comm)
 {
-    double started = MPI_Wtime();
+    double started = now_seconds();
     MPI_CALL(comm, "barrier", MPI_Barrier(comm->world));
-    return account(comm, started, 0, 0);
+    return account(comm, "barrier", started, 0, 0);
 }
 
 enum { POINT_TO_POINT_TAG = 7 };
@@ -260,19 +268,19 @@ int comm_send(Comm *comm, const float *buffer, size_t count, int peer)
 {
     if (check_count(comm, "send", count) != 0)
         return -1;
-    double started = MPI_Wtime();
+    double started = now_seconds();
     MPI_CALL(comm, "send", MPI_Send(buffer, (int)count, MPI_FLOAT, peer, POINT_TO_POINT_TAG, comm->world));
-    return account(comm, started, 0, 0);
+    return account(comm, "send", started, 0, 0);
 }
 
 int comm_recv(Comm *comm, float *buffer, size_t count, int peer)
 {
     if (check_count(comm, "recv", count) != 0)
         return -1;
-    double started = MPI_Wtime();
+    double started = now_seconds();
     MPI_CALL(comm, "recv", MPI_Recv(buffer, (int)count, MPI_FLOAT, peer, POINT_TO_POINT_TAG, comm->world,
                                     MPI_STATUS_IGNORE));
-    return account(comm, started, 0, 0);
+    return account(comm, "recv", started, 0, 0);
 }
 
 int comm_sendrecv(Comm *comm, const float *send, size_t send_count, int to,
@@ -280,11 +288,11 @@ int comm_sendrecv(Comm *comm, const float *send, size_t send_count, int to,
 {
     if (check_count(comm, "sendrecv", send_count) != 0 || check_count(comm, "sendrecv", recv_count) != 0)
         return -1;
-    double started = MPI_Wtime();
+    double started = now_seconds();
     MPI_CALL(comm, "sendrecv",
              MPI_Sendrecv(send, (int)send_count, MPI_FLOAT, to, POINT_TO_POINT_TAG, recv, (int)recv_count,
                           MPI_FLOAT, from, POINT_TO_POINT_TAG, comm->world, MPI_STATUS_IGNORE));
-    return account(comm, started, 0, 0);
+    return account(comm, "sendrecv", started, 0, 0);
 }
 
 int comm_max_double(Comm *comm, double *value)

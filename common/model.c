@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "rng.h"
+#include "timer.h"
+#include "trace.h"
 
 /* ---------------------------------------------------------------- parameters */
 
@@ -35,15 +37,22 @@ static float *checked(float *buffer, const char *hook, int unit)
     return buffer;
 }
 
+/* A unit's compute runs from acquiring its parameters to releasing them: that span is what
+ * --trace records as "forward/backward unit N". */
 static float *acquire_params(GPT *model, int unit, Pass pass)
 {
-    if (model->hooks.acquire_params != NULL)
-        return checked(model->hooks.acquire_params(model->hooks.ctx, unit, pass), "acquire_params", unit);
-    return model->params + unit_range(&model->cfg, unit).offset;
+    float *params = model->hooks.acquire_params != NULL
+                        ? checked(model->hooks.acquire_params(model->hooks.ctx, unit, pass), "acquire_params", unit)
+                        : model->params + unit_range(&model->cfg, unit).offset;
+    model->unit_started = trace_enabled() ? now_seconds() : 0.0;
+    return params;
 }
 
 static void release_params(GPT *model, int unit, Pass pass)
 {
+    if (trace_enabled())
+        trace_record(TRACK_COMPUTE, pass == PASS_FORWARD ? "forward" : "backward", unit, model->unit_started,
+                     now_seconds());
     if (model->hooks.release_params != NULL)
         model->hooks.release_params(model->hooks.ctx, unit, pass);
 }
@@ -391,9 +400,12 @@ void gpt_backward(GPT *model)
         release_params(model, l + 1, PASS_BACKWARD);
         grads_ready(model, l + 1);
     }
+    double started = trace_enabled() ? now_seconds() : 0.0;
     UnitTensors g = grads_of(model, 0);
     model->kernels->encoder_backward(g.t[TENSOR_WTE], g.t[TENSOR_WPE], model->scratch.dresidual,
                                      model->inputs, model->batch, model->seq_len, cfg->channels);
+    if (trace_enabled())
+        trace_record(TRACK_COMPUTE, "backward embedding", 0, started, now_seconds());
     grads_ready(model, 0);
 }
 

@@ -64,6 +64,7 @@ typedef struct {
     Scratch scratch;
     int *inputs, *targets; /* device copies of the current batch, B*T each */
     int has_targets;
+    double unit_started; /* when the unit now computing got its parameters (--trace) */
 } GPT;
 
 /* Allocates parameters and gradients (zeroed). Returns 0, or -1 with a reason. */

@@ -32,6 +32,7 @@ const Flag train_flags[] = {
     {"init-from", FLAG_STRING, FIELD(init_from), "start from this llm.c-format checkpoint", 0, 0},
     {"save", FLAG_STRING, FIELD(save_path), "write an llm.c-format checkpoint here at the end", 0, 0},
     {"csv", FLAG_STRING, FIELD(csv_path), "write per-step figures to this CSV", 0, 0},
+    {"trace", FLAG_STRING, FIELD(trace_dir), "write per-rank Perfetto timelines (rank_R.json, merged.json) here", 0, 0},
     {"summary", FLAG_STRING, FIELD(summary_path), "write the end-of-run summary to this CSV (one row)", 0, 0},
     {"threads", FLAG_INT, FIELD(threads), "OpenBLAS threads", 1, 1024},
     {"mem-limit", FLAG_FLOAT, FIELD(mem_limit_mb), "memory budget in MB for the tracking allocator (0 = none)", 0, 1e9},

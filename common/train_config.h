@@ -24,6 +24,7 @@ typedef struct {
     int log_every;
     int accum_steps;  /* micro-batches per optimizer step (lesson 06's --accum); 1 elsewhere */
     const char *init_from, *save_path, *csv_path, *summary_path;
+    const char *trace_dir; /* --trace: per-rank timelines for Perfetto go here */
     int threads;
     float mem_limit_mb; /* 0 = none; the tracking allocator refuses past it */
     const char *prompt;

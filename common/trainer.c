@@ -11,6 +11,7 @@
 #include "replicas.h"
 #include "sample.h"
 #include "timer.h"
+#include "trace.h"
 #include "watchdog.h"
 
 void blas_set_threads(int threads)
@@ -181,6 +182,8 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
         gpt_set_batch(&tr->model, tr->micro_batch, cfg->seq_len, err, err_len) != 0 ||
         start_strategy(tr, strategy, options, err, err_len) != 0)
         return -1;
+    if (cfg->trace_dir != NULL && trace_start(cfg->trace_dir, tr->rank, tr->world, err, err_len) != 0)
+        return -1;
     return open_outputs(tr, err, err_len);
 }
 
@@ -234,19 +237,23 @@ StepResult trainer_step(Trainer *tr, int step)
     CommStats before = comm_stats(tr->comm);
     double start = now_seconds();
     dataloader_next(&tr->train);
+    trace_record(TRACK_COMPUTE, "data", -1, start, now_seconds());
     gpt_zero_grad(model);
     float local_loss = forward_backward(tr, &tr->train);
     if (tr->strategy.before_step != NULL)
         tr->strategy.before_step(&tr->run);
     result.lr = lr_schedule(cfg->lr, step, cfg->steps, cfg->warmup_steps, cfg->min_lr_frac);
     AdamWHyper hyper = train_config_hyper(cfg, result.lr);
+    double optimizer_started = now_seconds();
     if (tr->strategy.optimizer_step != NULL) {
         result.grad_norm = tr->strategy.optimizer_step(&tr->run, hyper, cfg->grad_clip);
     } else {
         result.grad_norm = grad_norm(model->kernels, model->grads, model->num_params);
         adamw_step(&tr->opt, model->params, model->grads, hyper, clip_scale(result.grad_norm, cfg->grad_clip));
     }
-    double seconds = now_seconds() - start;
+    double ended = now_seconds();
+    trace_record(TRACK_COMPUTE, "optimizer step", -1, optimizer_started, ended);
+    double seconds = ended - start;
     CommStats after = comm_stats(tr->comm);
     /* bookkeeping, outside the timed step: what a single device would report */
     result.loss = global_mean(tr, local_loss);
@@ -454,6 +461,22 @@ static void start_summary(Trainer *tr)
                                .param_bytes = (double)tr->model.num_params * sizeof(float)};
 }
 
+/* Every rank writes its timeline; once all have, rank 0 merges them. */
+static int finish_trace(Trainer *tr, char *err, size_t err_len)
+{
+    if (tr->cfg.trace_dir == NULL)
+        return 0;
+    int status = trace_finish(err, err_len);
+    comm_check(tr->comm, comm_barrier(tr->comm));
+    if (status == 0 && tr->rank == 0) {
+        status = trace_merge(tr->cfg.trace_dir, tr->world, err, err_len);
+        if (status == 0 && !tr->cfg.quiet)
+            printf("trace: %s/rank_0..%d.json and %s/merged.json (open in ui.perfetto.dev)\n", tr->cfg.trace_dir,
+                   tr->world - 1, tr->cfg.trace_dir);
+    }
+    return status;
+}
+
 /* A step that never ends is a collective some rank never joined: say so instead of hanging. */
 static void arm_watchdog(const Trainer *tr, int step)
 {
@@ -481,6 +504,8 @@ int trainer_run(Trainer *tr, char *err, size_t err_len)
     clear_progress(tr);
     if (tr->csv != NULL)
         fflush(tr->csv);
+    if (finish_trace(tr, err, err_len) != 0)
+        return -1;
     if (summarise(tr, err, err_len) != 0)
         return -1;
     arm_watchdog(tr, tr->cfg.steps - 1); /* the gather below is a collective too */

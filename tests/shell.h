@@ -37,4 +37,19 @@ static inline int shell_output(const char *command, char *out, size_t len)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* A fresh folder under /tmp named after what uses it (dir holds at least 64 bytes); NULL
+ * if it could not be made. */
+static inline char *shell_temp_dir(char *dir, size_t len, const char *user)
+{
+    snprintf(dir, len, "/tmp/dtc_%s_XXXXXX", user);
+    return mkdtemp(dir);
+}
+
+static inline void shell_remove_dir(const char *dir)
+{
+    char command[256];
+    snprintf(command, sizeof command, "rm -rf '%s'", dir);
+    shell_status(command);
+}
+
 #endif

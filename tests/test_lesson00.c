@@ -37,18 +37,8 @@ static int run_capture(const char *command, char *first_line, size_t len)
 
 static char work_dir[64];
 
-static void make_work_dir(void)
-{
-    snprintf(work_dir, sizeof work_dir, "/tmp/dtc_lesson00_XXXXXX");
-    cr_assert_not_null(mkdtemp(work_dir));
-}
-
-static void remove_work_dir(void)
-{
-    char command[128];
-    snprintf(command, sizeof command, "rm -rf %s", work_dir);
-    run(command);
-}
+static void make_work_dir(void) { cr_assert_not_null(shell_temp_dir(work_dir, sizeof work_dir, "lesson00")); }
+static void remove_work_dir(void) { shell_remove_dir(work_dir); }
 
 TestSuite(lesson00, .init = make_work_dir, .fini = remove_work_dir, .timeout = 300);
 

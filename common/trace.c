@@ -1,0 +1,154 @@
+#include "trace.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct {
+    const char *name;
+    int unit;
+    TraceTrack track;
+    double start, end;
+} TraceEvent;
+
+/* Profiling bookkeeping lives outside the tracking allocator: it is not the model's memory. */
+static struct {
+    int active, rank, world;
+    char path[1024];
+    TraceEvent *events;
+    size_t count, capacity;
+} trace;
+
+static const char *const track_names[NUM_TRACKS] = {"compute", "communication", "waits"};
+
+int trace_enabled(void)
+{
+    return trace.active;
+}
+
+int trace_start(const char *dir, int rank, int world, char *err, size_t err_len)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        snprintf(err, err_len, "--trace %s: cannot create the folder (%s)", dir, strerror(errno));
+        return -1;
+    }
+    snprintf(trace.path, sizeof trace.path, "%s/rank_%d.json", dir, rank);
+    trace.rank = rank;
+    trace.world = world;
+    trace.count = 0;
+    trace.active = 1;
+    return 0;
+}
+
+void trace_record(TraceTrack track, const char *name, int unit, double start_seconds, double end_seconds)
+{
+    if (!trace.active)
+        return;
+    if (trace.count == trace.capacity) {
+        size_t capacity = trace.capacity ? 2 * trace.capacity : 4096;
+        TraceEvent *grown = realloc(trace.events, capacity * sizeof *grown);
+        if (grown == NULL)
+            return; /* a trace missing its tail beats a run that stops */
+        trace.events = grown;
+        trace.capacity = capacity;
+    }
+    trace.events[trace.count++] = (TraceEvent){name, unit, track, start_seconds, end_seconds};
+}
+
+/* One event per line, so trace_merge can take the lines that start with {"ph". */
+static void write_event(FILE *out, const TraceEvent *e, int rank)
+{
+    fprintf(out, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"cat\":\"%s\",\"name\":\"%s", rank, (int)e->track,
+            track_names[e->track], e->name);
+    if (e->unit >= 0)
+        fprintf(out, " unit %d", e->unit);
+    fprintf(out, "\",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"rank\":%d}},\n", 1e6 * e->start,
+            1e6 * (e->end - e->start), rank);
+}
+
+static void write_metadata(FILE *out, int rank)
+{
+    fprintf(out, "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"rank %d\"}},\n", rank, rank);
+    fprintf(out, "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}},\n", rank,
+            rank);
+    for (int t = 0; t < NUM_TRACKS; t++)
+        fprintf(out, "{\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"%s\"}},\n",
+                rank, t, track_names[t]);
+}
+
+/* The array's last element has no comma after it; an empty metadata-free closing entry
+ * keeps every event line the same shape. */
+static void write_footer(FILE *out, int rank, int world)
+{
+    fprintf(out, "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_labels\",\"args\":{\"labels\":\"dtc\"}}\n", rank);
+    fprintf(out, "],\n\"displayTimeUnit\":\"ms\",\n\"distributedInfo\":{\"rank\":%d,\"world_size\":%d}}\n", rank,
+            world);
+}
+
+int trace_finish(char *err, size_t err_len)
+{
+    if (!trace.active)
+        return 0;
+    trace.active = 0;
+    FILE *out = fopen(trace.path, "w");
+    if (out == NULL) {
+        snprintf(err, err_len, "--trace: cannot write %s", trace.path);
+        return -1;
+    }
+    fprintf(out, "{\"traceEvents\":[\n");
+    write_metadata(out, trace.rank);
+    for (size_t i = 0; i < trace.count; i++)
+        write_event(out, &trace.events[i], trace.rank);
+    write_footer(out, trace.rank, trace.world);
+    free(trace.events);
+    trace.events = NULL;
+    trace.count = trace.capacity = 0;
+    if (fclose(out) != 0) {
+        snprintf(err, err_len, "--trace: writing %s failed", trace.path);
+        return -1;
+    }
+    return 0;
+}
+
+static int copy_lines(FILE *out, const char *path, char *err, size_t err_len)
+{
+    FILE *in = fopen(path, "r");
+    if (in == NULL) {
+        snprintf(err, err_len, "--trace: cannot read %s for the merged trace", path);
+        return -1;
+    }
+    char line[4096];
+    while (fgets(line, sizeof line, in) != NULL)
+        if (strncmp(line, "{\"ph\":\"X\"", 9) == 0 || strncmp(line, "{\"ph\":\"M\",\"pid\":", 16) == 0)
+            if (strstr(line, "process_labels") == NULL)
+                fputs(line, out);
+    fclose(in);
+    return 0;
+}
+
+int trace_merge(const char *dir, int world, char *err, size_t err_len)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/merged.json", dir);
+    FILE *out = fopen(path, "w");
+    if (out == NULL) {
+        snprintf(err, err_len, "--trace: cannot write %s", path);
+        return -1;
+    }
+    fprintf(out, "{\"traceEvents\":[\n");
+    int status = 0;
+    for (int rank = 0; rank < world && status == 0; rank++) {
+        char rank_path[1100];
+        snprintf(rank_path, sizeof rank_path, "%s/rank_%d.json", dir, rank);
+        status = copy_lines(out, rank_path, err, err_len);
+    }
+    fprintf(out, "{\"ph\":\"M\",\"pid\":0,\"name\":\"process_labels\",\"args\":{\"labels\":\"dtc\"}}\n");
+    fprintf(out, "],\n\"displayTimeUnit\":\"ms\",\n\"distributedInfo\":{\"world_size\":%d}}\n", world);
+    if (fclose(out) != 0 && status == 0) {
+        snprintf(err, err_len, "--trace: writing %s failed", path);
+        status = -1;
+    }
+    return status;
+}

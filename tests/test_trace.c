@@ -1,0 +1,103 @@
+/* --trace: the timeline files Perfetto opens. The writer on known events, and a real 2-rank
+ * run: every event has the fields the trace-event format needs, each rank's file names its
+ * rank, and the merged file holds both ranks. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shell.h"
+#include "trace.h"
+
+static char dir[64];
+
+static void make_dir(void) { cr_assert_not_null(shell_temp_dir(dir, sizeof dir, "trace")); }
+static void remove_dir(void) { shell_remove_dir(dir); }
+
+TestSuite(trace, .init = make_dir, .fini = remove_dir, .timeout = 300);
+
+static char *read_file(const char *path)
+{
+    FILE *in = fopen(path, "r");
+    cr_assert_not_null(in, "%s is missing", path);
+    static char text[1 << 20];
+    size_t length = fread(text, 1, sizeof text - 1, in);
+    text[length] = '\0';
+    fclose(in);
+    return text;
+}
+
+Test(trace, the_writer_puts_each_event_on_its_track_in_microseconds)
+{
+    char err[256], path[128];
+    cr_assert_eq(trace_start(dir, 3, 4, err, sizeof err), 0, "%s", err);
+    cr_assert(trace_enabled());
+    trace_record(TRACK_COMPUTE, "forward", 2, 1.0, 1.0005);
+    trace_record(TRACK_COMM, "all_reduce", -1, 1.25, 1.5);
+    trace_record(TRACK_WAIT, "wait", -1, 2.0, 2.000001);
+    cr_assert_eq(trace_finish(err, sizeof err), 0, "%s", err);
+    cr_assert(!trace_enabled());
+    snprintf(path, sizeof path, "%s/rank_3.json", dir);
+    const char *text = read_file(path);
+    cr_expect_not_null(strstr(text, "{\"ph\":\"X\",\"pid\":3,\"tid\":0,\"cat\":\"compute\",\"name\":\"forward unit 2\","
+                                    "\"ts\":1000000.000,\"dur\":500.000"), "%s", text);
+    cr_expect_not_null(strstr(text, "\"tid\":1,\"cat\":\"communication\",\"name\":\"all_reduce\",\"ts\":1250000.000,"
+                                    "\"dur\":250000.000"), "%s", text);
+    cr_expect_not_null(strstr(text, "\"tid\":2,\"cat\":\"waits\",\"name\":\"wait\",\"ts\":2000000.000,\"dur\":1.000"),
+                       "%s", text);
+    cr_expect_not_null(strstr(text, "\"distributedInfo\":{\"rank\":3,\"world_size\":4}"), "%s", text);
+    cr_expect_not_null(strstr(text, "\"name\":\"thread_name\",\"args\":{\"name\":\"communication\"}"), "%s", text);
+}
+
+/* Every complete event line carries ph, pid, tid, name, ts and dur. */
+static int count_events(const char *text, int *malformed)
+{
+    int events = 0;
+    *malformed = 0;
+    for (const char *line = strstr(text, "{\"ph\":\"X\""); line != NULL; line = strstr(line + 1, "{\"ph\":\"X\"")) {
+        const char *end = strchr(line, '\n');
+        size_t length = end ? (size_t)(end - line) : strlen(line);
+        char event[512];
+        snprintf(event, sizeof event, "%.*s", (int)length, line);
+        const char *keys[] = {"\"pid\":", "\"tid\":", "\"name\":", "\"ts\":", "\"dur\":"};
+        for (int k = 0; k < 5; k++)
+            if (strstr(event, keys[k]) == NULL)
+                (*malformed)++;
+        events++;
+    }
+    return events;
+}
+
+Test(trace, a_two_rank_run_writes_per_rank_and_merged_timelines)
+{
+    char command[512], output[4096], path[128];
+    snprintf(command, sizeof command,
+             "timeout 120 mpiexec -n 2 build/solutions/05_bucketed_ddp train --config reference --steps 3 "
+             "--bucket-mb 0.1 --trace %s > /dev/null",
+             dir);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    int per_rank = 0;
+    for (int rank = 0; rank < 2; rank++) {
+        snprintf(path, sizeof path, "%s/rank_%d.json", dir, rank);
+        const char *text = read_file(path);
+        int malformed, events = count_events(text, &malformed);
+        cr_expect_gt(events, 3 * 2 * 4, "rank %d has %d events", rank, events); /* 3 steps x fwd/bwd x 4 units */
+        cr_expect_eq(malformed, 0);
+        char rank_info[64];
+        snprintf(rank_info, sizeof rank_info, "\"distributedInfo\":{\"rank\":%d,", rank);
+        cr_expect_not_null(strstr(text, rank_info));
+        cr_expect_not_null(strstr(text, "\"name\":\"backward unit 2\""));
+        cr_expect_not_null(strstr(text, "\"name\":\"all_reduce_start\""));
+        cr_expect_not_null(strstr(text, "\"cat\":\"waits\",\"name\":\"wait\""));
+        per_rank += events;
+    }
+    snprintf(path, sizeof path, "%s/merged.json", dir);
+    int malformed, merged = count_events(read_file(path), &malformed);
+    cr_expect_eq(merged, per_rank);
+    cr_expect_eq(malformed, 0);
+    snprintf(command, sizeof command,
+             "command -v python3 > /dev/null || exit 0; for f in %s/*.json; do "
+             "python3 -c 'import json, sys; json.load(open(sys.argv[1]))' $f || exit 1; done",
+             dir);
+    cr_expect_eq(shell_status(command), 0, "a trace file is not valid JSON");
+}
