@@ -51,13 +51,13 @@ $(LIB): $(COMMON_OBJ)
 
 # A lesson is every .c file in its folder; the solution build swaps in the files of the
 # same name from solutions/. A lesson that builds on an earlier one names the earlier
-# exercise files it links, as NN_name/file.c lines in its `builds_on` file; both builds
-# link their reference versions.
-builds_on    = $(addprefix solutions/,$(shell cat lessons/$(1)/builds_on 2>/dev/null))
+# files it links, as NN_name/file.c lines in its `builds_on` file; both builds link the
+# reference version of an exercise file, and a given file as it is.
+builds_on    = $(foreach f,$(shell cat lessons/$(1)/builds_on 2>/dev/null),$(if $(wildcard solutions/$(f)),solutions/$(f),lessons/$(f)))
 lesson_src   = $(wildcard lessons/$(1)/*.c) $(call builds_on,$(1))
 solution_src = $(foreach f,$(wildcard lessons/$(1)/*.c),$(if $(wildcard solutions/$(1)/$(notdir $(f))),solutions/$(1)/$(notdir $(f)),$(f))) $(call builds_on,$(1))
 # Headers live beside the student files, the earlier lessons' too.
-lesson_includes = -Ilessons/$(1) $(foreach f,$(call builds_on,$(1)),-I$(patsubst solutions/%,lessons/%,$(patsubst %/,%,$(dir $(f)))))
+lesson_includes = -Ilessons/$(1) $(sort $(foreach f,$(call builds_on,$(1)),-I$(patsubst solutions/%,lessons/%,$(patsubst %/,%,$(dir $(f))))))
 object_lesson   = $(notdir $(patsubst %/,%,$(dir $(1))))
 
 lesson_objs   = $(patsubst %.c,$(BUILD)/obj/%.o,$(call lesson_src,$(1)))

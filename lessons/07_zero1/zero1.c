@@ -21,7 +21,7 @@
  * What you have: layout.h's unit_range; comm_reduce_scatter, comm_all_gather,
  * comm_sum_double (a double summed over ranks), comm_check; model->kernels->copy, zero and
  * sum_of_squares; optimizer.h's clip_scale, adamw_begin_step, adamw_update_range. The
- * state and its allocation are given at the end of this file. */
+ * state and its allocation are given, in zero1_state.c. */
 #include "zero1.h"
 
 #include <math.h>
@@ -105,69 +105,4 @@ float zero1_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm)
     for (int unit = 0; unit < zero->plan.num_units; unit++)
         all_gather_unit(run, zero, unit, model->params + unit_range(&model->cfg, unit).offset);
     return norm;
-}
-
-/* ---------------------------------------------------------------- state (given) */
-
-int zero1_allocate(RunContext *run, Zero1 *zero, MemKind grad_shard_kind, char *err, size_t err_len)
-{
-    const GPT *model = run->model;
-    const Kernels *k = model->kernels;
-    ShardPlan *plan = &zero->plan;
-    plan->num_units = gpt_num_units(&model->cfg);
-    plan->rank = comm_rank(run->comm);
-    plan->world = comm_size(run->comm);
-    plan->shard_count = calloc((size_t)plan->num_units, sizeof *plan->shard_count);
-    plan->shard_offset = calloc((size_t)plan->num_units, sizeof *plan->shard_offset);
-    if (plan->shard_count == NULL || plan->shard_offset == NULL) {
-        snprintf(err, err_len, "out of memory for the shard plan");
-        return -1;
-    }
-    plan_shards(plan, &model->cfg);
-    if (adamw_create(&zero->opt, plan->shard_total, k, err, err_len) != 0)
-        return -1;
-    zero->grad_shard = k->alloc(plan->shard_total * sizeof(float), grad_shard_kind);
-    zero->padded = k->alloc(plan->largest_shard * plan->world * sizeof(float), MEM_COMM);
-    zero->piece = k->alloc(plan->largest_shard * sizeof(float), MEM_COMM);
-    if (zero->grad_shard == NULL || zero->padded == NULL || zero->piece == NULL) {
-        snprintf(err, err_len, "out of memory for the gradient shard and the collective buffers");
-        return -1;
-    }
-    return 0;
-}
-
-void zero1_free(RunContext *run, Zero1 *zero)
-{
-    const Kernels *k = run->model->kernels;
-    adamw_destroy(&zero->opt);
-    k->free(zero->grad_shard);
-    k->free(zero->padded);
-    k->free(zero->piece);
-    free(zero->plan.shard_count);
-    free(zero->plan.shard_offset);
-}
-
-int zero1_start(RunContext *run, char *err, size_t err_len)
-{
-    Zero1 *zero = calloc(1, sizeof *zero);
-    run->state = zero;
-    if (zero == NULL) {
-        snprintf(err, err_len, "out of memory");
-        return -1;
-    }
-    GPT *model = run->model;
-    /* every rank started from its own seed; lesson 02's first rule still holds */
-    comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
-    /* the full gradient stays (backward writes it); the shard is the reduce-scatter's
-     * output, a working buffer */
-    return zero1_allocate(run, zero, MEM_COMM, err, err_len);
-}
-
-void zero1_stop(RunContext *run)
-{
-    if (run->state == NULL)
-        return;
-    zero1_free(run, run->state);
-    free(run->state);
-    run->state = NULL;
 }

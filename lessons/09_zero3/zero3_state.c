@@ -1,0 +1,120 @@
+/* Lesson 09: the state and its plumbing, given (the idea is in zero3.c). */
+#include "zero3.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+int slot_holding(const Zero3 *zero, int unit)
+{
+    for (int s = 0; s < ZERO3_SLOTS; s++)
+        if (zero->slots[s].unit == unit)
+            return s;
+    return -1;
+}
+
+/* The least recently used slot that nobody is using; an all-gather still filling it is
+ * finished first. */
+int reusable_slot(RunContext *run, Zero3 *zero)
+{
+    int best = -1;
+    for (int s = 0; s < ZERO3_SLOTS; s++)
+        if (!zero->slots[s].in_use && (best < 0 || zero->slots[s].last_used < zero->slots[best].last_used))
+            best = s;
+    comm_check(run->comm, comm_wait(&zero->slots[best].gather));
+    return best;
+}
+
+void gather_into(RunContext *run, Zero3 *zero, int slot, int unit, int nonblocking)
+{
+    const ShardPlan *plan = &zero->zero2.zero1.plan;
+    GatherSlot *s = &zero->slots[slot];
+    const float *own_shard = zero->param_shard + plan->shard_offset[unit];
+    s->unit = unit;
+    if (nonblocking)
+        comm_check(run->comm, comm_all_gather_start(run->comm, own_shard, s->buffer, plan->shard_count[unit], &s->gather));
+    else
+        comm_check(run->comm, comm_all_gather(run->comm, own_shard, s->buffer, plan->shard_count[unit]));
+}
+
+/* After the update every gathered copy is stale. */
+void forget_gathered(RunContext *run, Zero3 *zero)
+{
+    for (int s = 0; s < ZERO3_SLOTS; s++) {
+        comm_check(run->comm, comm_wait(&zero->slots[s].gather));
+        zero->slots[s].unit = -1;
+    }
+}
+
+void zero3_gather_params(RunContext *run, float *host)
+{
+    Zero3 *zero = run->state;
+    const GPTConfig *cfg = &run->model->cfg;
+    for (int unit = 0; unit < gpt_num_units(cfg); unit++) {
+        int slot = reusable_slot(run, zero);
+        gather_into(run, zero, slot, unit, 0);
+        Range range = unit_range(cfg, unit);
+        run->model->kernels->to_host(host + range.offset, zero->slots[slot].buffer, range.count * sizeof(float));
+    }
+    forget_gathered(run, zero);
+}
+
+/* This rank's pieces of the (broadcast) full parameters into its shard; then the full
+ * buffer goes. */
+static void keep_own_shard(RunContext *run, Zero3 *zero)
+{
+    GPT *model = run->model;
+    const ShardPlan *plan = &zero->zero2.zero1.plan;
+    for (int unit = 0; unit < plan->num_units; unit++) {
+        size_t first = unit_range(&model->cfg, unit).offset + (size_t)plan->rank * plan->shard_count[unit];
+        model->kernels->copy(zero->param_shard + plan->shard_offset[unit], model->params + first,
+                             owned_real_count(plan, &model->cfg, unit) * sizeof(float));
+    }
+    model->kernels->free(model->params);
+    model->params = NULL;
+}
+
+int zero3_start(RunContext *run, char *err, size_t err_len)
+{
+    const Zero3Options *options = run->options;
+    Zero3 *zero = calloc(1, sizeof *zero);
+    run->state = zero;
+    if (zero == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    if (zero2_init(run, &zero->zero2, err, err_len) != 0)
+        return -1;
+    const Kernels *k = run->model->kernels;
+    const ShardPlan *plan = &zero->zero2.zero1.plan;
+    k->free(zero->zero2.zero1.piece); /* lesson 07's all-gather source: the shard itself is, here */
+    zero->zero2.zero1.piece = NULL;
+    zero->prefetch = !options->no_prefetch;
+    zero->param_shard = k->alloc(plan->shard_total * sizeof(float), MEM_PARAMS);
+    for (int s = 0; s < ZERO3_SLOTS; s++) {
+        zero->slots[s].buffer = k->alloc(plan->largest_shard * plan->world * sizeof(float), MEM_COMM);
+        zero->slots[s].unit = -1;
+    }
+    for (int s = 0; s < ZERO3_SLOTS; s++)
+        if (zero->slots[s].buffer == NULL || zero->param_shard == NULL) {
+            snprintf(err, err_len, "out of memory for the parameter shard and the gathered units");
+            return -1;
+        }
+    keep_own_shard(run, zero);
+    return 0;
+}
+
+void zero3_stop(RunContext *run)
+{
+    Zero3 *zero = run->state;
+    if (zero == NULL)
+        return;
+    const Kernels *k = run->model->kernels;
+    for (int s = 0; s < ZERO3_SLOTS; s++) {
+        comm_wait(&zero->slots[s].gather);
+        k->free(zero->slots[s].buffer);
+    }
+    k->free(zero->param_shard);
+    zero2_release(run, &zero->zero2);
+    free(zero);
+    run->state = NULL;
+}
