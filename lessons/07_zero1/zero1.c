@@ -25,9 +25,6 @@
 #include "zero1.h"
 
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 void plan_shards(ShardPlan *plan, const GPTConfig *cfg)
 {

@@ -17,9 +17,6 @@
  * adamw_begin_step. */
 #include "zero2.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
 float *zero2_unit_grads(RunContext *run, int unit)
 {
     /* TODO: where backward writes this unit's gradients: unit 0's own buffer, or the

@@ -24,9 +24,6 @@
  * sharded_grad_norm; lesson 08's gradient hooks (main.c uses them as they are). */
 #include "zero3.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
 int next_unit(const GPTConfig *cfg, int unit, Pass pass)
 {
     /* TODO: forward 0 -> 1 -> ... -> L+1 -> 0; backward 0 -> L+1 -> L -> ... -> 1 -> none. */

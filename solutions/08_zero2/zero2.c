@@ -1,9 +1,6 @@
 /* Lesson 08 reference: ZeRO stage 2 (see lessons/08_zero2/zero2.c for the exercise). */
 #include "zero2.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
 float *zero2_unit_grads(RunContext *run, int unit)
 {
     Zero2 *zero = run->state;

@@ -1,9 +1,6 @@
 /* Lesson 09 reference: ZeRO stage 3 (see lessons/09_zero3/zero3.c for the exercise). */
 #include "zero3.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
 int next_unit(const GPTConfig *cfg, int unit, Pass pass)
 {
     int L = cfg->num_layers;
