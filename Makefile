@@ -32,7 +32,8 @@ LIB        := $(BUILD)/libdtc.a
 LESSONS := $(notdir $(wildcard lessons/[0-9][0-9]_*))
 STUDENT_BINS  := $(LESSONS:%=$(BUILD)/lessons/%)
 SOLUTION_BINS := $(LESSONS:%=$(BUILD)/solutions/%)
-TOOLS := $(BUILD)/tools/gen_reviews $(BUILD)/tools/import_tokens $(BUILD)/tools/compare_runs
+TOOLS := $(BUILD)/tools/gen_reviews $(BUILD)/tools/import_tokens $(BUILD)/tools/compare_runs \
+         $(BUILD)/tools/analyze_traces
 
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(BUILD)/tests/unit_tests
@@ -85,6 +86,11 @@ $(BUILD)/tools/%: $(BUILD)/obj/data/%.o $(BUILD)/obj/data/yelp_csv.o $(LIB)
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/tools/compare_runs: $(BUILD)/obj/tests/compare_runs.o $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK  $@")
+	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tools/analyze_traces: $(BUILD)/obj/tools/analyze_traces.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)

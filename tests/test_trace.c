@@ -101,3 +101,31 @@ Test(trace, a_two_rank_run_writes_per_rank_and_merged_timelines)
              dir);
     cr_expect_eq(shell_status(command), 0, "a trace file is not valid JSON");
 }
+
+/* The analyzer on a trace whose answer is known: compute [0,100] and [200,300] us (the step's
+ * optimizer at [250,300]); an all-reduce on the communication track at [50,150] (half of it
+ * under compute); a wait at [300,350]. Span 350: compute 200, communication 150 of which 50
+ * overlapped and 100 exposed, idle 50, overlap 33.33%. */
+Test(trace, the_analyzer_returns_the_known_breakdown)
+{
+    char path[128], command[256], output[4096];
+    snprintf(path, sizeof path, "%s/rank_0.json", dir);
+    FILE *out = fopen(path, "w");
+    cr_assert_not_null(out);
+    fprintf(out, "{\"traceEvents\":[\n"
+                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"forward unit 1\",\"ts\":0,\"dur\":100},\n"
+                 "{\"ph\":\"X\",\"pid\":0,\"tid\":1,\"cat\":\"communication\",\"name\":\"all_reduce\",\"ts\":50,\"dur\":100},\n"
+                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"backward unit 1\",\"ts\":200,\"dur\":100},\n"
+                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"optimizer step\",\"ts\":250,\"dur\":50},\n"
+                 "{\"ph\":\"X\",\"pid\":0,\"tid\":2,\"cat\":\"waits\",\"name\":\"wait\",\"ts\":300,\"dur\":50},\n"
+                 "{\"ph\":\"M\",\"pid\":0,\"name\":\"process_labels\",\"args\":{\"labels\":\"dtc\"}}\n]}\n");
+    fclose(out);
+    snprintf(command, sizeof command, "build/tools/analyze_traces %s > /dev/null && cat %s/summary.csv", dir, dir);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "\n0,1,0.2000,0.1000,0.0500,0.0500,57.14,42.86,14.29,33.33,2,0.1500\n"), "%s",
+                       output);
+    snprintf(path, sizeof path, "%s/summary.html", dir);
+    const char *html = read_file(path);
+    cr_expect_not_null(strstr(html, "<svg"));
+    cr_expect_not_null(strstr(html, "<td>33.3</td>"), "%s", html);
+}

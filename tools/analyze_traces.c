@@ -1,0 +1,285 @@
+/* Reads the per-rank timelines that --trace writes (DIR/rank_R.json) and prints, per rank
+ * and per step, where the time went:
+ *   compute       time some compute event was running
+ *   comm exposed  time in communication (calls and waits) while no compute ran
+ *   comm overlap  time in communication while compute also ran (another stream or thread)
+ *   idle          the rest of the span from the first to the last event
+ *   overlap %     comm overlap / all communication time
+ * and the count and total time of each communication call. Writes DIR/summary.csv and
+ * DIR/summary.html (a table and an inline SVG bar per rank).
+ *
+ *   analyze_traces DIR
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { MAX_RANKS = 64, MAX_OPS = 32 };
+
+typedef struct {
+    double start, end; /* microseconds */
+} Interval;
+
+typedef struct {
+    Interval *items;
+    size_t count, capacity;
+} Intervals;
+
+typedef struct {
+    char name[128];
+    long calls;
+    double total_us;
+} OpStats;
+
+typedef struct {
+    Intervals compute, comm;
+    double first, last;
+    long steps;
+    OpStats ops[MAX_OPS];
+    int num_ops;
+} RankTrace;
+
+static int add(Intervals *list, double start, double end)
+{
+    if (list->count == list->capacity) {
+        size_t capacity = list->capacity ? 2 * list->capacity : 1024;
+        Interval *grown = realloc(list->items, capacity * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        list->items = grown;
+        list->capacity = capacity;
+    }
+    list->items[list->count++] = (Interval){start, end};
+    return 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const Interval *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Sorts and merges overlapping intervals in place; returns their total length. */
+static double merge(Intervals *list)
+{
+    qsort(list->items, list->count, sizeof *list->items, by_start);
+    size_t kept = 0;
+    double total = 0.0;
+    for (size_t i = 0; i < list->count; i++) {
+        Interval next = list->items[i];
+        if (kept > 0 && next.start <= list->items[kept - 1].end) {
+            if (next.end > list->items[kept - 1].end)
+                list->items[kept - 1].end = next.end;
+        } else {
+            list->items[kept++] = next;
+        }
+    }
+    list->count = kept;
+    for (size_t i = 0; i < kept; i++)
+        total += list->items[i].end - list->items[i].start;
+    return total;
+}
+
+/* Length of the intersection of two merged lists. */
+static double intersection(const Intervals *a, const Intervals *b)
+{
+    double total = 0.0;
+    size_t i = 0, j = 0;
+    while (i < a->count && j < b->count) {
+        double start = a->items[i].start > b->items[j].start ? a->items[i].start : b->items[j].start;
+        double end = a->items[i].end < b->items[j].end ? a->items[i].end : b->items[j].end;
+        if (end > start)
+            total += end - start;
+        if (a->items[i].end < b->items[j].end)
+            i++;
+        else
+            j++;
+    }
+    return total;
+}
+
+static void count_op(RankTrace *r, const char *name, double dur)
+{
+    for (int i = 0; i < r->num_ops; i++)
+        if (strcmp(r->ops[i].name, name) == 0) {
+            r->ops[i].calls++;
+            r->ops[i].total_us += dur;
+            return;
+        }
+    if (r->num_ops == MAX_OPS)
+        return;
+    OpStats *op = &r->ops[r->num_ops++];
+    snprintf(op->name, sizeof op->name, "%s", name);
+    op->calls = 1;
+    op->total_us = dur;
+}
+
+/* Our writer puts one event per line: {"ph":"X","pid":R,"tid":T,"cat":"…","name":"…","ts":…,"dur":…,…} */
+static int parse_event(const char *line, int *tid, char *name, size_t name_len, double *ts, double *dur)
+{
+    const char *tid_at = strstr(line, "\"tid\":"), *name_at = strstr(line, "\"name\":\"");
+    const char *ts_at = strstr(line, "\"ts\":"), *dur_at = strstr(line, "\"dur\":");
+    if (strncmp(line, "{\"ph\":\"X\"", 9) != 0 || !tid_at || !name_at || !ts_at || !dur_at)
+        return -1;
+    *tid = atoi(tid_at + 6);
+    *ts = strtod(ts_at + 5, NULL);
+    *dur = strtod(dur_at + 6, NULL);
+    const char *start = name_at + 8, *end = strchr(start, '"');
+    if (end == NULL)
+        return -1;
+    snprintf(name, name_len, "%.*s", (int)(end - start), start);
+    return 0;
+}
+
+static int read_rank(const char *path, RankTrace *r)
+{
+    FILE *in = fopen(path, "r");
+    if (in == NULL)
+        return -1;
+    char line[4096], name[128];
+    r->first = 1e300;
+    r->last = -1e300;
+    while (fgets(line, sizeof line, in) != NULL) {
+        int tid;
+        double ts, dur;
+        if (parse_event(line, &tid, name, sizeof name, &ts, &dur) != 0)
+            continue;
+        if (ts < r->first)
+            r->first = ts;
+        if (ts + dur > r->last)
+            r->last = ts + dur;
+        if (tid == 0) {
+            add(&r->compute, ts, ts + dur);
+            r->steps += strcmp(name, "optimizer step") == 0;
+        } else {
+            add(&r->comm, ts, ts + dur);
+            count_op(r, name, dur);
+        }
+    }
+    fclose(in);
+    return 0;
+}
+
+typedef struct {
+    double span, compute, exposed, overlap, idle, comm;
+} Breakdown;
+
+static Breakdown breakdown(RankTrace *r)
+{
+    Breakdown b;
+    b.span = r->last > r->first ? r->last - r->first : 0.0;
+    b.compute = merge(&r->compute);
+    b.comm = merge(&r->comm);
+    b.overlap = intersection(&r->compute, &r->comm);
+    b.exposed = b.comm - b.overlap;
+    b.idle = b.span - b.compute - b.exposed;
+    return b;
+}
+
+static double per_step(double us, long steps)
+{
+    return us / 1e3 / (steps > 0 ? steps : 1); /* ms */
+}
+
+static void write_csv(FILE *out, RankTrace *ranks, Breakdown *b, int n)
+{
+    fprintf(out, "rank,steps,compute_ms,comm_exposed_ms,comm_overlap_ms,idle_ms,compute_pct,non_compute_pct,"
+                 "idle_pct,overlap_pct,comm_calls,comm_ms\n");
+    for (int r = 0; r < n; r++) {
+        long calls = 0;
+        for (int i = 0; i < ranks[r].num_ops; i++)
+            calls += ranks[r].ops[i].calls;
+        double span = b[r].span > 0 ? b[r].span : 1.0;
+        long s = ranks[r].steps;
+        fprintf(out, "%d,%ld,%.4f,%.4f,%.4f,%.4f,%.2f,%.2f,%.2f,%.2f,%ld,%.4f\n", r, s, per_step(b[r].compute, s),
+                per_step(b[r].exposed, s), per_step(b[r].overlap, s), per_step(b[r].idle, s),
+                100 * b[r].compute / span, 100 * (span - b[r].compute) / span, 100 * b[r].idle / span,
+                b[r].comm > 0 ? 100 * b[r].overlap / b[r].comm : 0.0, calls, per_step(b[r].comm, s));
+    }
+}
+
+static void write_html(FILE *out, RankTrace *ranks, Breakdown *b, int n)
+{
+    fprintf(out, "<!doctype html><html><head><meta charset=\"utf-8\"><title>trace summary</title></head><body>\n"
+                 "<h1>Where the time went, per rank and step</h1>\n<table border=\"1\"><tr><th>rank</th>"
+                 "<th>compute ms</th><th>exposed comm ms</th><th>overlapped comm ms</th><th>idle ms</th>"
+                 "<th>overlap %%</th></tr>\n");
+    for (int r = 0; r < n; r++) {
+        long s = ranks[r].steps;
+        fprintf(out, "<tr><td>%d</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.1f</td></tr>\n", r,
+                per_step(b[r].compute, s), per_step(b[r].exposed, s), per_step(b[r].overlap, s),
+                per_step(b[r].idle, s), b[r].comm > 0 ? 100 * b[r].overlap / b[r].comm : 0.0);
+    }
+    fprintf(out, "</table>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"%d\">\n", 40 + 30 * n);
+    const char *colours[] = {"#4878d0", "#d65f5f", "#ee854a", "#cccccc"};
+    const char *labels[] = {"compute", "exposed comm", "overlapped comm", "idle"};
+    for (int r = 0; r < n; r++) {
+        double parts[4] = {b[r].compute, b[r].exposed, b[r].overlap, b[r].idle}, x = 60;
+        double span = b[r].span > 0 ? b[r].span : 1.0;
+        fprintf(out, "<text x=\"0\" y=\"%d\">rank %d</text>\n", 20 + 30 * r, r);
+        for (int p = 0; p < 4; p++) {
+            double width = 560 * (parts[p] > 0 ? parts[p] : 0) / span;
+            fprintf(out, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"20\" fill=\"%s\"><title>%s</title></rect>\n",
+                    x, 5 + 30 * r, width, colours[p], labels[p]);
+            x += width;
+        }
+    }
+    for (int p = 0; p < 4; p++)
+        fprintf(out, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s</text>\n", 60 + 140 * p, 30 + 30 * n, colours[p], labels[p]);
+    fprintf(out, "</svg>\n</body></html>\n");
+}
+
+static void print_summary(RankTrace *ranks, Breakdown *b, int n)
+{
+    printf("%-5s %6s %11s %11s %11s %9s %9s\n", "rank", "steps", "compute ms", "exposed ms", "overlap ms", "idle ms",
+           "overlap%");
+    for (int r = 0; r < n; r++) {
+        long s = ranks[r].steps;
+        printf("%-5d %6ld %11.3f %11.3f %11.3f %9.3f %9.1f\n", r, s, per_step(b[r].compute, s),
+               per_step(b[r].exposed, s), per_step(b[r].overlap, s), per_step(b[r].idle, s),
+               b[r].comm > 0 ? 100 * b[r].overlap / b[r].comm : 0.0);
+        for (int i = 0; i < ranks[r].num_ops; i++)
+            printf("        %-18s %7ld calls %10.3f ms\n", ranks[r].ops[i].name, ranks[r].ops[i].calls,
+                   ranks[r].ops[i].total_us / 1e3);
+    }
+}
+
+static int write_outputs(const char *dir, RankTrace *ranks, Breakdown *b, int n)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/summary.csv", dir);
+    FILE *csv = fopen(path, "w");
+    snprintf(path, sizeof path, "%s/summary.html", dir);
+    FILE *html = fopen(path, "w");
+    if (csv == NULL || html == NULL) {
+        fprintf(stderr, "analyze_traces: cannot write summary.csv / summary.html in %s\n", dir);
+        return 1;
+    }
+    write_csv(csv, ranks, b, n);
+    write_html(html, ranks, b, n);
+    return (fclose(csv) | fclose(html)) != 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2 || strcmp(argv[1], "--help") == 0) {
+        fprintf(argc == 2 ? stdout : stderr, "usage: analyze_traces DIR   (the folder a run's --trace wrote)\n");
+        return argc == 2 ? 0 : 2;
+    }
+    static RankTrace ranks[MAX_RANKS];
+    Breakdown b[MAX_RANKS];
+    int n = 0;
+    for (; n < MAX_RANKS; n++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/rank_%d.json", argv[1], n);
+        if (read_rank(path, &ranks[n]) != 0)
+            break;
+        b[n] = breakdown(&ranks[n]);
+    }
+    if (n == 0) {
+        fprintf(stderr, "analyze_traces: no %s/rank_0.json (run a lesson with --trace %s)\n", argv[1], argv[1]);
+        return 1;
+    }
+    print_summary(ranks, b, n);
+    return write_outputs(argv[1], ranks, b, n);
+}
