@@ -78,8 +78,8 @@ static void write_metadata(FILE *out, int rank)
                 rank, t, track_names[t]);
 }
 
-/* The array's last element has no comma after it; an empty metadata-free closing entry
- * keeps every event line the same shape. */
+/* JSON allows no comma after an array's last element: a final metadata entry without one
+ * closes the array, so every event line can end in a comma. */
 static void write_footer(FILE *out, int rank, int world)
 {
     fprintf(out, "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_labels\",\"args\":{\"labels\":\"dtc\"}}\n", rank);

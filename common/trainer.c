@@ -223,10 +223,11 @@ static float global_mean(Trainer *tr, float local)
     return (float)(total / tr->world);
 }
 
-static double slowest(Trainer *tr, double seconds)
+/* Timings: a step is as slow as its slowest rank. Memory: the largest rank is the limit. */
+static double max_over_ranks(Trainer *tr, double value)
 {
-    comm_check(tr->comm, comm_max_double(tr->comm, &seconds));
-    return seconds;
+    comm_check(tr->comm, comm_max_double(tr->comm, &value));
+    return value;
 }
 
 StepResult trainer_step(Trainer *tr, int step)
@@ -257,8 +258,8 @@ StepResult trainer_step(Trainer *tr, int step)
     CommStats after = comm_stats(tr->comm);
     /* bookkeeping, outside the timed step: what a single device would report */
     result.loss = global_mean(tr, local_loss);
-    result.seconds = slowest(tr, seconds);
-    result.comm_seconds = slowest(tr, after.seconds - before.seconds);
+    result.seconds = max_over_ranks(tr, seconds);
+    result.comm_seconds = max_over_ranks(tr, after.seconds - before.seconds);
     result.comm_bytes = after.bytes - before.bytes;
     return result;
 }
@@ -438,13 +439,13 @@ static int check_replicas(Trainer *tr, const float *host, char *err, size_t err_
 static int summarise(Trainer *tr, char *err, size_t err_len)
 {
     RunSummary *s = &tr->summary;
-    s->peak_tracked_mb = slowest(tr, mem_peak_total() / 1e6); /* largest over ranks */
-    s->peak_rss_mb = slowest(tr, mem_peak_rss() / 1e6);
-    s->params_mb = slowest(tr, mem_in_use(MEM_PARAMS) / 1e6);
-    s->grads_mb = slowest(tr, mem_in_use(MEM_GRADS) / 1e6);
-    s->adam_mb = slowest(tr, (mem_in_use(MEM_ADAM_M) + mem_in_use(MEM_ADAM_V)) / 1e6);
-    s->working_mb = slowest(tr, mem_in_use(MEM_COMM) / 1e6);
-    s->activations_mb = slowest(tr, (mem_in_use(MEM_ACTIVATIONS) + mem_in_use(MEM_SCRATCH)) / 1e6);
+    s->peak_tracked_mb = max_over_ranks(tr, mem_peak_total() / 1e6);
+    s->peak_rss_mb = max_over_ranks(tr, mem_peak_rss() / 1e6);
+    s->params_mb = max_over_ranks(tr, mem_in_use(MEM_PARAMS) / 1e6);
+    s->grads_mb = max_over_ranks(tr, mem_in_use(MEM_GRADS) / 1e6);
+    s->adam_mb = max_over_ranks(tr, (mem_in_use(MEM_ADAM_M) + mem_in_use(MEM_ADAM_V)) / 1e6);
+    s->working_mb = max_over_ranks(tr, mem_in_use(MEM_COMM) / 1e6);
+    s->activations_mb = max_over_ranks(tr, (mem_in_use(MEM_ACTIVATIONS) + mem_in_use(MEM_SCRATCH)) / 1e6);
     if (tr->rank != 0)
         return 0;
     if (!tr->cfg.quiet)

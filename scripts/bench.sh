@@ -12,6 +12,7 @@
 #     the formulas (scripts/bench_zero.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/summary_lib.sh
 repeats=${BENCH_REPEATS:-5}
 binary=build/solutions/00_single_device
 target=12000
@@ -26,7 +27,7 @@ median_rate() {
         echo "$out" | head -n 1 >&2
         echo "    $rate tokens/s" >&2
     done
-    printf '%s\n' "${rates[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+    printf '%s\n' "${rates[@]}" | median
 }
 
 auto=$(median_rate -u OPENBLAS_CORETYPE)

@@ -8,6 +8,7 @@
 #   scripts/bench_dp.sh [small|big ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/summary_lib.sh
 unset OPENBLAS_CORETYPE
 repeats=${BENCH_REPEATS:-3}
 ranks=2
@@ -23,15 +24,6 @@ shape_flags() {
 }
 shape_steps() { [ "$1" = small ] && echo 40 || echo 14; }
 
-# Field of a one-row summary CSV, by column name.
-summary_field() {
-    awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i } NR == 2 { print $c }' "$1"
-}
-
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
 # Runs a command that writes a summary to $work/s.csv $repeats times; prints
 # "median_tokens_per_s median_comm_fraction".
 measure() {
@@ -44,8 +36,6 @@ measure() {
     done
     echo "$(printf '%s\n' "${rates[@]}" | median) $(printf '%s\n' "${fractions[@]}" | median)"
 }
-
-lesson_flags() { [ "$1" = 06_grad_accum ] && echo "--accum 2" || echo ""; }
 
 bench_shape() {
     local shape=$1 flags steps common single pytorch=""

@@ -7,15 +7,12 @@
 # kernels; median step time of BENCH_REPEATS runs (default 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/summary_lib.sh
 unset OPENBLAS_CORETYPE
 repeats=${BENCH_REPEATS:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 common="--config course --steps 40 --val-every 0 --gen-tokens 0 --threads 1"
-
-field() {
-    awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i } NR == 2 { print $c }' "$1"
-}
 
 # Prints "median_step_seconds comm_mb_per_step" of $repeats runs of a lesson.
 measure() {
@@ -25,10 +22,10 @@ measure() {
         # shellcheck disable=SC2086 # flag lists are words
         mpiexec -n 2 "build/solutions/$lesson" train $common "$@" --summary "$work/s.csv" >"$work/log" 2>&1 </dev/null ||
             { cat "$work/log" >&2; return 1; }
-        times+=("$(field "$work/s.csv" step_time_avg_s)")
+        times+=("$(summary_field "$work/s.csv" step_time_avg_s)")
     done
-    echo "$(printf '%s\n' "${times[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" \
-         "$(field "$work/s.csv" comm_mb_per_step)"
+    echo "$(printf '%s\n' "${times[@]}" | median)" \
+         "$(summary_field "$work/s.csv" comm_mb_per_step)"
 }
 
 psi_mb=$(build/solutions/00_single_device train $common --dry-run | awk '/^parameters/ { print $2 * 4 / 1e6 }')

@@ -5,6 +5,7 @@
 #   model state per rank), then the ZeRO memory table at 1, 2 and 4 ranks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/summary_lib.sh
 mkdir -p runs
 ranks=${RANKS:-2}
 summaries=()
@@ -16,13 +17,6 @@ summaries+=(runs/00_single_device.summary.csv)
 echo
 echo "== lesson 00: profile =="
 build/solutions/00_single_device profile --config course --mem-limit 64
-
-lesson_flags() {
-    case $1 in
-    06_grad_accum) echo "--accum 2" ;;
-    *) echo "" ;;
-    esac
-}
 
 for lesson in 02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum 07_zero1 08_zero2 09_zero3; do
     echo
