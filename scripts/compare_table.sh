@@ -13,9 +13,15 @@ if [ "${1:-}" = --csv ]; then
     shift 2
 fi
 [ $# -gt 0 ] || { echo "usage: compare_table.sh [--csv OUT] SUMMARY.csv..." >&2; exit 2; }
+# The CSV takes the first summary's columns; each row is matched by column name, since a
+# summary from elsewhere (PyTorch's) has fewer columns or another order.
 if [ -n "$out" ]; then
-    head -n 1 "$1" >"$out"
-    for f in "$@"; do tail -n +2 "$f"; done >>"$out"
+    awk -F, 'FNR == 1 { delete col; for (i = 1; i <= NF; i++) col[$i] = i
+                        if (NR == 1) { n = split($0, names, ","); print }
+                        next }
+        { line = ""
+          for (i = 1; i <= n; i++) line = line (i > 1 ? "," : "") ((names[i] in col) ? $col[names[i]] : "")
+          print line }' "$@" >"$out"
 fi
 awk -F, '
     FNR == 1 { delete col; for (i = 1; i <= NF; i++) col[$i] = i; next }

@@ -1,42 +1,101 @@
 #!/usr/bin/env bash
-# make run: the course, end to end, on the course configuration. Writes runs/.
-#   lesson 00 on one device (train, then profile), lessons 02-09 on 2 ranks, PyTorch's own
-#   DDP when python3-torch is installed, and one comparison table of them all (with the
-#   model state per rank), then the ZeRO memory table at 1, 2 and 4 ranks.
+# make run: the course, end to end, then the course report.
+#
+#   scripts/run_course.sh [--small] [--runs DIR] [--report DIR]
+#
+# Writes DIR (default runs/): lesson 00 on one device (train, then profile); lesson 01's
+# collective benchmark (collectives.csv); lessons 02-09 on 2 ranks (NN_name.csv per step and
+# NN_name.summary.csv); a short traced run of each lesson (traces/NN_name/, analysed);
+# lesson 05's bucket-size sweep (bucket_sweep.csv); PyTorch's own DDP when python3-torch is
+# installed; one comparison table of them all (comparison.csv); and the model state per rank
+# of DDP and ZeRO-1/2/3 at 1, 2 and 4 ranks (zero_memory.csv). Then scripts/make_report.sh
+# turns them into the report (default reports/: index.html and summary.md).
+#
+# --small does the same on the tiny preset with a few steps each (well under a minute): for
+# trying the report out, and what the report's test runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
-mkdir -p runs
+runs=runs report=reports small=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --small) small=1; shift ;;
+    --runs) runs=${2:?run_course: --runs needs a folder}; shift 2 ;;
+    --report) report=${2:?run_course: --report needs a folder}; shift 2 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run_course: unknown argument $1 (--small, --runs DIR, --report DIR)" >&2; exit 2 ;;
+    esac
+done
 ranks=${RANKS:-2}
+if [ "$small" = 1 ]; then
+    config=(--config tiny --steps 12 --val-every 6) profile=(--iters 3 --sweep-max-batch 8)
+    collectives=(-b 1K -e 64K -f 8 -n 5) sweep_sizes=0.005,0.02,1 zero_ranks=(1 2)
+else
+    config=(--config course) profile=() collectives=() sweep_sizes=0.05,0.25,1,4,1000 zero_ranks=(1 2 4)
+fi
+trace_steps=$([ "$small" = 1 ] && echo 6 || echo 30)
+mkdir -p "$runs/traces"
 summaries=()
 
-echo "== lesson 00: single-device training (course config) =="
-build/solutions/00_single_device train --config course --csv runs/00_single_device.csv \
-    --summary runs/00_single_device.summary.csv --save runs/00_single_device.bin
-summaries+=(runs/00_single_device.summary.csv)
+# Runs one lesson on $ranks ranks (lesson 00 on one) with the course flags and any more given.
+train() {
+    local lesson=$1 launcher=(mpiexec -n "$ranks")
+    shift
+    [ "$lesson" = 00_single_device ] && launcher=()
+    # shellcheck disable=SC2046 # the flags are words
+    "${launcher[@]}" "build/solutions/$lesson" train "${config[@]}" $(lesson_flags "$lesson") "$@" </dev/null
+}
+
+echo "== lesson 00: single-device training (${config[*]}) =="
+train 00_single_device --csv "$runs/00_single_device.csv" --summary "$runs/00_single_device.summary.csv" \
+    --save "$runs/00_single_device.bin"
+summaries+=("$runs/00_single_device.summary.csv")
 echo
 echo "== lesson 00: profile =="
-build/solutions/00_single_device profile --config course --mem-limit 64
+build/solutions/00_single_device profile "${config[@]}" "${profile[@]}" --mem-limit 64
 
-for lesson in 02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum 07_zero1 08_zero2 09_zero3; do
+echo
+echo "== lesson 01: collectives, $ranks ranks =="
+mpiexec -n "$ranks" build/solutions/01_collectives "${collectives[@]}" --csv "$runs/collectives.csv" </dev/null
+
+lessons=(02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum 07_zero1 08_zero2 09_zero3)
+for lesson in "${lessons[@]}"; do
     echo
-    echo "== lesson $lesson: $ranks ranks (course config) =="
-    # shellcheck disable=SC2046 # the flags are words
-    mpiexec -n "$ranks" "build/solutions/$lesson" train --config course $(lesson_flags "$lesson") \
-        --csv "runs/$lesson.csv" --summary "runs/$lesson.summary.csv" </dev/null
-    summaries+=("runs/$lesson.summary.csv")
+    echo "== lesson $lesson: $ranks ranks (${config[*]}) =="
+    train "$lesson" --csv "$runs/$lesson.csv" --summary "$runs/$lesson.summary.csv"
+    summaries+=("$runs/$lesson.summary.csv")
 done
 
 echo
+echo "== traces: $trace_steps steps of each lesson, analysed (traces/NN_name/summary.csv) =="
+for lesson in 00_single_device "${lessons[@]}"; do
+    rm -rf "${runs:?}/traces/$lesson"
+    train "$lesson" --steps "$trace_steps" --val-every 0 --gen-tokens 0 --log-every 1000000 \
+        --trace "$runs/traces/$lesson" >/dev/null
+    echo "-- $lesson"
+    build/tools/analyze_traces "$runs/traces/$lesson" --timeline $((trace_steps - 1))
+done
+
+echo
+echo "== lesson 05: bucket-size sweep, $ranks ranks =="
+mpiexec -n "$ranks" build/solutions/05_bucketed_ddp sweep "${config[@]}" --sizes "$sweep_sizes" \
+    --csv "$runs/bucket_sweep.csv" </dev/null
+
+echo
 echo "== PyTorch DDP (gloo, $ranks ranks) =="
-if scripts/pytorch_ddp.sh run runs/pytorch --config course; then
-    [ -f runs/pytorch/pytorch_ddp_summary.csv ] && summaries+=(runs/pytorch/pytorch_ddp_summary.csv)
+rm -f "$runs/pytorch/pytorch_ddp_summary.csv"
+if scripts/pytorch_ddp.sh run "$runs/pytorch" "${config[@]}"; then
+    [ -f "$runs/pytorch/pytorch_ddp_summary.csv" ] && summaries+=("$runs/pytorch/pytorch_ddp_summary.csv")
 fi
 
 echo
-echo "== comparison (course config; per-step figures in runs/*.csv) =="
-scripts/compare_table.sh --csv runs/comparison.csv "${summaries[@]}"
-echo "table: runs/comparison.csv; checkpoint: runs/00_single_device.bin"
+echo "== comparison (${config[*]}; per-step figures in $runs/*.csv) =="
+scripts/compare_table.sh --csv "$runs/comparison.csv" "${summaries[@]}"
+echo "table: $runs/comparison.csv; checkpoint: $runs/00_single_device.bin"
 echo
 echo "== model state per rank, ZeRO stages against the formulas =="
-scripts/zero_memory.sh
+scripts/zero_memory.sh --csv "$runs/zero_memory.csv" --config "${config[1]}" "${zero_ranks[@]}"
+
+echo
+echo "== the course report =="
+scripts/make_report.sh --ranks "$ranks" --config "${config[*]}" "$runs" "$report"

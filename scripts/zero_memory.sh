@@ -3,13 +3,23 @@
 # for fp32 AdamW (psi = parameter count): DDP 16psi, ZeRO-1 8psi + 8psi/N, ZeRO-2
 # 4psi + 12psi/N, ZeRO-3 16psi/N. Working buffers and activations on their own columns.
 #
-#   scripts/zero_memory.sh [--check] [RANKS...]     (default ranks: 1 2 4)
+#   scripts/zero_memory.sh [--check] [--csv FILE] [--config NAME] [RANKS...]   (default ranks: 1 2 4)
 #
-# --check exits 1 when a measured model state is more than 5% off its formula.
+# --check exits 1 when a measured model state is more than 5% off its formula; --csv writes
+# the rows (stage,ranks,params_mb,grads_mb,adam_mb,state_mb,formula_mb,working_mb,activations_mb);
+# --config picks the preset (default course).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-check=0
-if [ "${1:-}" = --check ]; then check=1; shift; fi
+check=0 csv= config=course
+while [ $# -gt 0 ]; do
+    case $1 in
+    --check) check=1; shift ;;
+    --csv) csv=${2:?zero_memory: --csv needs a file}; shift 2 ;;
+    --config) config=${2:?zero_memory: --config needs a preset}; shift 2 ;;
+    -*) echo "zero_memory: unknown option $1 (--check, --csv FILE, --config NAME)" >&2; exit 2 ;;
+    *) break ;;
+    esac
+done
 ranks_list=("$@")
 [ ${#ranks_list[@]} -gt 0 ] || ranks_list=(1 2 4)
 work=$(mktemp -d)
@@ -20,16 +30,16 @@ stages=(03_flat_ddp:ddp 07_zero1:zero1 08_zero2:zero2)
 for ranks in "${ranks_list[@]}"; do
     for entry in "${stages[@]}"; do
         lesson=${entry%%:*}
-        timeout 300 mpiexec -n "$ranks" "build/solutions/$lesson" train --config course --steps 2 --val-every 0 \
+        timeout 300 mpiexec -n "$ranks" "build/solutions/$lesson" train --config "$config" --steps 2 --val-every 0 \
             --gen-tokens 0 --summary "$work/$lesson.$ranks.csv" >"$work/log" 2>&1 </dev/null ||
             { cat "$work/log" >&2; exit 1; }
         echo "${entry#*:} $ranks $(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
             NR == 2 { print $c["params_mb"], $c["grads_mb"], $c["adam_mb"], $c["working_mb"], $c["activations_mb"] }' \
             "$work/$lesson.$ranks.csv")"
     done
-done | awk -v check="$check" '
+done | awk -v check="$check" -v csv="$csv" -v config="$config" '
     # psi from DDP: its parameters are the whole model, 4 bytes each
-    { stage[NR] = $1; n[NR] = $2; state[NR] = $3 + $4 + $5; working[NR] = $6; acts[NR] = $7
+    { stage[NR] = $1; n[NR] = $2; params[NR] = $3; grads[NR] = $4; adam[NR] = $5; state[NR] = $3 + $4 + $5; working[NR] = $6; acts[NR] = $7
       if ($1 == "ddp") { psi_mb = $3 / 4; ddp[$2] = state[NR] } }
     function formula(s, N) {
         if (s == "ddp") return 16 * psi_mb
@@ -38,7 +48,9 @@ done | awk -v check="$check" '
         return 16 * psi_mb / N
     }
     END {
-        printf "model state per rank (MB = 10^6 bytes; psi = %.0f parameters, course config, B8 T128)\n", psi_mb * 1e6
+        printf "model state per rank (MB = 10^6 bytes; psi = %.0f parameters, config %s)\n", psi_mb * 1e6, config
+        if (csv != "")
+            print "stage,ranks,params_mb,grads_mb,adam_mb,state_mb,formula_mb,working_mb,activations_mb" > csv
         printf "%-6s %5s %12s %12s %10s %10s %12s %12s %12s\n", "stage", "ranks", "measured", "formula",
                "meas/form", "vs DDP", "formula/DDP", "working MB", "activations"
         bad = 0
@@ -47,6 +59,9 @@ done | awk -v check="$check" '
             if (ratio > 1.05 || ratio < 0.95) bad = 1
             printf "%-6s %5d %12.3f %12.3f %10.4f %10.3f %12.3f %12.3f %12.3f\n", stage[i], n[i], state[i], f,
                    ratio, state[i] / ddp[n[i]], f / formula("ddp", n[i]), working[i], acts[i]
+            if (csv != "")
+                printf "%s,%d,%s,%s,%s,%.6f,%.6f,%s,%s\n", stage[i], n[i], params[i], grads[i], adam[i], state[i], f,
+                       working[i], acts[i] > csv
         }
         if (check && bad) { print "zero_memory: a model state is more than 5% off its formula"; exit 1 }
     }'

@@ -102,13 +102,12 @@ Test(trace, a_two_rank_run_writes_per_rank_and_merged_timelines)
     cr_expect_eq(shell_status(command), 0, "a trace file is not valid JSON");
 }
 
-/* The analyzer on a trace whose answer is known: compute [0,100] and [200,300] us (the step's
- * optimizer at [250,300]); an all-reduce on the communication track at [50,150] (half of it
- * under compute); a wait at [300,350]. Span 350: compute 200, communication 150 of which 50
- * overlapped and 100 exposed, idle 50, overlap 33.33%. */
-Test(trace, the_analyzer_returns_the_known_breakdown)
+/* A trace whose answer is known: compute [0,100] and [200,300] us (the step's optimizer at
+ * [250,300]); an all-reduce on the communication track at [50,150] (half of it under compute);
+ * a wait at [300,350]. `other` goes after the events (e.g. the timing mark). */
+static void write_known_trace(const char *other)
 {
-    char path[128], command[256], output[4096];
+    char path[128];
     snprintf(path, sizeof path, "%s/rank_0.json", dir);
     FILE *out = fopen(path, "w");
     cr_assert_not_null(out);
@@ -118,14 +117,57 @@ Test(trace, the_analyzer_returns_the_known_breakdown)
                  "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"backward unit 1\",\"ts\":200,\"dur\":100},\n"
                  "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"optimizer step\",\"ts\":250,\"dur\":50},\n"
                  "{\"ph\":\"X\",\"pid\":0,\"tid\":2,\"cat\":\"waits\",\"name\":\"wait\",\"ts\":300,\"dur\":50},\n"
-                 "{\"ph\":\"M\",\"pid\":0,\"name\":\"process_labels\",\"args\":{\"labels\":\"dtc\"}}\n]}\n");
+                 "{\"ph\":\"M\",\"pid\":0,\"name\":\"process_labels\",\"args\":{\"labels\":\"dtc\"}}\n]%s}\n",
+            other);
     fclose(out);
+}
+
+static void analyze_known_trace(char *output, size_t output_len)
+{
+    char command[256];
     snprintf(command, sizeof command, "build/tools/analyze_traces %s > /dev/null && cat %s/summary.csv", dir, dir);
-    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    cr_assert_eq(shell_output(command, output, output_len), 0, "%s", output);
+}
+
+/* Streams that run side by side (no timing mark): span 350, compute 200, communication 150 of
+ * which 50 overlapped and 100 exposed, idle 50, overlap 33.33%. */
+Test(trace, the_analyzer_returns_the_known_breakdown)
+{
+    char path[128], output[4096];
+    write_known_trace("");
+    analyze_known_trace(output, sizeof output);
     cr_expect_not_null(strstr(output, "\n0,1,0.2000,0.1000,0.0500,0.0500,57.14,42.86,14.29,33.33,2,0.1500\n"), "%s",
                        output);
     snprintf(path, sizeof path, "%s/summary.html", dir);
     const char *html = read_file(path);
     cr_expect_not_null(strstr(html, "<svg"));
     cr_expect_not_null(strstr(html, "<td>33.3</td>"), "%s", html);
+    cr_expect_not_null(strstr(html, "<td>0</td><td>all_reduce</td><td>1</td><td>0.100</td>"), "%s", html);
+}
+
+/* Timed on one host thread: compute enclosing a call was waiting on it, so compute is
+ * [0,50] + [200,300] = 150, communication 150 all exposed, idle 50, overlap 0. */
+Test(trace, host_timing_takes_enclosed_calls_out_of_compute)
+{
+    char output[4096];
+    write_known_trace(",\n\"otherData\":{\"timing\":\"host\"}");
+    analyze_known_trace(output, sizeof output);
+    cr_expect_not_null(strstr(output, "\n0,1,0.1500,0.1500,0.0000,0.0500,42.86,57.14,14.29,0.00,2,0.1500\n"), "%s",
+                       output);
+}
+
+/* --timeline STEP: the events of that step, from the end of the previous optimizer step. */
+Test(trace, the_timeline_holds_one_step_from_its_start)
+{
+    char command[256], output[4096];
+    write_known_trace("");
+    snprintf(command, sizeof command, "build/tools/analyze_traces %s --timeline 1 > /dev/null && cat %s/timeline.csv",
+             dir, dir);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    cr_expect_str_eq(output, "rank,track,start_ms,end_ms,name\n0,0,0.0000,0.1000,forward unit 1\n"
+                             "0,1,0.0500,0.1500,all_reduce\n0,0,0.2000,0.3000,backward unit 1\n"
+                             "0,0,0.2500,0.3000,optimizer step\n");
+    snprintf(command, sizeof command, "build/tools/analyze_traces %s --timeline 2 2>&1", dir);
+    cr_expect_neq(shell_output(command, output, sizeof output), 0, "a step the trace lacks must fail: %s", output);
+    cr_expect_not_null(strstr(output, "fewer steps"), "%s", output);
 }

@@ -5,10 +5,17 @@
  *   comm overlap  time in communication while compute also ran (another stream or thread)
  *   idle          the rest of the span from the first to the last event
  *   overlap %     comm overlap / all communication time
+ * A trace marked "timing":"host" (the CPU backend's) was timed on the rank's one thread: a
+ * compute span that encloses a communication call (ZeRO's optimizer step) was not computing
+ * during the call, so the call's time is taken out of compute and overlap there is always 0.
  * and the count and total time of each communication call. Writes DIR/summary.csv and
- * DIR/summary.html (a table and an inline SVG bar per rank).
+ * DIR/summary.html (the tables and an inline SVG bar per rank).
  *
- *   analyze_traces DIR
+ *   analyze_traces DIR [--timeline STEP]
+ *
+ * --timeline also writes DIR/timeline.csv (rank,track,start_ms,end_ms,name): every event of
+ * optimizer step STEP (1-based), each rank's times from the start of its own step, so ranks on
+ * machines whose clocks differ still line up; the course report draws it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +42,7 @@ typedef struct {
     Intervals compute, comm;
     double first, last;
     long steps;
+    int host_timing;
     OpStats ops[MAX_OPS];
     int num_ops;
 } RankTrace;
@@ -78,6 +86,29 @@ static double merge(Intervals *list)
     for (size_t i = 0; i < kept; i++)
         total += list->items[i].end - list->items[i].start;
     return total;
+}
+
+/* Removes from merged list a every stretch that merged list b covers. */
+static int subtract(Intervals *a, const Intervals *b)
+{
+    Intervals kept = {0};
+    size_t j = 0;
+    for (size_t i = 0; i < a->count; i++) {
+        double start = a->items[i].start, end = a->items[i].end;
+        while (j < b->count && b->items[j].end <= start)
+            j++;
+        for (size_t k = j; k < b->count && b->items[k].start < end; k++) {
+            if (b->items[k].start > start && add(&kept, start, b->items[k].start) != 0)
+                return -1;
+            if (b->items[k].end > start)
+                start = b->items[k].end;
+        }
+        if (end > start && add(&kept, start, end) != 0)
+            return -1;
+    }
+    free(a->items);
+    *a = kept;
+    return 0;
 }
 
 /* Length of the intersection of two merged lists. */
@@ -142,6 +173,8 @@ static int read_rank(const char *path, RankTrace *r)
     while (fgets(line, sizeof line, in) != NULL) {
         int tid;
         double ts, dur;
+        if (strstr(line, "\"timing\":\"host\"") != NULL)
+            r->host_timing = 1;
         if (parse_event(line, &tid, name, sizeof name, &ts, &dur) != 0)
             continue;
         if (ts < r->first)
@@ -168,8 +201,15 @@ static Breakdown breakdown(RankTrace *r)
 {
     Breakdown b;
     b.span = r->last > r->first ? r->last - r->first : 0.0;
-    b.compute = merge(&r->compute);
+    merge(&r->compute);
     b.comm = merge(&r->comm);
+    if (r->host_timing && subtract(&r->compute, &r->comm) != 0) {
+        fprintf(stderr, "analyze_traces: out of memory\n");
+        exit(1);
+    }
+    b.compute = 0.0;
+    for (size_t i = 0; i < r->compute.count; i++)
+        b.compute += r->compute.items[i].end - r->compute.items[i].start;
     b.overlap = intersection(&r->compute, &r->comm);
     b.exposed = b.comm - b.overlap;
     b.idle = b.span - b.compute - b.exposed;
@@ -210,6 +250,14 @@ static void write_html(FILE *out, RankTrace *ranks, Breakdown *b, int n)
                 per_step(b[r].compute, s), per_step(b[r].exposed, s), per_step(b[r].overlap, s),
                 per_step(b[r].idle, s), b[r].comm > 0 ? 100 * b[r].overlap / b[r].comm : 0.0);
     }
+    fprintf(out, "</table>\n<h2>Communication calls, per rank (whole run)</h2>\n<table border=\"1\"><tr><th>rank</th>"
+                 "<th>call</th><th>calls</th><th>total ms</th><th>ms per call</th></tr>\n");
+    for (int r = 0; r < n; r++)
+        for (int i = 0; i < ranks[r].num_ops; i++) {
+            const OpStats *op = &ranks[r].ops[i];
+            fprintf(out, "<tr><td>%d</td><td>%s</td><td>%ld</td><td>%.3f</td><td>%.4f</td></tr>\n", r, op->name,
+                    op->calls, op->total_us / 1e3, op->total_us / 1e3 / (double)op->calls);
+        }
     fprintf(out, "</table>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"%d\">\n", 40 + 30 * n);
     const char *colours[] = {"#4878d0", "#d65f5f", "#ee854a", "#cccccc"};
     const char *labels[] = {"compute", "exposed comm", "overlapped comm", "idle"};
@@ -260,11 +308,89 @@ static int write_outputs(const char *dir, RankTrace *ranks, Breakdown *b, int n)
     return (fclose(csv) | fclose(html)) != 0;
 }
 
+/* Finds optimizer step `step` of one rank: it begins where the previous optimizer step ended
+ * (the first at the rank's first event) and ends with its own optimizer step. */
+static int find_step(FILE *in, int step, double *begin, double *end)
+{
+    char line[4096], name[128];
+    int tid, seen = 0;
+    double ts, dur, first = 1e300;
+    while (seen < step && fgets(line, sizeof line, in) != NULL) {
+        if (parse_event(line, &tid, name, sizeof name, &ts, &dur) != 0)
+            continue;
+        if (ts < first)
+            first = ts;
+        if (tid == 0 && strcmp(name, "optimizer step") == 0 && ++seen >= step - 1)
+            *(seen == step - 1 ? begin : end) = ts + dur;
+    }
+    if (step == 1)
+        *begin = first;
+    return seen == step ? 0 : -1;
+}
+
+static int timeline_rank(FILE *out, const char *dir, int rank, int step)
+{
+    char path[1200], line[4096], name[128];
+    snprintf(path, sizeof path, "%s/rank_%d.json", dir, rank);
+    FILE *in = fopen(path, "r");
+    double begin = 0, end = 0, ts, dur;
+    int tid;
+    if (in == NULL || find_step(in, step, &begin, &end) != 0) {
+        fprintf(stderr, "analyze_traces: --timeline %d: %s has fewer steps\n", step, path);
+        if (in != NULL)
+            fclose(in);
+        return -1;
+    }
+    rewind(in);
+    while (fgets(line, sizeof line, in) != NULL)
+        if (parse_event(line, &tid, name, sizeof name, &ts, &dur) == 0 && ts >= begin && ts < end)
+            fprintf(out, "%d,%d,%.4f,%.4f,%s\n", rank, tid, (ts - begin) / 1e3, (ts + dur - begin) / 1e3, name);
+    fclose(in);
+    return 0;
+}
+
+static int write_timeline(const char *dir, int ranks, int step)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/timeline.csv", dir);
+    FILE *out = fopen(path, "w");
+    if (out == NULL) {
+        fprintf(stderr, "analyze_traces: cannot write %s\n", path);
+        return 1;
+    }
+    fprintf(out, "rank,track,start_ms,end_ms,name\n");
+    int status = 0;
+    for (int r = 0; r < ranks && status == 0; r++)
+        status = timeline_rank(out, dir, r, step);
+    if (fclose(out) != 0 || status != 0) {
+        remove(path); /* half a timeline would draw as a wrong picture */
+        return 1;
+    }
+    return 0;
+}
+
+static int usage(FILE *out, int status)
+{
+    fprintf(out, "usage: analyze_traces DIR [--timeline STEP]   (DIR: the folder a run's --trace wrote)\n"
+                 "  --timeline STEP  also write DIR/timeline.csv: the events of optimizer step STEP (from 1)\n");
+    return status;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2 || strcmp(argv[1], "--help") == 0) {
-        fprintf(argc == 2 ? stdout : stderr, "usage: analyze_traces DIR   (the folder a run's --trace wrote)\n");
-        return argc == 2 ? 0 : 2;
+    if (argc == 2 && strcmp(argv[1], "--help") == 0)
+        return usage(stdout, 0);
+    int timeline_step = 0;
+    if (argc == 4 && strcmp(argv[2], "--timeline") == 0) {
+        char *end;
+        long step = strtol(argv[3], &end, 10);
+        if (*end != '\0' || step < 1 || step > 1000000) {
+            fprintf(stderr, "analyze_traces: --timeline '%s' is not a step number (1 or more)\n", argv[3]);
+            return 2;
+        }
+        timeline_step = (int)step;
+    } else if (argc != 2) {
+        return usage(stderr, 2);
     }
     static RankTrace ranks[MAX_RANKS];
     Breakdown b[MAX_RANKS];
@@ -281,5 +407,6 @@ int main(int argc, char **argv)
         return 1;
     }
     print_summary(ranks, b, n);
-    return write_outputs(argv[1], ranks, b, n);
+    int status = write_outputs(argv[1], ranks, b, n);
+    return status != 0 ? status : (timeline_step > 0 ? write_timeline(argv[1], n, timeline_step) : 0);
 }

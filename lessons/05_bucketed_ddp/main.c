@@ -4,7 +4,8 @@
  *   mpiexec -n N 05_bucketed_ddp sweep [--sizes 0.05,0.25,1,4,1000] [flags]
  *
  * sweep trains a short run (--steps, default 30) for each bucket size and prints one row per
- * size: how bucket size trades the number of messages against how early they start. */
+ * size: how bucket size trades the number of messages against how early they start. With
+ * --csv FILE the rows also go to FILE (the course report plots them). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,8 @@ static const Lesson lesson = {
     .flags = {"buckets", bucket_flags, &options},
     .other_modes = "sweep",
     .other_usage = "       [mpiexec -n N] 05_bucketed_ddp sweep [--sizes MB,MB,...] [flags]\n"
-                   "         a short run (--steps, default 30; no validation, CSV or checkpoint) per bucket size\n",
+                   "         a short run (--steps, default 30; no validation or checkpoint) per bucket size;\n"
+                   "         --csv FILE writes the rows (bucket_mb,buckets,step_ms,step_std_ms,comm_ms,comm_frac,tokens_per_s)\n",
 };
 
 /* Parses "0.5,1,4" into sizes; returns how many, or -1 after a line naming the bad entry. */
@@ -64,14 +66,34 @@ static int parse_sizes(const char *text, double *sizes, int max_sizes, int verbo
     return count;
 }
 
-static void print_sweep_row(const TrainConfig *cfg, double mb, const RunSummary *s)
+static void print_sweep_row(const TrainConfig *cfg, double mb, const RunSummary *s, FILE *csv)
 {
     Bucket buckets[1024];
     int count = plan_buckets(&cfg->model, (size_t)(mb * 1e6), buckets);
-    printf("  %10.3f %8d %10.3f %10.3f %10.3f %10.4f %10.0f\n", mb, count, 1e3 * s->step_seconds.mean,
-           1e3 * running_std(&s->step_seconds), 1e3 * s->comm_seconds.mean, s->comm_fraction.mean,
-           s->tokens_per_step / s->step_seconds.mean);
+    double step_ms = 1e3 * s->step_seconds.mean, std_ms = 1e3 * running_std(&s->step_seconds);
+    double comm_ms = 1e3 * s->comm_seconds.mean, tokens_per_s = s->tokens_per_step / s->step_seconds.mean;
+    printf("  %10.3f %8d %10.3f %10.3f %10.3f %10.4f %10.0f\n", mb, count, step_ms, std_ms, comm_ms,
+           s->comm_fraction.mean, tokens_per_s);
     fflush(stdout);
+    if (csv != NULL)
+        fprintf(csv, "%g,%d,%.4f,%.4f,%.4f,%.5f,%.1f\n", mb, count, step_ms, std_ms, comm_ms, s->comm_fraction.mean,
+                tokens_per_s);
+}
+
+/* Rank 0's CSV of the sweep rows, or NULL when none was asked for (or on other ranks). */
+static FILE *open_sweep_csv(const char *path, int rank, int *failed)
+{
+    *failed = 0;
+    if (path == NULL || rank != 0)
+        return NULL;
+    FILE *csv = fopen(path, "w");
+    if (csv == NULL) {
+        fprintf(stderr, "05_bucketed_ddp: --csv %s: cannot write the file\n", path);
+        *failed = 1;
+        return NULL;
+    }
+    fprintf(csv, "bucket_mb,buckets,step_ms,step_std_ms,comm_ms,comm_frac,tokens_per_s\n");
+    return csv;
 }
 
 static int sweep(Comm *comm, TrainConfig *cfg, int steps_given)
@@ -85,24 +107,31 @@ static int sweep(Comm *comm, TrainConfig *cfg, int steps_given)
             fprintf(stderr, "05_bucketed_ddp: sweep handles at most 1022 layers\n");
         return 2;
     }
+    int rank = comm_rank(comm), failed;
+    FILE *csv = open_sweep_csv(cfg->csv_path, rank, &failed);
+    if (any_rank_failed(comm, failed))
+        return 2;
     cfg->steps = steps_given ? cfg->steps : 30;
     cfg->val_every = cfg->gen_tokens = 0;
     cfg->csv_path = cfg->save_path = cfg->summary_path = NULL;
     cfg->quiet = 1;
-    int rank = comm_rank(comm);
     if (rank == 0)
         printf("bucket sweep: %d rank(s), %d steps each (the first %d are warm-up)\n  %10s %8s %10s %10s %10s %10s %10s\n",
                comm_size(comm), cfg->steps, summary_warmup_steps(cfg->steps), "bucket MB", "buckets",
                "step ms", "std ms", "comm ms", "comm frac", "tokens/s");
-    for (int i = 0; i < count; i++) {
+    int status = 0;
+    for (int i = 0; i < count && status == 0; i++) {
         options.buckets.bucket_mb = (float)sizes[i];
         RunSummary summary;
-        if (lesson_train(&lesson, comm, cfg, &summary) != 0)
-            return 1;
-        if (rank == 0)
-            print_sweep_row(cfg, sizes[i], &summary);
+        status = lesson_train(&lesson, comm, cfg, &summary) != 0;
+        if (status == 0 && rank == 0)
+            print_sweep_row(cfg, sizes[i], &summary, csv);
     }
-    return 0;
+    if (csv != NULL && fclose(csv) != 0) {
+        fprintf(stderr, "05_bucketed_ddp: writing the sweep CSV failed\n");
+        status = 1;
+    }
+    return status;
 }
 
 int main(int argc, char **argv)

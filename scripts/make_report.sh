@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# The course report from a course run's files (what scripts/run_course.sh writes):
+#
+#   scripts/make_report.sh [--ranks N] [--config TEXT] [RUNS_DIR] [REPORT_DIR]
+#       (defaults: 2, "--config course", runs, reports)
+#
+# Writes REPORT_DIR/index.html (one self-contained page: tables and inline SVG plots),
+# REPORT_DIR/summary.md (the tables, linking the plots), REPORT_DIR/plots/*.svg and the
+# prepared data the plots are drawn from, REPORT_DIR/data/*.csv. gnuplot draws every plot
+# (scripts/report/*.gp); this script only picks columns and lays out the page.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ranks=2 config="--config course"
+while [ $# -gt 0 ]; do
+    case $1 in
+    --ranks) ranks=${2:?make_report: --ranks needs a number}; shift 2 ;;
+    --config) config=${2:?make_report: --config needs the run flags}; shift 2 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "make_report: unknown option $1 (--ranks N, --config TEXT)" >&2; exit 2 ;;
+    *) break ;;
+    esac
+done
+runs=${1:-runs} report=${2:-reports}
+lessons=(00_single_device 02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum 07_zero1 08_zero2
+    09_zero3)
+command -v gnuplot >/dev/null || { echo "make_report: gnuplot is missing (make setup installs gnuplot-nox)" >&2; exit 1; }
+for needed in comparison.csv collectives.csv bucket_sweep.csv zero_memory.csv \
+    "${lessons[@]/%/.csv}" "${lessons[@]/#/traces/}"; do
+    [ -e "$runs/$needed" ] || { echo "make_report: $runs/$needed is missing (run scripts/run_course.sh first)" >&2; exit 1; }
+done
+for lesson in "${lessons[@]}"; do
+    for file in summary.csv timeline.csv; do
+        [ -f "$runs/traces/$lesson/$file" ] ||
+            { echo "make_report: $runs/traces/$lesson/$file is missing (build/tools/analyze_traces makes it)" >&2; exit 1; }
+    done
+done
+mkdir -p "$report/plots" "$report/data"
+data=$report/data plots=$report/plots
+
+# --- the data each plot reads -------------------------------------------------------------
+
+# Mean over ranks of one lesson's analyzer summary: compute, exposed and overlapped
+# communication, idle (ms per step), overlap %.
+breakdown_row() {
+    awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        { n++; for (k in c) sum[k] += $c[k] }
+        END { printf "%s,%.4f,%.4f,%.4f,%.4f,%.2f\n", name, sum["compute_ms"] / n, sum["comm_exposed_ms"] / n,
+                     sum["comm_overlap_ms"] / n, sum["idle_ms"] / n, sum["overlap_pct"] / n }' "$2"
+}
+{
+    echo "strategy,compute_ms,comm_exposed_ms,comm_overlap_ms,idle_ms,overlap_pct"
+    for lesson in "${lessons[@]}"; do breakdown_row "$lesson" "$runs/traces/$lesson/summary.csv"; done
+} >"$data/breakdown.csv"
+
+# Rows of a CSV whose column $2 equals $3, header kept.
+select_rows() {
+    awk -F, -v name="$2" -v value="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; print; next }
+        $c == value' "$1"
+}
+stages=$(awk -F, 'NR > 1 && !seen[$1]++ { printf "%s ", $1 }' "$runs/zero_memory.csv")
+for stage in $stages; do select_rows "$runs/zero_memory.csv" stage "$stage" >"$data/memory_$stage.csv"; done
+select_rows "$runs/zero_memory.csv" ranks "$ranks" >"$data/memory_at_$ranks.csv"
+ops=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "op") c = i; next } !seen[$c]++ { printf "%s ", $c }' \
+    "$runs/collectives.csv")
+for op in $ops; do select_rows "$runs/collectives.csv" op "$op" >"$data/busbw_$op.csv"; done
+cp "$runs/bucket_sweep.csv" "$runs/comparison.csv" "$data/"
+
+# Loss curves: every lesson's per-step CSV, and PyTorch's when it ran.
+loss_files=() loss_names=()
+for lesson in "${lessons[@]}"; do loss_files+=("$runs/$lesson.csv") loss_names+=("$lesson"); done
+if [ -f "$runs/pytorch/pytorch_ddp.csv" ] && grep -q pytorch "$runs/comparison.csv"; then
+    loss_files+=("$runs/pytorch/pytorch_ddp.csv") loss_names+=(pytorch_ddp)
+fi
+
+# --- the plots ------------------------------------------------------------------------------
+
+# plot NAME VARIABLES: scripts/report/NAME.gp with gnuplot -e VARIABLES, into plots/.
+plot() {
+    local script=$1 name=$2
+    # a warning (a data set with no valid points, say) is a wrong picture: stop on any output
+    if ! gnuplot -e "out='$plots/$name.svg'; $3" "scripts/report/$script.gp" >"$data/$name.gnuplot.log" 2>&1 ||
+        [ -s "$data/$name.gnuplot.log" ]; then
+        echo "make_report: gnuplot failed on $name:" >&2
+        cat "$data/$name.gnuplot.log" >&2
+        exit 1
+    fi
+    rm -f "$data/$name.gnuplot.log"
+}
+words() { local IFS=' '; echo "$*"; }
+plot loss loss "files='$(words "${loss_files[@]}")'; names='$(words "${loss_names[@]}")'"
+plot breakdown breakdown "data='$data/breakdown.csv'"
+for lesson in "${lessons[@]}"; do
+    trace_ranks=$(awk -F, 'NR > 1 { n++ } END { print n }' "$runs/traces/$lesson/summary.csv")
+    step=$(awk -F, 'NR > 1 && $1 == 0 { print $2 - 1 }' "$runs/traces/$lesson/summary.csv")
+    tracks=$(awk -F, 'NR > 1 && !seen[$2]++ { print $2 }' "$runs/traces/$lesson/timeline.csv" | sort -n | tr '\n' ' ')
+    plot timeline "timeline_$lesson" \
+        "data='$runs/traces/$lesson/timeline.csv'; name='$lesson'; step='$step'; ranks=$trace_ranks; tracks='$tracks'"
+done
+plot sweep bucket_sweep "data='$data/bucket_sweep.csv'"
+plot memory memory "data='$data/memory_at_$ranks.csv'; ranks='$ranks'"
+memory_files=() busbw_files=()
+for stage in $stages; do memory_files+=("$data/memory_$stage.csv"); done
+for op in $ops; do busbw_files+=("$data/busbw_$op.csv"); done
+plot memory_ranks memory_ranks "files='$(words "${memory_files[@]}")'; names='$stages'"
+plot busbw busbw "files='$(words "${busbw_files[@]}")'; names='$ops'; ranks='$ranks'"
+
+# --- tables -----------------------------------------------------------------------------------
+
+# table html|md CSV COLUMN:HEADING:FORMAT... : the named columns of a CSV as an HTML or
+# Markdown table; an empty field shows as "-".
+table() {
+    local kind=$1 file=$2
+    shift 2
+    awk -F, -v kind="$kind" -v spec="$*" '
+        BEGIN { n = split(spec, items, " ")
+                for (i = 1; i <= n; i++) { split(items[i], part, ":"); col[i] = part[1]; head[i] = part[2]; fmt[i] = part[3]
+                                           gsub(/_/, " ", head[i]) } }
+        function cell(v, f) { return v == "" ? "-" : (f == "s" ? v : sprintf("%" f, v)) }
+        NR == 1 { for (i = 1; i <= NF; i++) at[$i] = i
+                  if (kind == "html") { printf "<table>\n<tr>"; for (i = 1; i <= n; i++) printf "<th>%s</th>", head[i]; print "</tr>" }
+                  else { printf "|"; for (i = 1; i <= n; i++) printf " %s |", head[i]; printf "\n|"
+                         for (i = 1; i <= n; i++) printf "---|"; print "" }
+                  next }
+        { if (kind == "html") { printf "<tr>"; for (i = 1; i <= n; i++) printf "<td>%s</td>", cell($at[col[i]], fmt[i]); print "</tr>" }
+          else { printf "|"; for (i = 1; i <= n; i++) printf " %s |", cell($at[col[i]], fmt[i]); print "" } }
+        END { if (kind == "html") print "</table>" }' "$file"
+}
+
+# The comparison with times in ms and speed against lesson 00 (column speedup, added here).
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print $0 ",step_ms,comm_ms,speedup"; next }
+    { rows[NR] = $0; tps[NR] = $c["tokens_per_s"]; step[NR] = 1e3 * $c["step_time_avg_s"]
+      comm[NR] = $c["comm_time_avg_s"] == "" ? "" : 1e3 * $c["comm_time_avg_s"]
+      if ($c["strategy"] == "single_device") base = $c["tokens_per_s"] }
+    END { for (i = 2; i <= NR; i++) printf "%s,%.3f,%s,%s\n", rows[i], step[i], comm[i] == "" ? "" : sprintf("%.3f", comm[i]),
+                                             base ? sprintf("%.2f", tps[i] / base) : "" }' \
+    "$runs/comparison.csv" >"$data/comparison_table.csv"
+comparison_cols="strategy:strategy:s ranks:ranks:s step_ms:step_ms:.2f comm_ms:comm_ms:.2f comm_frac_avg:comm_fraction:.3f
+    tokens_per_s:tokens/s:.0f speedup:vs_lesson_00:.2f last_loss:last_loss:.6f comm_mb_per_step:comm_MB/step:.3f
+    peak_tracked_mb:peak_tracked_MB/rank:.1f peak_rss_mb:peak_RSS_MB:.1f"
+breakdown_cols="strategy:strategy:s compute_ms:compute_ms:.3f comm_exposed_ms:exposed_comm_ms:.3f
+    comm_overlap_ms:overlapped_comm_ms:.3f idle_ms:idle_ms:.3f overlap_pct:overlap_%:.1f"
+sweep_cols="bucket_mb:bucket_MB:g buckets:buckets:s step_ms:step_ms:.3f step_std_ms:std_ms:.3f comm_ms:comm_ms:.3f
+    tokens_per_s:tokens/s:.0f"
+memory_cols="stage:stage:s ranks:ranks:s params_mb:params_MB:.3f grads_mb:grads_MB:.3f adam_mb:AdamW_MB:.3f
+    state_mb:model_state_MB:.3f formula_mb:formula_MB:.3f working_mb:working_MB:.3f activations_mb:activations_MB:.3f"
+busbw_cols="op:operation:s bytes:bytes:.0f seconds:seconds:.3e algbw_GBps:algbw_GB/s:.3f busbw_GBps:busbw_GB/s:.3f
+    wrong:wrong:s"
+
+# --- the pages ------------------------------------------------------------------------------
+
+# An SVG from plots/ for inlining: without its XML prologue, its ids made unique to the page.
+inline_svg() {
+    sed -e '/^<?xml/d' -e "s/gnuplot_/$1_gnuplot_/g" -e "s/gpPt/$1_gpPt/g" -e "s/<svg /<svg class=\"plot\" /" \
+        "$plots/$1.svg"
+}
+figure() { printf '<figure id="%s">\n' "$1"; inline_svg "$1"; printf '<figcaption>%s</figcaption>\n</figure>\n' "$2"; }
+machine="$(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown CPU)"
+made="$(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -n), $machine"
+
+{
+    cat <<EOF
+<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>dtc course report</title>
+<style>
+body { font-family: sans-serif; max-width: 62em; margin: 2em auto; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
+th, td { border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+figure { margin: 1.5em 0; } svg.plot { max-width: 100%; height: auto; }
+figcaption, .note { color: #555; font-size: 0.9em; }
+</style></head><body>
+<h1>dtc course report</h1>
+<p class="note">Run flags: <code>$config</code>, $ranks ranks for the data-parallel lessons. Made $made.
+Every number below comes from the files in <code>$runs/</code>; the plot data is in <code>data/</code>.</p>
+<h2 id="comparison">Every strategy side by side</h2>
+<p class="note">Step and comm time are the slowest rank's mean after the warm-up steps; comm time is time blocked
+in communication calls; comm MB counts an all-reduce of n bytes as 2n; vs lesson 00 is tokens/s against the
+single device.</p>
+EOF
+    table html "$data/comparison_table.csv" $comparison_cols
+    echo '<h2 id="loss">Loss curves</h2>'
+    figure loss "Training loss per step. The data-parallel lessons reproduce lesson 00's numbers, so their curves lie on one another."
+    echo '<h2 id="breakdown">Where the step time goes</h2>'
+    echo "<p class=\"note\">From a traced run of each lesson (build/tools/analyze_traces), mean over ranks and over all traced steps.</p>"
+    figure breakdown "Compute, communication with nothing beside it (exposed), communication beside compute (overlapped) and idle time, per step."
+    table html "$data/breakdown.csv" $breakdown_cols
+    echo '<h2 id="timelines">One step, per rank</h2>'
+    echo '<p class="note">Each rank from the start of its own step. Open the traces themselves in Perfetto: see docs/traces.md.</p>'
+    for lesson in "${lessons[@]}"; do figure "timeline_$lesson" "$lesson: $runs/traces/$lesson/merged.json"; done
+    echo '<h2 id="sweep">Bucket size (lesson 05)</h2>'
+    figure bucket_sweep "One short run per bucket size; the largest size puts every gradient in one bucket."
+    table html "$data/bucket_sweep.csv" $sweep_cols
+    echo '<h2 id="memory">Memory per rank: DDP and ZeRO-1/2/3</h2>'
+    figure memory "Parameters, gradients and AdamW state per rank at $ranks ranks, as the tracking allocator measured them."
+    figure memory_ranks "Model state per rank as ranks grow: DDP stays flat, each ZeRO stage shards more of it."
+    table html "$runs/zero_memory.csv" $memory_cols
+    echo '<h2 id="collectives">Collectives (lesson 01)</h2>'
+    figure busbw "Bus bandwidth per operation and message size, $ranks ranks; ring is lesson 01's own all-reduce."
+    table html "$runs/collectives.csv" $busbw_cols
+    echo '</body></html>'
+} >"$report/index.html"
+
+{
+    echo "# dtc course report"
+    echo
+    echo "Run flags: \`$config\`, $ranks ranks. Made $made. The page with every plot inline: \`index.html\`."
+    echo
+    echo "## Every strategy side by side"
+    echo
+    table md "$data/comparison_table.csv" $comparison_cols
+    echo
+    echo "![loss curves](plots/loss.svg)"
+    echo
+    echo "## Where the step time goes (traced runs, mean over ranks)"
+    echo
+    table md "$data/breakdown.csv" $breakdown_cols
+    echo
+    echo "![step-time breakdown](plots/breakdown.svg)"
+    echo
+    echo "## Bucket size (lesson 05)"
+    echo
+    table md "$data/bucket_sweep.csv" $sweep_cols
+    echo
+    echo "![bucket sweep](plots/bucket_sweep.svg)"
+    echo
+    echo "## Memory per rank: DDP and ZeRO-1/2/3"
+    echo
+    table md "$runs/zero_memory.csv" $memory_cols
+    echo
+    echo "![memory per rank](plots/memory.svg) ![memory against ranks](plots/memory_ranks.svg)"
+    echo
+    echo "## Collectives (lesson 01): ![busbw](plots/busbw.svg)"
+} >"$report/summary.md"
+echo "report: $report/index.html, $report/summary.md ($(find "$plots" -name '*.svg' | wc -l) plots)"

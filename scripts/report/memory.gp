@@ -1,0 +1,13 @@
+# Model state per rank (parameters, gradients, AdamW m and v) of DDP and the ZeRO stages,
+# measured by the tracking allocator at the course's rank count.
+load "scripts/report/style.gp"
+set title sprintf("Model state per rank at %s ranks (measured)", ranks)
+set ylabel "MB per rank (1 MB = 10^6 bytes)"
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.9 border lc rgb "#444444"
+set boxwidth 0.6
+set yrange [0:*]
+plot data using "params_mb":xtic(1) title "parameters" lt 1, \
+     "" using "grads_mb" title "gradients" lt 2, \
+     "" using "adam_mb" title "AdamW m and v" lt 3

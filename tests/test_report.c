@@ -1,0 +1,79 @@
+/* The course report: built from a small run of the whole course (run_course.sh --small), it
+ * holds every strategy and every plot, and headless Chromium renders it with a silent
+ * console and every data set of every plot drawn (scripts/check_report.py). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "shell.h"
+
+static char dir[64];
+
+static void make_dir(void) { cr_assert_not_null(shell_temp_dir(dir, sizeof dir, "report")); }
+static void remove_dir(void) { shell_remove_dir(dir); }
+
+TestSuite(report, .init = make_dir, .fini = remove_dir, .timeout = 600);
+
+static const char *const strategies[] = {"single_device", "naive_ddp", "flat_ddp", "overlap_ddp", "bucketed_ddp",
+                                         "grad_accum", "zero1", "zero2", "zero3"};
+static const char *const lessons[] = {"00_single_device", "02_naive_ddp", "03_flat_ddp", "04_overlap_ddp",
+                                      "05_bucketed_ddp", "06_grad_accum", "07_zero1", "08_zero2", "09_zero3"};
+static const char *const plots[] = {"loss", "breakdown", "bucket_sweep", "memory", "memory_ranks", "busbw"};
+
+static int file_exists(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f != NULL)
+        fclose(f);
+    return f != NULL;
+}
+
+static void expect_plot(const char *name)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/report/plots/%s.svg", dir, name);
+    cr_expect(file_exists(path), "plot %s is missing", path);
+}
+
+Test(report, a_small_run_builds_a_report_chromium_renders_with_every_plot_drawn)
+{
+    char command[1024], output[1 << 14];
+    snprintf(command, sizeof command, "scripts/run_course.sh --small --runs %s/runs --report %s/report > %s/log 2>&1",
+             dir, dir, dir);
+    if (shell_status(command) != 0) {
+        snprintf(command, sizeof command, "tail -n 30 %s/log", dir);
+        shell_output(command, output, sizeof output);
+        cr_assert_fail("run_course.sh --small failed:\n%s", output);
+    }
+    snprintf(command, sizeof command, "cat %s/report/summary.md", dir);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    for (size_t i = 0; i < sizeof strategies / sizeof *strategies; i++) {
+        char row[64];
+        snprintf(row, sizeof row, "| %s | ", strategies[i]);
+        cr_expect_not_null(strstr(output, row), "summary.md has no row for %s:\n%s", strategies[i], output);
+    }
+    for (size_t i = 0; i < sizeof plots / sizeof *plots; i++)
+        expect_plot(plots[i]);
+    char ids[512] = "";
+    for (size_t i = 0; i < sizeof lessons / sizeof *lessons; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "timeline_%s", lessons[i]);
+        expect_plot(name);
+        strcat(strcat(ids, " "), name);
+    }
+    snprintf(command, sizeof command, "scripts/check_report.py %s/report loss breakdown bucket_sweep memory "
+             "memory_ranks busbw%s", dir, ids);
+    int status = shell_output(command, output, sizeof output);
+    cr_assert_neq(status, 77, "no chromium to render the report: make setup installs it\n%s", output);
+    cr_expect_eq(status, 0, "%s", output);
+}
+
+Test(report, an_incomplete_run_is_refused_naming_what_is_missing)
+{
+    char command[512], output[4096];
+    snprintf(command, sizeof command, "mkdir -p %s/runs && scripts/make_report.sh %s/runs %s/report", dir, dir, dir);
+    cr_expect_eq(shell_output(command, output, sizeof output), 1, "%s", output);
+    cr_expect_not_null(strstr(output, "comparison.csv is missing"), "%s", output);
+    snprintf(command, sizeof command, "%s/report/index.html", dir);
+    cr_expect(!file_exists(command), "no page from an incomplete run");
+}
