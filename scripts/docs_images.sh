@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The pictures in docs/traces.md: headless-Chromium screenshots of the course report's plots
+# (from a real `make run`), as PNG files in docs/images/.
+#
+#   scripts/docs_images.sh [REPORT_DIR]      (default reports)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+report=${1:-reports}
+chromium=${CHROMIUM:-chromium}
+command -v "$chromium" >/dev/null || { echo "docs_images: no $chromium (make setup installs it)" >&2; exit 1; }
+mkdir -p docs/images
+for name in breakdown timeline_03_flat_ddp timeline_04_overlap_ddp timeline_05_bucketed_ddp timeline_09_zero3; do
+    svg=$report/plots/$name.svg
+    [ -f "$svg" ] || { echo "docs_images: $svg is missing (run make run first)" >&2; exit 1; }
+    size=$(awk -F'"' '/^ width=/ { w = $2 } /^ width=.*height=/ { h = $4 } END { print w "," h }' "$svg")
+    "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size="$size" \
+        --screenshot="$PWD/docs/images/$name.png" "file://$PWD/$svg" 2>/dev/null
+    echo "docs/images/$name.png ($size)"
+done
