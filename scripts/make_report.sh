@@ -10,12 +10,13 @@
 # (scripts/report/*.gp); this script only picks columns and lays out the page.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/summary_lib.sh
 ranks=2 config="--config course"
 while [ $# -gt 0 ]; do
     case $1 in
     --ranks) ranks=${2:?make_report: --ranks needs a number}; shift 2 ;;
     --config) config=${2:?make_report: --config needs the run flags}; shift 2 ;;
-    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) header_help "$0"; exit 0 ;;
     -*) echo "make_report: unknown option $1 (--ranks N, --config TEXT)" >&2; exit 2 ;;
     *) break ;;
     esac
@@ -57,11 +58,10 @@ select_rows() {
     awk -F, -v name="$2" -v value="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; print; next }
         $c == value' "$1"
 }
-stages=$(awk -F, 'NR > 1 && !seen[$1]++ { printf "%s ", $1 }' "$runs/zero_memory.csv")
+stages=$(distinct "$runs/zero_memory.csv" stage)
 for stage in $stages; do select_rows "$runs/zero_memory.csv" stage "$stage" >"$data/memory_$stage.csv"; done
 select_rows "$runs/zero_memory.csv" ranks "$ranks" >"$data/memory_at_$ranks.csv"
-ops=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "op") c = i; next } !seen[$c]++ { printf "%s ", $c }' \
-    "$runs/collectives.csv")
+ops=$(distinct "$runs/collectives.csv" op)
 for op in $ops; do select_rows "$runs/collectives.csv" op "$op" >"$data/busbw_$op.csv"; done
 cp "$runs/bucket_sweep.csv" "$runs/comparison.csv" "$data/"
 
@@ -101,7 +101,7 @@ plot breakdown breakdown "data='$data/breakdown.csv'"
 for lesson in "${lessons[@]}"; do
     trace_ranks=$(awk -F, 'NR > 1 { n++ } END { print n }' "$runs/traces/$lesson/summary.csv")
     step=$(awk -F, 'NR > 1 && $1 == 0 { print $2 - 1 }' "$runs/traces/$lesson/summary.csv")
-    tracks=$(awk -F, 'NR > 1 && !seen[$2]++ { print $2 }' "$runs/traces/$lesson/timeline.csv" | sort -n | tr '\n' ' ')
+    tracks=$(distinct "$runs/traces/$lesson/timeline.csv" track)
     plot timeline "timeline_$lesson" \
         "data='$runs/traces/$lesson/timeline.csv'; name='$lesson'; step='$step'; ranks=$trace_ranks; tracks='$tracks'"
 done

@@ -16,9 +16,9 @@
 # machine can import it (PYTHON=... picks one), otherwise the script says so and skips.
 set -euo pipefail
 
-usage() {
-    sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-}
+# shellcheck source=scripts/summary_lib.sh
+source "$(dirname "$0")/summary_lib.sh"
+usage() { header_help "$0"; }
 
 die() {
     echo "pytorch_ddp: $*" >&2

@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
     --small) small=1; shift ;;
     --runs) runs=${2:?run_course: --runs needs a folder}; shift 2 ;;
     --report) report=${2:?run_course: --report needs a folder}; shift 2 ;;
-    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) header_help "$0"; exit 0 ;;
     *) echo "run_course: unknown argument $1 (--small, --runs DIR, --report DIR)" >&2; exit 2 ;;
     esac
 done

@@ -1,4 +1,13 @@
-# Sourced by the bench and course scripts: reading run summaries and reducing repeats.
+# Sourced by the bench, course and report scripts: reading run summaries and reducing repeats.
+
+# A script's --help: its header comment, from line 2 to the line before `set -euo`.
+header_help() { sed -n '2,/^set -euo/p' "$1" | sed '$d' | sed 's/^# \{0,1\}//'; }
+
+# The distinct values of a CSV column (by name), in order of first appearance, space-separated.
+distinct() {
+    awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
+        !seen[$c]++ { printf "%s ", $c }' "$1"
+}
 
 # A field of a one-row summary CSV (`train --summary`), by column name.
 summary_field() {

@@ -67,12 +67,19 @@ static int by_start(const void *a, const void *b)
     return (x->start > y->start) - (x->start < y->start);
 }
 
+static double total_length(const Intervals *list)
+{
+    double total = 0.0;
+    for (size_t i = 0; i < list->count; i++)
+        total += list->items[i].end - list->items[i].start;
+    return total;
+}
+
 /* Sorts and merges overlapping intervals in place; returns their total length. */
 static double merge(Intervals *list)
 {
     qsort(list->items, list->count, sizeof *list->items, by_start);
     size_t kept = 0;
-    double total = 0.0;
     for (size_t i = 0; i < list->count; i++) {
         Interval next = list->items[i];
         if (kept > 0 && next.start <= list->items[kept - 1].end) {
@@ -83,9 +90,7 @@ static double merge(Intervals *list)
         }
     }
     list->count = kept;
-    for (size_t i = 0; i < kept; i++)
-        total += list->items[i].end - list->items[i].start;
-    return total;
+    return total_length(list);
 }
 
 /* Removes from merged list a every stretch that merged list b covers. */
@@ -207,9 +212,7 @@ static Breakdown breakdown(RankTrace *r)
         fprintf(stderr, "analyze_traces: out of memory\n");
         exit(1);
     }
-    b.compute = 0.0;
-    for (size_t i = 0; i < r->compute.count; i++)
-        b.compute += r->compute.items[i].end - r->compute.items[i].start;
+    b.compute = total_length(&r->compute);
     b.overlap = intersection(&r->compute, &r->comm);
     b.exposed = b.comm - b.overlap;
     b.idle = b.span - b.compute - b.exposed;
