@@ -4,6 +4,7 @@
 #   build/solutions/NN_name   the same lesson built with the reference solution
 #   build/tools/              data generator and importer
 #   build/tests/unit_tests    the Criterion suite
+# `make CUDA=1 ...` builds the CUDA variant of all of it under build/cuda/ (see "CUDA" below).
 .DEFAULT_GOAL := all
 SHELL := /bin/bash
 
@@ -23,10 +24,33 @@ DTC_CFLAGS += $(BLAS_CFLAGS) $(MPI_CFLAGS)
 LDLIBS  := $(MPI_LIBS) $(BLAS_LIBS) -lm
 
 BUILD   := build
+
+# ---------------------------------------------------------------- CUDA
+# The CPU build is the default on every machine; nothing is auto-detected. `make CUDA=1`
+# adds the GPU device (common/cuda/: kernels + cuBLAS) and the NCCL communicator to the same
+# programs, built under build/cuda/, and `--device cuda` picks the GPU at run time. It needs
+# only the CUDA toolkit to build; a GPU only to run.
+CUDA ?= 0
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+# sm_80 (A100), sm_90 (H100/H200) as machine code, plus PTX of the newest for later GPUs.
+CUDA_ARCHS ?= 80 90
+NVCC_ARCH_FLAGS := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+                   -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
+NVCC_FLAGS := -std=c++17 -O3 $(NVCC_ARCH_FLAGS) -Icommon -Icommon/cuda -MMD -MP \
+              -Xcompiler -Wall,-Wextra,-Werror
+ifeq ($(CUDA),1)
+BUILD := build/cuda
+DTC_CFLAGS += -DDTC_CUDA -Icommon/cuda -I$(CUDA_HOME)/include
+LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lnccl -lcudart -lstdc++
+endif
 # `make V=1` shows the full compiler commands.
 Q := $(if $(V),,@)
 COMMON_SRC := $(wildcard common/*.c)
-COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/obj/%.o)
+ifeq ($(CUDA),1)
+COMMON_SRC += $(wildcard common/cuda/*.c) $(wildcard common/cuda/*.cu)
+endif
+COMMON_OBJ := $(patsubst %.cu,$(BUILD)/obj/%.o,$(COMMON_SRC:%.c=$(BUILD)/obj/%.o))
 LIB        := $(BUILD)/libdtc.a
 
 LESSONS := $(notdir $(wildcard lessons/[0-9][0-9]_*))
@@ -34,6 +58,9 @@ STUDENT_BINS  := $(LESSONS:%=$(BUILD)/lessons/%)
 SOLUTION_BINS := $(LESSONS:%=$(BUILD)/solutions/%)
 TOOLS := $(BUILD)/tools/gen_reviews $(BUILD)/tools/import_tokens $(BUILD)/tools/compare_runs \
          $(BUILD)/tools/analyze_traces
+ifeq ($(CUDA),1)
+TOOLS += $(BUILD)/tools/doctor
+endif
 
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(BUILD)/tests/unit_tests
@@ -45,6 +72,11 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC    $<")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $(LESSON_INCLUDE) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC  $<")
+	$(Q)$(NVCC) $(NVCC_FLAGS) -c $< -o $@
 
 $(LIB): $(COMMON_OBJ)
 	@mkdir -p $(dir $@)
@@ -95,6 +127,20 @@ $(BUILD)/tools/analyze_traces: $(BUILD)/obj/tools/analyze_traces.o
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
+$(BUILD)/tools/doctor: $(BUILD)/obj/tools/doctor.o $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK  $@")
+	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
+
+# The GPU half of the tests (CUDA build only): each test skips, saying why, without a GPU.
+GPU_TEST_SRC := $(wildcard tests/gpu/*.c)
+GPU_TEST_BIN := $(BUILD)/tests/gpu_tests
+$(BUILD)/obj/tests/gpu/%.o: LESSON_INCLUDE = -Itests/gpu
+$(GPU_TEST_BIN): $(GPU_TEST_SRC:%.c=$(BUILD)/obj/%.o) $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK  $@")
+	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS) -lcriterion
+
 $(BUILD)/tests/comm_check: $(BUILD)/obj/tests/comm_check.o $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
@@ -127,6 +173,12 @@ print-lesson-includes:
 DATA_DIR := data/generated
 COURSE_DATA := $(DATA_DIR)/train.bin $(DATA_DIR)/val.bin
 
+ifeq ($(CUDA),1)
+# The data is the same for every device: the CPU build's tools make it.
+data:
+	@$(MAKE) --no-print-directory CUDA=0 data
+else
+
 $(DATA_DIR)/train.csv: $(BUILD)/tools/gen_reviews
 	$(BUILD)/tools/gen_reviews --out-dir $(DATA_DIR)
 
@@ -139,6 +191,7 @@ $(DATA_DIR)/val.bin: $(DATA_DIR)/test.csv $(BUILD)/tools/import_tokens
 	$(BUILD)/tools/import_tokens --format yelp $< $@
 
 data: $(COURSE_DATA)
+endif
 
 # ---------------------------------------------------------------- top-level jobs
 setup:
@@ -148,9 +201,21 @@ run: setup
 	@$(MAKE) --no-print-directory all data
 	@scripts/run_course.sh
 
+ifeq ($(CUDA),1)
+test:
+	@echo "make: 'make test' is the CPU suite: run it without CUDA=1 ('make test-gpu' runs the GPU part)" >&2
+	@exit 2
+else
 test: setup
 	@$(MAKE) --no-print-directory all data $(TEST_BIN) $(TEST_PROGRAMS) $(MUTANTS_STAMP)
 	@scripts/run_tests.sh
+endif
+
+# The CUDA build and its tests: on a machine without a GPU every GPU test reports that it
+# was skipped and why, and the rest (the build itself, doctor's no-GPU answer) still counts.
+test-gpu: setup
+	@$(MAKE) --no-print-directory CUDA=1 all data build/cuda/tests/gpu_tests
+	@scripts/run_gpu_tests.sh
 
 LESSON ?=
 grade: setup
@@ -160,9 +225,10 @@ grade: setup
 bench: setup
 	@$(MAKE) --no-print-directory all data
 	@scripts/bench.sh
+	@if nvidia-smi -L > /dev/null 2>&1; then $(MAKE) --no-print-directory CUDA=1 all && scripts/bench_gpu.sh; fi
 
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all data setup run test grade bench clean print-solution-objs print-lesson-includes
+.PHONY: all data setup run test test-gpu grade bench clean print-solution-objs print-lesson-includes
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

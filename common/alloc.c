@@ -30,27 +30,42 @@ const char *mem_kind_name(MemKind kind)
     return kind_names[kind];
 }
 
-void *mem_alloc(size_t bytes, MemKind kind)
+int mem_account(size_t bytes, MemKind kind)
 {
     /* The limit stands in for device memory; token shards stay in host memory on any
      * device, so they do not count against it. */
     size_t device_in_use = total_in_use - bytes_in_use[MEM_DATA];
     if (limit_bytes != 0 && kind != MEM_DATA && device_in_use + bytes > limit_bytes) {
         refusals++;
-        return NULL;
+        return 0;
     }
-    size_t rounded = (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
-    uint8_t *block = aligned_alloc(ALIGNMENT, ALIGNMENT + rounded);
-    if (block == NULL)
-        return NULL;
-    memset(block + ALIGNMENT, 0, rounded);
-    BlockHeader *header = (BlockHeader *)block;
-    header->bytes = bytes;
-    header->kind = kind;
     bytes_in_use[kind] += bytes;
     total_in_use += bytes;
     if (total_in_use > peak_total)
         peak_total = total_in_use;
+    return 1;
+}
+
+void mem_unaccount(size_t bytes, MemKind kind)
+{
+    bytes_in_use[kind] -= bytes;
+    total_in_use -= bytes;
+}
+
+void *mem_alloc(size_t bytes, MemKind kind)
+{
+    if (!mem_account(bytes, kind))
+        return NULL;
+    size_t rounded = (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+    uint8_t *block = aligned_alloc(ALIGNMENT, ALIGNMENT + rounded);
+    if (block == NULL) {
+        mem_unaccount(bytes, kind);
+        return NULL;
+    }
+    memset(block + ALIGNMENT, 0, rounded);
+    BlockHeader *header = (BlockHeader *)block;
+    header->bytes = bytes;
+    header->kind = kind;
     return block + ALIGNMENT;
 }
 
@@ -60,8 +75,7 @@ void mem_free(void *ptr)
         return;
     uint8_t *block = (uint8_t *)ptr - ALIGNMENT;
     BlockHeader *header = (BlockHeader *)block;
-    bytes_in_use[header->kind] -= header->bytes;
-    total_in_use -= header->bytes;
+    mem_unaccount(header->bytes, header->kind);
     free(block);
 }
 

@@ -23,6 +23,11 @@ const char *mem_kind_name(MemKind kind);
 void *mem_alloc(size_t bytes, MemKind kind);
 void mem_free(void *ptr);
 
+/* The bookkeeping alone, for allocators of other memory (the GPU's): mem_account returns
+ * 1 and counts the bytes, or 0 when the limit refuses them (counted as a refusal). */
+int mem_account(size_t bytes, MemKind kind);
+void mem_unaccount(size_t bytes, MemKind kind);
+
 /* 0 = no limit. The limit applies to everything but MEM_DATA. */
 void mem_set_limit(size_t bytes);
 size_t mem_limit(void);

@@ -17,6 +17,7 @@ typedef struct Comm Comm;
 typedef struct {
     Comm *comm;
     void *backend;    /* the backend's request handle, owned by the communicator */
+    const void *started_by; /* the backend's table: a NCCL run still sends host buffers to MPI */
     float *buffer;    /* for the averaging that follows a summing all-reduce */
     size_t count;
     int average;      /* scale buffer by 1/size when it completes */

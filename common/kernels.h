@@ -65,6 +65,10 @@ typedef struct Kernels {
     void (*adamw_update)(float *params, const float *grads, float *m, float *v, size_t n,
                          AdamWHyper hyper, float grad_scale, int step);
     double (*sum_of_squares)(const float *x, size_t n);
+
+    /* Returns when every operation queued so far has finished (a GPU runs them
+     * asynchronously; the CPU has nothing to wait for). Step timers call it. */
+    void (*synchronize)(void);
 } Kernels;
 
 extern const Kernels cpu_kernels;

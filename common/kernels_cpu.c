@@ -257,6 +257,8 @@ static double sum_of_squares(const float *x, size_t n)
     return total;
 }
 
+static void cpu_synchronize(void) {}
+
 const Kernels cpu_kernels = {
     .device_name = "cpu",
     .alloc = mem_alloc,
@@ -280,4 +282,5 @@ const Kernels cpu_kernels = {
     .softmax_crossentropy_backward = softmax_crossentropy_backward,
     .adamw_update = adamw_update,
     .sum_of_squares = sum_of_squares,
+    .synchronize = cpu_synchronize,
 };

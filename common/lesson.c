@@ -1,5 +1,7 @@
 #include "lesson.h"
 
+#include "device.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -83,7 +85,7 @@ static void print_header(const Lesson *lesson, const Trainer *tr)
 {
     printf("lesson %s: %s\n", lesson->name, lesson->title);
     printf("%d rank(s) over %s | %s | BLAS core %s, %d thread(s) per rank | strategy %s\n", tr->world,
-           comm_backend_name(tr->comm), tr->model.kernels->device_name, blas_core_name(), tr->cfg.threads,
+           comm_backend_name(tr->comm), device_label(tr->model.kernels), blas_core_name(), tr->cfg.threads,
            lesson->strategy.name);
     train_config_print(&tr->cfg, stdout, "config ");
     printf("parameters %zu (%.3f MB of gradients)\n", tr->model.num_params,
@@ -97,8 +99,10 @@ int lesson_train(const Lesson *lesson, Comm *comm, const TrainConfig *cfg, RunSu
 {
     char err[512] = "";
     Trainer tr;
-    int failed = trainer_setup(&tr, cfg, &cpu_kernels, comm, &lesson->strategy, lesson->flags.target, err,
-                               sizeof err) != 0;
+    memset(&tr, 0, sizeof tr); /* torn down even when the device never opened */
+    const Kernels *kernels = device_open(cfg->device, cfg->comm_backend, cfg->tf32, comm, err, sizeof err);
+    int failed = kernels == NULL ||
+                 trainer_setup(&tr, cfg, kernels, comm, &lesson->strategy, lesson->flags.target, err, sizeof err) != 0;
     if (!any_rank_failed(comm, failed)) {
         if (comm_rank(comm) == 0 && !cfg->quiet)
             print_header(lesson, &tr);

@@ -1,5 +1,7 @@
 #include "train_config.h"
 
+#include "device.h"
+
 #include <stddef.h>
 #include <string.h>
 
@@ -35,6 +37,10 @@ const Flag train_flags[] = {
     {"trace", FLAG_STRING, FIELD(trace_dir), "write per-rank Perfetto timelines (rank_R.json, merged.json) here", 0, 0},
     {"summary", FLAG_STRING, FIELD(summary_path), "write the end-of-run summary to this CSV (one row)", 0, 0},
     {"threads", FLAG_INT, FIELD(threads), "OpenBLAS threads", 1, 1024},
+    {"device", FLAG_STRING, FIELD(device), "where the model runs: cpu or cuda (a build with make CUDA=1)", 0, 0},
+    {"comm", FLAG_STRING, FIELD(comm_backend),
+     "communicator: mpi, nccl, or auto (nccl on GPUs when each rank has its own, else mpi)", 0, 0},
+    {"tf32", FLAG_SWITCH, FIELD(tf32), "GPU matrix products on TF32 tensor cores (default: exact fp32)", 0, 1},
     {"mem-limit", FLAG_FLOAT, FIELD(mem_limit_mb), "memory budget in MB for the tracking allocator (0 = none)", 0, 1e9},
     {"step-timeout", FLAG_FLOAT, FIELD(step_timeout), "end the run if one step takes longer (seconds; 0 = never)", 0, 1e9},
     {"dry-run", FLAG_SWITCH, FIELD(dry_run), "print the configuration (every setting) and stop", 0, 1},
@@ -59,6 +65,8 @@ static void course_hyper(TrainConfig *cfg)
     cfg->val_batches = 4;
     cfg->log_every = 1;
     cfg->threads = 1;
+    cfg->device = "cpu";
+    cfg->comm_backend = "auto";
     cfg->accum_steps = 1;
     cfg->step_timeout = 600;
     cfg->prompt = "5: ";
@@ -90,12 +98,18 @@ int train_config_preset(TrainConfig *cfg, const char *name, char *err, size_t er
         cfg->warmup_steps = 5;
         cfg->val_every = 10;
         cfg->val_batches = 2;
+    } else if (strcmp(name, "gpt2") == 0) {
+        /* GPT-2 124M's shape, for GPU throughput (add --vocab 50257 for its real head) */
+        set_shape(cfg, 12, 12, 768, 1024, 8);
+        cfg->steps = 20;
+        cfg->warmup_steps = 5;
+        cfg->log_every = 1;
     } else if (strcmp(name, "tiny") == 0) {
         set_shape(cfg, 1, 2, 16, 16, 4);
         cfg->steps = 5;
         cfg->warmup_steps = 1;
     } else {
-        snprintf(err, err_len, "--config: unknown preset '%s' (course, reference or tiny)", name);
+        snprintf(err, err_len, "--config: unknown preset '%s' (course, reference, tiny or gpt2)", name);
         return -1;
     }
     cfg->preset = name;
@@ -111,7 +125,7 @@ static int check_whole(TrainConfig *cfg, char *err, size_t err_len)
         snprintf(err, err_len, "--seq %d is longer than --max-seq %d", cfg->seq_len, cfg->model.max_seq_len);
         return -1;
     }
-    return 0;
+    return device_check_choice(cfg->device, cfg->comm_backend, cfg->tf32, err, err_len);
 }
 
 int train_config_from_args(TrainConfig *cfg, int argc, char **argv, int first,

@@ -26,6 +26,9 @@ typedef struct {
     const char *init_from, *save_path, *csv_path, *summary_path;
     const char *trace_dir; /* --trace: per-rank timelines for Perfetto go here */
     int threads;
+    const char *device;       /* --device: cpu or cuda */
+    const char *comm_backend; /* --comm: auto, mpi or nccl */
+    int tf32;                 /* --tf32: matrix products on TF32 tensor cores (GPU only) */
     float mem_limit_mb; /* 0 = none; the tracking allocator refuses past it */
     const char *prompt;
     int gen_tokens;
@@ -34,7 +37,7 @@ typedef struct {
     int dry_run;      /* print the configuration and stop */
 } TrainConfig;
 
-/* Fills cfg with the named preset ("course", "reference", "tiny"); -1 if unknown. */
+/* Fills cfg with the named preset ("course", "reference", "tiny", "gpt2"); -1 if unknown. */
 int train_config_preset(TrainConfig *cfg, const char *name, char *err, size_t err_len);
 
 /* The flag table for TrainConfig (use with cli_parse). */

@@ -252,6 +252,7 @@ StepResult trainer_step(Trainer *tr, int step)
         result.grad_norm = grad_norm(model->kernels, model->grads, model->num_params);
         adamw_step(&tr->opt, model->params, model->grads, hyper, clip_scale(result.grad_norm, cfg->grad_clip));
     }
+    model->kernels->synchronize(); /* a GPU queues work: the step ends when the device is done */
     double ended = now_seconds();
     trace_record(TRACK_COMPUTE, "optimizer step", -1, optimizer_started, ended);
     double seconds = ended - start;

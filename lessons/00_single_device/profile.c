@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "device.h"
 #include "memory_estimate.h"
 #include "timer.h"
 #include "trainer.h"
@@ -62,6 +63,17 @@ static void print_memory_row(const char *name, size_t estimated, size_t measured
            mb(measured) - mb(estimated));
 }
 
+/* On a GPU the device's own count too: it includes the CUDA context, cuBLAS's workspace
+ * and NCCL's buffers, which the tracker never sees (the GPU's counterpart of RSS). */
+static void print_device_memory(const Kernels *kernels)
+{
+    size_t used = 0, total = 0;
+    if (device_memory_info(kernels, &used, &total) != 0)
+        return;
+    printf("  %-22s %12s %12.3f  (of %.3f on the GPU, cudaMemGetInfo)\n", "GPU memory in use", "", mb(used),
+           mb(total));
+}
+
 static void print_memory(const Trainer *tr)
 {
     const TrainConfig *cfg = &tr->cfg;
@@ -80,6 +92,7 @@ static void print_memory(const Trainer *tr)
     print_memory_row("total tracked", estimated_total, mem_in_use_total());
     printf("  %-22s %12s %12.3f\n", "peak tracked", "", mb(mem_peak_total()));
     printf("  %-22s %12s %12.3f\n", "peak RSS (process)", "", mb(mem_peak_rss()));
+    print_device_memory(tr->model.kernels);
     printf("  why measured > estimated: backward keeps working buffers (the gradient of the\n"
            "  residual stream, of qkv and of the MLP, one T x T attention tile) that the\n"
            "  estimate leaves out; the data loader holds whole token shards; and the process\n"
@@ -101,10 +114,11 @@ static void print_sweep(const SweepRow *rows, int n)
                1e3 * rows[i].t.seconds_per_step, mb(rows[i].t.peak_bytes));
 }
 
-/* Doubles B from 1 until the tracking allocator refuses (--mem-limit) or the maximum. */
+/* Doubles B from 1 until memory runs out (the --mem-limit budget, or the GPU's own) or the
+ * maximum. */
 static const Strategy single_device = {.name = "single_device"};
 
-static int batch_sweep(const TrainConfig *base, const ProfileOptions *opts, Comm *comm)
+static int batch_sweep(const TrainConfig *base, const ProfileOptions *opts, const Kernels *kernels, Comm *comm)
 {
     printf("\n== batch-size sweep (T=%d, --mem-limit %.1f MB) ==\n", base->seq_len, base->mem_limit_mb);
     SweepRow rows[32];
@@ -116,11 +130,11 @@ static int batch_sweep(const TrainConfig *base, const ProfileOptions *opts, Comm
         cfg.csv_path = cfg.save_path = NULL;
         Trainer tr;
         char err[512];
-        size_t refusals = mem_limit_refusals();
+        size_t refusals = mem_limit_refusals(), device_failures = device_alloc_failures(kernels);
         mem_reset_peak();
-        if (trainer_setup(&tr, &cfg, &cpu_kernels, comm, &single_device, NULL, err, sizeof err) != 0) {
+        if (trainer_setup(&tr, &cfg, kernels, comm, &single_device, NULL, err, sizeof err) != 0) {
             trainer_teardown(&tr);
-            if (mem_limit_refusals() == refusals) {
+            if (mem_limit_refusals() == refusals && device_alloc_failures(kernels) == device_failures) {
                 fprintf(stderr, "00_single_device profile: %s\n", err);
                 return -1;
             }
@@ -158,6 +172,19 @@ static void print_extrapolation(double flops_per_s, size_t our_params)
     }
 }
 
+/* Model FLOPs utilisation: the achieved rate against the device's data-sheet peak for the
+ * number format the matrix products use. */
+static void print_mfu(const Kernels *kernels, int tf32, double flops_per_s)
+{
+    double peak = device_peak_flops(kernels, tf32);
+    if (peak <= 0) {
+        printf("  MFU               n/a (no data-sheet peak for %s)\n", device_label(kernels));
+        return;
+    }
+    printf("  MFU               %.1f%% of %.1f TFLOP/s (%s peak, dense)\n", 100.0 * flops_per_s / peak, peak / 1e12,
+           tf32 ? "TF32 tensor-core" : "fp32");
+}
+
 int run_profile(const TrainConfig *cfg, const ProfileOptions *opts, Comm *comm)
 {
     TrainConfig run_cfg = *cfg;
@@ -165,10 +192,15 @@ int run_profile(const TrainConfig *cfg, const ProfileOptions *opts, Comm *comm)
     run_cfg.save_path = run_cfg.csv_path = NULL;
     Trainer tr;
     char err[512];
-    printf("lesson 00 profile | %s | BLAS core %s, %d thread(s) | L%d H%d C%d V%d T%d B%d\n",
-           cpu_kernels.device_name, blas_core_name(), cfg->threads, cfg->model.num_layers,
+    const Kernels *kernels = device_open(cfg->device, cfg->comm_backend, cfg->tf32, comm, err, sizeof err);
+    if (kernels == NULL) {
+        fprintf(stderr, "00_single_device profile: %s\n", err);
+        return 1;
+    }
+    printf("lesson 00 profile | %s%s | BLAS core %s, %d thread(s) | L%d H%d C%d V%d T%d B%d\n",
+           device_label(kernels), cfg->tf32 ? " (TF32)" : "", blas_core_name(), cfg->threads, cfg->model.num_layers,
            cfg->model.num_heads, cfg->model.channels, cfg->model.vocab_size, cfg->seq_len, cfg->batch_size);
-    if (trainer_setup(&tr, &run_cfg, &cpu_kernels, comm, &single_device, NULL, err, sizeof err) != 0) {
+    if (trainer_setup(&tr, &run_cfg, kernels, comm, &single_device, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "00_single_device profile: %s\n", err);
         trainer_teardown(&tr);
         return 1;
@@ -182,10 +214,11 @@ int run_profile(const TrainConfig *cfg, const ProfileOptions *opts, Comm *comm)
     printf("  step time         %.2f ms\n", 1e3 * t.seconds_per_step);
     printf("  tokens/s          %.0f\n", t.tokens_per_s);
     printf("  FLOPs per token   %.4g (6 x matmul weights + attention)\n", flops_per_token);
-    printf("  achieved          %.2f GFLOP/s\n", flops_per_s / 1e9);
+    printf("  achieved          %.2f GFLOP/s (%.3f TFLOP/s)\n", flops_per_s / 1e9, flops_per_s / 1e12);
+    print_mfu(kernels, cfg->tf32, flops_per_s);
     size_t num_params = tr.model.num_params;
     trainer_teardown(&tr);
-    if (batch_sweep(cfg, opts, comm) != 0)
+    if (batch_sweep(cfg, opts, kernels, comm) != 0)
         return 1;
     print_extrapolation(flops_per_s, num_params);
     return 0;

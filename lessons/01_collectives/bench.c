@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "device.h"
 #include "ring_allreduce.h"
 #include "timer.h"
 
@@ -56,13 +57,15 @@ static int parse_value(BenchOptions *o, const char *flag, const char *value)
     if (strcmp(flag, "-c") == 0) return parse_int(value, 0, &o->check) || o->check > 1 ? -1 : 0;
     if (strcmp(flag, "-o") == 0) return (o->op = value, known_op(value) ? 0 : -1);
     if (strcmp(flag, "--csv") == 0) return (o->csv_path = value, 0);
+    if (strcmp(flag, "--device") == 0) return (o->device = value, 0);
+    if (strcmp(flag, "--comm") == 0) return (o->comm_backend = value, 0);
     return -2;
 }
 
 int bench_parse(int argc, char **argv, BenchOptions *o, char *err, size_t err_len)
 {
     *o = (BenchOptions){.min_bytes = 1000000, .max_bytes = 64000000, .factor = 4, .warmup = 5,
-                        .iters = 20, .check = 1, .op = "all"};
+                        .iters = 20, .check = 1, .op = "all", .device = "cpu", .comm_backend = "auto"};
     for (int i = 1; i < argc; i++) {
         const char *flag = argv[i];
         if (strcmp(flag, "-h") == 0 || strcmp(flag, "--help") == 0)
@@ -87,15 +90,21 @@ int bench_parse(int argc, char **argv, BenchOptions *o, char *err, size_t err_le
         snprintf(err, err_len, "-b %zu is larger than -e %zu", o->min_bytes, o->max_bytes);
         return -1;
     }
-    return 0;
+    if (o->verify_ring && strcmp(o->device, "cpu") != 0) {
+        snprintf(err, err_len, "--verify-ring checks the ring exercise, which adds on the host: leave out --device");
+        return -1;
+    }
+    return device_check_choice(o->device, o->comm_backend, 0, err, err_len);
 }
 
 /* ---------------------------------------------------------------- operations */
 
 typedef struct {
     Comm *comm;
-    float *send, *recv; /* in-place operations use send only */
-    size_t count;       /* elements of the whole message (what "size" measures) */
+    const Kernels *kernels;
+    float *send, *recv;           /* device memory; in-place operations use send only */
+    float *host_send, *host_recv; /* where values are written and checked: send and recv themselves on the CPU */
+    size_t count;                 /* elements of the whole message (what "size" measures) */
 } Buffers;
 
 typedef struct {
@@ -133,14 +142,14 @@ static void fill_own(Buffers *b)
 {
     int rank = comm_rank(b->comm);
     for (size_t i = 0; i < b->count; i++)
-        b->send[i] = value(rank, i);
+        b->host_send[i] = value(rank, i);
 }
 
 static long wrong_sums(const Buffers *b)
 {
     long wrong = 0;
     for (size_t i = 0; i < b->count; i++)
-        wrong += b->send[i] != summed(comm_size(b->comm), i);
+        wrong += b->host_send[i] != summed(comm_size(b->comm), i);
     return wrong;
 }
 
@@ -149,7 +158,7 @@ static long wrong_scattered(const Buffers *b)
     long wrong = 0;
     size_t first = (size_t)comm_rank(b->comm) * block(b);
     for (size_t i = 0; i < block(b); i++)
-        wrong += b->recv[i] != summed(comm_size(b->comm), first + i);
+        wrong += b->host_recv[i] != summed(comm_size(b->comm), first + i);
     return wrong;
 }
 
@@ -157,7 +166,7 @@ static long wrong_gathered(const Buffers *b)
 {
     long wrong = 0;
     for (size_t i = 0; i < block(b) * comm_size(b->comm); i++)
-        wrong += b->recv[i] != value((int)(i / block(b)), i % block(b));
+        wrong += b->host_recv[i] != value((int)(i / block(b)), i % block(b));
     return wrong;
 }
 
@@ -165,7 +174,7 @@ static long wrong_broadcast(const Buffers *b)
 {
     long wrong = 0;
     for (size_t i = 0; i < b->count; i++)
-        wrong += b->send[i] != value(0, i);
+        wrong += b->host_send[i] != value(0, i);
     return wrong;
 }
 
@@ -190,42 +199,86 @@ static double time_operation(const Operation *op, Buffers *b, int warmup, int it
 {
     for (int i = 0; i < warmup; i++)
         comm_check(b->comm, op->run(b));
+    b->kernels->synchronize();
     comm_check(b->comm, comm_barrier(b->comm));
     double start = now_seconds();
     for (int i = 0; i < iters; i++)
         comm_check(b->comm, op->run(b));
+    b->kernels->synchronize(); /* NCCL only queues the work */
     double seconds = (now_seconds() - start) / iters;
     comm_check(b->comm, comm_max_double(b->comm, &seconds));
     return seconds;
 }
 
-static long check_operation(const Operation *op, Buffers *b)
+/* On a GPU the values cross to the device before the operation and back after it. */
+static int on_gpu(const Buffers *b) { return b->host_send != b->send; }
+
+static void fill_buffers(const Operation *op, Buffers *b)
 {
     op->fill(b);
+    if (on_gpu(b))
+        b->kernels->to_device(b->send, b->host_send, b->count * sizeof(float));
+}
+
+static long check_operation(const Operation *op, Buffers *b)
+{
+    fill_buffers(op, b);
     comm_check(b->comm, op->run(b));
+    if (on_gpu(b)) {
+        b->kernels->to_host(b->host_send, b->send, b->count * sizeof(float));
+        if (b->recv != NULL)
+            b->kernels->to_host(b->host_recv, b->recv, b->count * sizeof(float));
+    }
     double wrong = (double)op->count_wrong(b);
     comm_check(b->comm, comm_sum_double(b->comm, &wrong));
     return (long)wrong;
+}
+
+/* A host mirror of a device buffer (the buffer itself on the CPU). */
+static float *host_side(const Kernels *kernels, float *device_buffer, size_t count)
+{
+    if (device_buffer == NULL || kernels == &cpu_kernels)
+        return device_buffer;
+    return mem_alloc(count * sizeof(float), MEM_DATA); /* host memory: not the device budget */
+}
+
+static Buffers make_buffers(Comm *comm, const Kernels *kernels, size_t count, int with_recv)
+{
+    Buffers b = {comm, kernels, kernels->alloc(count * sizeof(float), MEM_COMM),
+                 with_recv ? kernels->alloc(count * sizeof(float), MEM_COMM) : NULL, NULL, NULL, count};
+    b.host_send = host_side(kernels, b.send, count);
+    b.host_recv = host_side(kernels, b.recv, count);
+    if (b.send == NULL || b.host_send == NULL || (with_recv && (b.recv == NULL || b.host_recv == NULL))) {
+        fprintf(stderr, "01_collectives: rank %d out of memory for %zu bytes\n", comm_rank(comm),
+                count * sizeof(float));
+        exit(1);
+    }
+    return b;
+}
+
+static void free_buffers(Buffers *b)
+{
+    if (on_gpu(b)) {
+        mem_free(b->host_send);
+        mem_free(b->host_recv);
+    }
+    b->kernels->free(b->send);
+    b->kernels->free(b->recv);
 }
 
 static Measurement measure(Comm *comm, const Operation *op, size_t bytes, const BenchOptions *opts)
 {
     int N = comm_size(comm);
     size_t count = bytes / sizeof(float) / (size_t)N * (size_t)N; /* whole blocks per rank */
-    Buffers b = {comm, mem_alloc(count * sizeof(float), MEM_COMM), mem_alloc(count * sizeof(float), MEM_COMM), count};
-    if (b.send == NULL || b.recv == NULL) {
-        fprintf(stderr, "01_collectives: rank %d out of memory for %zu bytes\n", comm_rank(comm), bytes);
-        exit(1);
-    }
-    op->fill(&b);
+    Buffers b = make_buffers(comm, opts->kernels, count, 1);
+    fill_buffers(op, &b);
     Measurement m = {.bytes = count * sizeof(float), .wrong = -1};
     m.seconds = time_operation(op, &b, opts->warmup, opts->iters);
     m.algbw = (double)m.bytes / m.seconds / 1e9;
     m.busbw = m.algbw * op->bus_factor(N);
     if (opts->check)
         m.wrong = check_operation(op, &b);
-    mem_free(b.send);
-    mem_free(b.recv);
+    free_buffers(&b);
     return m;
 }
 
@@ -239,7 +292,8 @@ static const Operation *find_operation(const char *name)
     return NULL;
 }
 
-static void print_row(FILE *csv, const char *name, const Measurement *m, double library_busbw, int N)
+static void print_row(FILE *csv, const char *backend, const char *name, const Measurement *m, double library_busbw,
+                      int N)
 {
     char wrong[24] = "-", ratio[24] = "";
     if (m->wrong >= 0)
@@ -249,7 +303,7 @@ static void print_row(FILE *csv, const char *name, const Measurement *m, double 
     printf("%-15s %12zu %12zu %12.1f %10.3f %10.3f %8s %8s\n", name, m->bytes, m->bytes / sizeof(float),
            1e6 * m->seconds, m->algbw, m->busbw, wrong, ratio);
     if (csv != NULL)
-        fprintf(csv, "mpi,%d,%s,%zu,%.9g,%.6f,%.6f,%s,%s\n", N, name, m->bytes, m->seconds, m->algbw,
+        fprintf(csv, "%s,%d,%s,%zu,%.9g,%.6f,%.6f,%s,%s\n", backend, N, name, m->bytes, m->seconds, m->algbw,
                 m->busbw, m->wrong >= 0 ? wrong : "", ratio);
 }
 
@@ -275,15 +329,15 @@ static void run_size(Comm *comm, const BenchOptions *opts, size_t bytes, FILE *c
         const Operation *op = &operations[i];
         int wanted = all || strcmp(opts->op, op->name) == 0 ||
                      (strcmp(op->name, "all_reduce") == 0 && strcmp(opts->op, "ring") == 0);
-        if (!wanted)
-            continue;
+        if (!wanted || (strcmp(op->name, "ring") == 0 && opts->kernels != &cpu_kernels))
+            continue; /* the ring exercise adds on the host: it runs on CPU buffers only */
         Measurement m = measure(comm, op, bytes, opts);
         if (strcmp(op->name, "all_reduce") == 0)
             library_busbw = m.busbw;
         if (m.wrong > 0)
             *total_wrong += m.wrong;
         if (rank == 0)
-            print_row(csv, op->name, &m, strcmp(op->name, "ring") == 0 ? library_busbw : 0.0, N);
+            print_row(csv, comm_backend_name(comm), op->name, &m, strcmp(op->name, "ring") == 0 ? library_busbw : 0.0, N);
     }
 }
 
@@ -291,8 +345,9 @@ int run_benchmark(Comm *comm, const BenchOptions *opts)
 {
     FILE *csv = open_csv(comm, opts);
     if (comm_rank(comm) == 0) {
-        printf("# 01_collectives: backend %s, %d ranks, warm-up %d, iterations %d, check %s\n",
-               comm_backend_name(comm), comm_size(comm), opts->warmup, opts->iters, opts->check ? "on" : "off");
+        printf("# 01_collectives: backend %s, %d ranks, buffers on %s, warm-up %d, iterations %d, check %s\n",
+               comm_backend_name(comm), comm_size(comm), device_label(opts->kernels), opts->warmup, opts->iters,
+               opts->check ? "on" : "off");
         printf("# time: mean per iteration, max over ranks; GB/s = 10^9 bytes/s; ratio: ring busbw / library busbw\n");
         printf("%-15s %12s %12s %12s %10s %10s %8s %8s\n", "op", "bytes", "floats", "time_us",
                "algbw", "busbw", "#wrong", "ratio");
@@ -329,15 +384,15 @@ int seed_table(Comm *comm, const BenchOptions *opts)
 }
 
 /* Grading: the ring against the exact sums, on counts that do not divide by N. */
-int verify_ring(Comm *comm)
+int verify_ring(Comm *comm, const BenchOptions *opts)
 {
     static const size_t counts[] = {1, 2, 3, 5, 17, 1000, 65537, 262147};
     const Operation *ring = find_operation("ring");
     long total_wrong = 0;
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-        Buffers b = {comm, mem_alloc(counts[i] * sizeof(float), MEM_COMM), NULL, counts[i]};
+        Buffers b = make_buffers(comm, opts->kernels, counts[i], 0);
         double wrong = (double)check_operation(ring, &b);
-        mem_free(b.send);
+        free_buffers(&b);
         total_wrong += (long)wrong;
         if (comm_rank(comm) == 0)
             printf("%s ring all-reduce, %d ranks, %zu floats: %ld wrong elements\n",

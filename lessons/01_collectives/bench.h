@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "comm.h"
+#include "kernels.h"
 
 typedef struct {
     size_t min_bytes, max_bytes;
@@ -11,12 +12,15 @@ typedef struct {
     const char *op;      /* one operation or "all" */
     const char *csv_path;
     int table, verify_ring;
+    const char *device;       /* --device: where the buffers live, cpu or cuda */
+    const char *comm_backend; /* --comm: auto, mpi or nccl */
+    const Kernels *kernels;   /* the opened device (set after parsing) */
 } BenchOptions;
 
 /* 0 = run; 1 = help was asked for; -1 = bad flag (err says which). */
 int bench_parse(int argc, char **argv, BenchOptions *opts, char *err, size_t err_len);
 int run_benchmark(Comm *comm, const BenchOptions *opts);
 int seed_table(Comm *comm, const BenchOptions *opts);
-int verify_ring(Comm *comm);
+int verify_ring(Comm *comm, const BenchOptions *opts);
 
 #endif

@@ -1,0 +1,378 @@
+/* The NCCL backend: collectives on GPU buffers run on a communication stream of their own,
+ * beside the compute stream. Nothing here blocks the host. A collective first makes its
+ * stream wait for the compute queued so far (it reads what compute wrote); a request is an
+ * event recorded on the communication stream after the collective, and waiting on it
+ * makes the compute stream wait for that event. So compute that does not need the result
+ * (the rest of backward, in the overlap and bucketing lessons) runs while NCCL moves data.
+ *
+ * Host buffers (the trainer's hashes, lesson 01 on host memory) still go through MPI. */
+#include "comm_nccl.h"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm_internal.h"
+#include "cuda_device.h"
+#include "staging.h"
+#include "timer.h"
+
+static const CommOps nccl_ops;
+
+typedef struct {
+    ncclComm_t nccl;
+    cudaStream_t stream;      /* collectives run here */
+    cudaEvent_t compute_mark; /* the compute queued so far, which a collective reads */
+    cudaEvent_t comm_mark;    /* a blocking collective's end, which compute waits for */
+} NcclState;
+
+static NcclState *state_of(Comm *comm)
+{
+    return comm->backend_state;
+}
+
+static int nccl_failed(Comm *comm, const char *operation, ncclResult_t result)
+{
+    char reason[256];
+    snprintf(reason, sizeof reason, "NCCL: %s", ncclGetErrorString(result));
+    return comm_fail(comm, operation, reason);
+}
+
+static int cuda_failed(Comm *comm, const char *operation, cudaError_t status)
+{
+    char reason[256];
+    snprintf(reason, sizeof reason, "CUDA: %s", cudaGetErrorString(status));
+    return comm_fail(comm, operation, reason);
+}
+
+#define NCCL_CALL(comm, operation, call)                                   \
+    do {                                                                   \
+        ncclResult_t result_ = (call);                                     \
+        if (result_ != ncclSuccess)                                        \
+            return nccl_failed((comm), (operation), result_);              \
+    } while (0)
+
+#define CUDA_CALL(comm, operation, call)                                   \
+    do {                                                                   \
+        cudaError_t status_ = (call);                                      \
+        if (status_ != cudaSuccess)                                        \
+            return cuda_failed((comm), (operation), status_);              \
+    } while (0)
+
+/* The collective's stream waits for the compute queued so far. */
+static int after_compute(Comm *comm, const char *operation)
+{
+    NcclState *state = state_of(comm);
+    CUDA_CALL(comm, operation, cudaEventRecord(state->compute_mark, cuda_compute_stream()));
+    CUDA_CALL(comm, operation, cudaStreamWaitEvent(state->stream, state->compute_mark, 0));
+    return 0;
+}
+
+/* Compute queued from now on waits for the collectives queued so far. */
+static int compute_waits(Comm *comm, const char *operation, cudaEvent_t mark)
+{
+    NcclState *state = state_of(comm);
+    CUDA_CALL(comm, operation, cudaEventRecord(mark, state->stream));
+    CUDA_CALL(comm, operation, cudaStreamWaitEvent(cuda_compute_stream(), mark, 0));
+    return 0;
+}
+
+static int on_gpu(const void *a, const void *b)
+{
+    return is_gpu_buffer(a) && (b == NULL || is_gpu_buffer(b));
+}
+
+static ncclRedOp_t nccl_op(ReduceOp op)
+{
+    return op == REDUCE_AVG ? ncclAvg : ncclSum;
+}
+
+static int nccl_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
+{
+    if (!on_gpu(buffer, NULL))
+        return mpi_ops.all_reduce(comm, buffer, count, op);
+    double started = now_seconds();
+    if (after_compute(comm, "all_reduce") != 0)
+        return -1;
+    NCCL_CALL(comm, "all_reduce", ncclAllReduce(buffer, buffer, count, ncclFloat, nccl_op(op), state_of(comm)->nccl,
+                                                state_of(comm)->stream));
+    if (compute_waits(comm, "all_reduce", state_of(comm)->comm_mark) != 0)
+        return -1;
+    return comm_account(comm, "all_reduce", started, 2 * float_bytes(count), 1);
+}
+
+/* A request's backend handle: the event that marks its collective's end. */
+static int start_request(Comm *comm, const char *operation, CommRequest *request)
+{
+    cudaEvent_t *done = malloc(sizeof *done);
+    if (done == NULL)
+        return comm_fail(comm, operation, "out of memory");
+    cudaError_t status = cudaEventCreateWithFlags(done, cudaEventDisableTiming);
+    if (status == cudaSuccess)
+        status = cudaEventRecord(*done, state_of(comm)->stream);
+    if (status != cudaSuccess) {
+        free(done);
+        return cuda_failed(comm, operation, status);
+    }
+    request->backend = done;
+    request->started_by = &nccl_ops;
+    request->active = 1;
+    return 0;
+}
+
+static int nccl_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, CommRequest *request)
+{
+    if (!on_gpu(buffer, NULL))
+        return mpi_ops.all_reduce_start(comm, buffer, count, op, request);
+    request->average = 0; /* ncclAvg averages on the GPU; nothing is left for the finish */
+    double started = now_seconds();
+    if (after_compute(comm, "all_reduce_start") != 0)
+        return -1;
+    NCCL_CALL(comm, "all_reduce_start", ncclAllReduce(buffer, buffer, count, ncclFloat, nccl_op(op),
+                                                      state_of(comm)->nccl, state_of(comm)->stream));
+    if (start_request(comm, "all_reduce_start", request) != 0)
+        return -1;
+    return comm_account(comm, "all_reduce_start", started, 2 * float_bytes(count), 1);
+}
+
+static int nccl_all_gather_start(Comm *comm, const float *send, float *recv, size_t send_count,
+                                 CommRequest *request)
+{
+    if (!on_gpu(send, recv))
+        return mpi_ops.all_gather_start(comm, send, recv, send_count, request);
+    double started = now_seconds();
+    if (after_compute(comm, "all_gather_start") != 0)
+        return -1;
+    NCCL_CALL(comm, "all_gather_start", ncclAllGather(send, recv, send_count, ncclFloat, state_of(comm)->nccl,
+                                                      state_of(comm)->stream));
+    if (start_request(comm, "all_gather_start", request) != 0)
+        return -1;
+    return comm_account(comm, "all_gather_start", started, float_bytes(send_count * comm->size), 1);
+}
+
+/* Requests MPI started (host buffers) carry MPI's handle, not an event. */
+static int is_mpi_request(const CommRequest *request)
+{
+    return request->started_by == &mpi_ops;
+}
+
+static int check_async_error(Comm *comm, const char *operation)
+{
+    ncclResult_t async_result = ncclSuccess;
+    NCCL_CALL(comm, operation, ncclCommGetAsyncError(state_of(comm)->nccl, &async_result));
+    if (async_result != ncclSuccess)
+        return nccl_failed(comm, operation, async_result);
+    return 0;
+}
+
+static int finish_request(CommRequest *request, const char *operation)
+{
+    Comm *comm = request->comm;
+    cudaEvent_t *done = request->backend;
+    cudaError_t status = cudaStreamWaitEvent(cuda_compute_stream(), *done, 0);
+    cudaEventDestroy(*done); /* released by CUDA once the event completes */
+    free(done);
+    request->backend = NULL;
+    request->active = 0;
+    if (status != cudaSuccess)
+        return cuda_failed(comm, operation, status);
+    return check_async_error(comm, operation);
+}
+
+static int nccl_wait(CommRequest *request)
+{
+    if (is_mpi_request(request))
+        return mpi_ops.wait(request);
+    double started = now_seconds();
+    if (finish_request(request, "wait") != 0)
+        return -1;
+    return comm_account(request->comm, "wait", started, 0, 0);
+}
+
+static int nccl_test(CommRequest *request, int *done)
+{
+    if (is_mpi_request(request))
+        return mpi_ops.test(request, done);
+    double started = now_seconds();
+    cudaError_t status = cudaEventQuery(*(cudaEvent_t *)request->backend);
+    if (status != cudaSuccess && status != cudaErrorNotReady)
+        return cuda_failed(request->comm, "test", status);
+    *done = status == cudaSuccess;
+    if (*done && finish_request(request, "test") != 0)
+        return -1;
+    return comm_account(request->comm, "test", started, 0, 0);
+}
+
+static int nccl_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_count, ReduceOp op)
+{
+    if (!on_gpu(send, recv))
+        return mpi_ops.reduce_scatter(comm, send, recv, recv_count, op);
+    double started = now_seconds();
+    if (after_compute(comm, "reduce_scatter") != 0)
+        return -1;
+    NCCL_CALL(comm, "reduce_scatter", ncclReduceScatter(send, recv, recv_count, ncclFloat, nccl_op(op),
+                                                        state_of(comm)->nccl, state_of(comm)->stream));
+    if (compute_waits(comm, "reduce_scatter", state_of(comm)->comm_mark) != 0)
+        return -1;
+    return comm_account(comm, "reduce_scatter", started, float_bytes(recv_count * comm->size), 1);
+}
+
+static int nccl_all_gather(Comm *comm, const float *send, float *recv, size_t send_count)
+{
+    if (!on_gpu(send, recv))
+        return mpi_ops.all_gather(comm, send, recv, send_count);
+    double started = now_seconds();
+    if (after_compute(comm, "all_gather") != 0)
+        return -1;
+    NCCL_CALL(comm, "all_gather", ncclAllGather(send, recv, send_count, ncclFloat, state_of(comm)->nccl,
+                                                state_of(comm)->stream));
+    if (compute_waits(comm, "all_gather", state_of(comm)->comm_mark) != 0)
+        return -1;
+    return comm_account(comm, "all_gather", started, float_bytes(send_count * comm->size), 1);
+}
+
+static int nccl_broadcast(Comm *comm, float *buffer, size_t count, int root)
+{
+    if (!on_gpu(buffer, NULL))
+        return mpi_ops.broadcast(comm, buffer, count, root);
+    double started = now_seconds();
+    if (after_compute(comm, "broadcast") != 0)
+        return -1;
+    NCCL_CALL(comm, "broadcast", ncclBroadcast(buffer, buffer, count, ncclFloat, root, state_of(comm)->nccl,
+                                               state_of(comm)->stream));
+    if (compute_waits(comm, "broadcast", state_of(comm)->comm_mark) != 0)
+        return -1;
+    return comm_account(comm, "broadcast", started, float_bytes(count), 1);
+}
+
+static int nccl_sendrecv(Comm *comm, const float *send, size_t send_count, int to, float *recv, size_t recv_count,
+                         int from)
+{
+    if (!on_gpu(send, recv))
+        return mpi_ops.sendrecv(comm, send, send_count, to, recv, recv_count, from);
+    NcclState *state = state_of(comm);
+    double started = now_seconds();
+    if (after_compute(comm, "sendrecv") != 0)
+        return -1;
+    /* one group: NCCL posts both halves together, so a ring of these cannot deadlock */
+    NCCL_CALL(comm, "sendrecv", ncclGroupStart());
+    NCCL_CALL(comm, "sendrecv", ncclSend(send, send_count, ncclFloat, to, state->nccl, state->stream));
+    NCCL_CALL(comm, "sendrecv", ncclRecv(recv, recv_count, ncclFloat, from, state->nccl, state->stream));
+    NCCL_CALL(comm, "sendrecv", ncclGroupEnd());
+    if (compute_waits(comm, "sendrecv", state->comm_mark) != 0)
+        return -1;
+    return comm_account(comm, "sendrecv", started, 0, 0);
+}
+
+static void nccl_release(Comm *comm)
+{
+    NcclState *state = state_of(comm);
+    if (state == NULL)
+        return;
+    cudaStreamSynchronize(state->stream);
+    ncclCommDestroy(state->nccl);
+    cudaEventDestroy(state->compute_mark);
+    cudaEventDestroy(state->comm_mark);
+    cudaStreamDestroy(state->stream);
+    free(state);
+    comm->backend_state = NULL;
+    comm->ops = &mpi_ops;
+}
+
+static const CommOps nccl_ops = {
+    .name = "nccl",
+    .all_reduce = nccl_all_reduce,
+    .all_reduce_start = nccl_all_reduce_start,
+    .all_gather_start = nccl_all_gather_start,
+    .wait = nccl_wait,
+    .test = nccl_test,
+    .reduce_scatter = nccl_reduce_scatter,
+    .all_gather = nccl_all_gather,
+    .broadcast = nccl_broadcast,
+    .sendrecv = nccl_sendrecv,
+    .release = nccl_release,
+};
+
+/* NCCL refuses two ranks on one GPU ("Duplicate GPU detected") after a collective init;
+ * saying so before is clearer. */
+static int check_one_gpu_per_rank(Comm *comm, char *err, size_t err_len)
+{
+    int local_ranks = 0, gpus = 0;
+    MPI_Comm_size(comm->node, &local_ranks);
+    if (cudaGetDeviceCount(&gpus) != cudaSuccess)
+        gpus = 0;
+    if (local_ranks <= gpus)
+        return 0;
+    snprintf(err, err_len,
+             "--comm nccl needs one GPU per rank: %d rank(s) on this machine share %d GPU(s); "
+             "start fewer ranks or use --comm mpi",
+             local_ranks, gpus);
+    return -1;
+}
+
+/* Every rank takes the same branch; one that did not fail says which step failed elsewhere. */
+static int all_ranks_ok(Comm *comm, int failed, const char *step, char *err, size_t err_len)
+{
+    int any = failed;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm->world);
+    if (any && !failed)
+        snprintf(err, err_len, "%s failed on another rank", step);
+    return !any;
+}
+
+static int create_state(NcclState *state, const ncclUniqueId *id, Comm *comm, char *err, size_t err_len)
+{
+    cudaError_t status = cudaStreamCreateWithFlags(&state->stream, cudaStreamNonBlocking);
+    if (status == cudaSuccess)
+        status = cudaEventCreateWithFlags(&state->compute_mark, cudaEventDisableTiming);
+    if (status == cudaSuccess)
+        status = cudaEventCreateWithFlags(&state->comm_mark, cudaEventDisableTiming);
+    if (status != cudaSuccess) {
+        snprintf(err, err_len, "NCCL setup on rank %d: CUDA: %s", comm->rank, cudaGetErrorString(status));
+        return -1;
+    }
+    ncclResult_t result = ncclCommInitRank(&state->nccl, comm->size, *id, comm->rank);
+    if (result != ncclSuccess) {
+        snprintf(err, err_len, "ncclCommInitRank on rank %d: %s", comm->rank, ncclGetErrorString(result));
+        return -1;
+    }
+    return 0;
+}
+
+int comm_use_nccl(Comm *comm, char *err, size_t err_len)
+{
+    if (!all_ranks_ok(comm, check_one_gpu_per_rank(comm, err, err_len) != 0, "the NCCL GPU check", err, err_len))
+        return -1;
+    ncclUniqueId id;
+    memset(&id, 0, sizeof id);
+    int failed = comm->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess;
+    if (failed)
+        snprintf(err, err_len, "ncclGetUniqueId failed on rank 0");
+    if (!all_ranks_ok(comm, failed, "ncclGetUniqueId", err, err_len))
+        return -1;
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm->world);
+    NcclState *state = calloc(1, sizeof *state);
+    if (state == NULL)
+        snprintf(err, err_len, "NCCL setup on rank %d: out of memory", comm->rank);
+    failed = state == NULL || create_state(state, &id, comm, err, err_len) != 0;
+    if (!all_ranks_ok(comm, failed, "NCCL setup", err, err_len)) {
+        free(state); /* a half-made state leaks its stream: the run ends here anyway */
+        return -1;
+    }
+    comm->backend_state = state;
+    comm->ops = &nccl_ops;
+    return 0;
+}
+
+const char *nccl_version_text(void)
+{
+    static char text[32];
+    int code = 0;
+    if (ncclGetVersion(&code) != ncclSuccess)
+        return "unknown";
+    /* NCCL >= 2.9 encodes major*10000 + minor*100 + patch */
+    snprintf(text, sizeof text, "%d.%d.%d", code / 10000, code / 100 % 100, code % 100);
+    return text;
+}

@@ -1,0 +1,145 @@
+#include "device.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifdef DTC_CUDA
+#include "comm_nccl.h"
+#include "cuda_device.h"
+#include "gpu_peaks.h"
+#endif
+
+/* Every rank must take the same branch: NCCL's start is collective, so a rank that went
+ * on alone would wait forever for one that stopped. */
+static int agreed_ok(Comm *comm, int failed, char *err, size_t err_len)
+{
+    double failures = failed;
+    if (comm_sum_double(comm, &failures) != 0) {
+        snprintf(err, err_len, "%s", comm_error(comm));
+        return 0;
+    }
+    if (failures > 0 && !failed)
+        snprintf(err, err_len, "the device could not be set up on another rank");
+    return failures == 0;
+}
+
+#ifdef DTC_CUDA
+
+/* auto: NCCL when there is something to communicate and each rank has a GPU of its own. */
+static int wants_nccl(const char *comm_backend, Comm *comm)
+{
+    if (strcmp(comm_backend, "auto") != 0)
+        return strcmp(comm_backend, "nccl") == 0;
+    int gpus = 0;
+    double short_of_gpus = cudaGetDeviceCount(&gpus) != cudaSuccess || comm_local_rank(comm) >= gpus;
+    if (comm_sum_double(comm, &short_of_gpus) != 0)
+        return 0;
+    return comm_size(comm) > 1 && short_of_gpus == 0;
+}
+
+static int open_gpu(int tf32, Comm *comm, char *err, size_t err_len)
+{
+    char why[256];
+    if (!cuda_gpu_available(why, sizeof why)) {
+        snprintf(err, err_len, "--device cuda: no GPU on rank %d (%s)", comm_rank(comm), why);
+        return -1;
+    }
+    return cuda_device_setup(comm_local_rank(comm), tf32, err, err_len);
+}
+
+static const Kernels *open_cuda(const char *comm_backend, int tf32, Comm *comm, char *err, size_t err_len)
+{
+    if (!agreed_ok(comm, open_gpu(tf32, comm, err, err_len) != 0, err, err_len))
+        return NULL;
+    if (wants_nccl(comm_backend, comm) && strcmp(comm_backend_name(comm), "nccl") != 0 &&
+        comm_use_nccl(comm, err, err_len) != 0)
+        return NULL;
+    return &cuda_kernels;
+}
+
+const char *device_label(const Kernels *kernels)
+{
+    return kernels == &cuda_kernels ? cuda_device_label() : kernels->device_name;
+}
+
+int device_memory_info(const Kernels *kernels, size_t *used_bytes, size_t *total_bytes)
+{
+    size_t free_bytes = 0;
+    if (kernels != &cuda_kernels || cuda_mem_info(&free_bytes, total_bytes) != 0)
+        return -1;
+    *used_bytes = *total_bytes - free_bytes;
+    return 0;
+}
+
+size_t device_alloc_failures(const Kernels *kernels)
+{
+    return kernels == &cuda_kernels ? cuda_alloc_failures() : 0;
+}
+
+double device_peak_flops(const Kernels *kernels, int tf32)
+{
+    return kernels == &cuda_kernels ? gpu_peak_flops(cuda_device_index(), tf32) : 0.0;
+}
+
+#else
+
+static const Kernels *open_cuda(const char *comm_backend, int tf32, Comm *comm, char *err, size_t err_len)
+{
+    (void)comm_backend;
+    (void)tf32;
+    snprintf(err, err_len, "--device cuda: this program was built without CUDA "
+                           "(build with make CUDA=1 and run the one under build/cuda/)");
+    agreed_ok(comm, 1, err, err_len);
+    return NULL;
+}
+
+const char *device_label(const Kernels *kernels)
+{
+    return kernels->device_name;
+}
+
+int device_memory_info(const Kernels *kernels, size_t *used_bytes, size_t *total_bytes)
+{
+    (void)kernels;
+    *used_bytes = *total_bytes = 0;
+    return -1;
+}
+
+size_t device_alloc_failures(const Kernels *kernels)
+{
+    (void)kernels;
+    return 0;
+}
+
+double device_peak_flops(const Kernels *kernels, int tf32)
+{
+    (void)kernels;
+    (void)tf32;
+    return 0.0;
+}
+
+#endif
+
+int device_check_choice(const char *device, const char *comm_backend, int tf32, char *err, size_t err_len)
+{
+    int on_gpu = strcmp(device, "cuda") == 0;
+    if (!on_gpu && strcmp(device, "cpu") != 0)
+        snprintf(err, err_len, "--device: unknown device '%s' (cpu or cuda)", device);
+    else if (strcmp(comm_backend, "auto") != 0 && strcmp(comm_backend, "mpi") != 0 && strcmp(comm_backend, "nccl") != 0)
+        snprintf(err, err_len, "--comm: unknown communicator '%s' (auto, mpi or nccl)", comm_backend);
+    else if (!on_gpu && strcmp(comm_backend, "nccl") == 0)
+        snprintf(err, err_len, "--comm nccl moves GPU memory: it needs --device cuda");
+    else if (!on_gpu && tf32)
+        snprintf(err, err_len, "--tf32 is a GPU setting: it needs --device cuda");
+    else
+        return 0;
+    return -1;
+}
+
+const Kernels *device_open(const char *device, const char *comm_backend, int tf32, Comm *comm, char *err,
+                           size_t err_len)
+{
+    if (strcmp(device, "cuda") == 0)
+        return open_cuda(comm_backend, tf32, comm, err, err_len);
+    return &cpu_kernels;
+}

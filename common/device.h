@@ -1,0 +1,35 @@
+/* Where the model runs: the Kernels table that --device names, made ready (on a GPU: the
+ * GPU chosen by local rank, TF32 or not, and the NCCL communicator when --comm asks). */
+#ifndef DTC_DEVICE_H
+#define DTC_DEVICE_H
+
+#include <stddef.h>
+
+#include "comm.h"
+#include "kernels.h"
+
+/* Checks the --device, --comm and --tf32 values (and that they go together): 0, or -1 with
+ * a one-line reason naming the flag. */
+int device_check_choice(const char *device, const char *comm_backend, int tf32, char *err, size_t err_len);
+
+/* Collective over comm's ranks: every rank gets the table, or every rank gets NULL with a
+ * one-line reason. Calling it again (a batch sweep) reuses what the first call set up. */
+const Kernels *device_open(const char *device, const char *comm_backend, int tf32, Comm *comm, char *err,
+                           size_t err_len);
+
+/* What the device reports about itself for a run's header: "cpu" or the GPU's label. */
+const char *device_label(const Kernels *kernels);
+
+/* The device's own account of its memory (cudaMemGetInfo on a GPU): 0 with used and total
+ * in bytes, or -1 where there is none (the CPU, whose account is the tracking allocator). */
+int device_memory_info(const Kernels *kernels, size_t *used_bytes, size_t *total_bytes);
+
+/* How many allocations the device itself refused (a GPU out of memory), as opposed to
+ * --mem-limit refusals (mem_limit_refusals). Always 0 on the CPU. */
+size_t device_alloc_failures(const Kernels *kernels);
+
+/* The device's peak dense FLOP/s for the matrix products' number format (fp32, or TF32 on
+ * tensor cores), from its data sheet; 0 when unknown (every CPU; GPUs not in the table). */
+double device_peak_flops(const Kernels *kernels, int tf32);
+
+#endif

@@ -1,0 +1,113 @@
+#include "staging.h"
+
+#ifdef DTC_CUDA
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cuda_device.h"
+
+/* Pinned blocks are slow to allocate (a page-locking system call), and the same few sizes
+ * recur every step, so closed views hand theirs back to a small pool. */
+enum { POOL_SLOTS = 64 };
+
+typedef struct {
+    void *block;
+    size_t capacity;
+    int in_use;
+} PinnedSlot;
+
+static PinnedSlot pool[POOL_SLOTS];
+
+static PinnedSlot *take_slot(size_t bytes)
+{
+    PinnedSlot *empty = NULL;
+    for (int i = 0; i < POOL_SLOTS; i++) {
+        if (!pool[i].in_use && pool[i].block != NULL && pool[i].capacity >= bytes) {
+            pool[i].in_use = 1;
+            return &pool[i];
+        }
+        if (empty == NULL && pool[i].block == NULL)
+            empty = &pool[i];
+    }
+    if (empty == NULL || cudaMallocHost(&empty->block, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return NULL;
+    }
+    empty->capacity = bytes;
+    empty->in_use = 1;
+    return empty;
+}
+
+static void give_back(void *block)
+{
+    for (int i = 0; i < POOL_SLOTS; i++)
+        if (pool[i].block == block)
+            pool[i].in_use = 0;
+}
+
+static void copy_on_compute_stream(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind)
+{
+    cudaStream_t stream = cuda_compute_stream();
+    cudaError_t status = cudaMemcpyAsync(dst, src, bytes, kind, stream);
+    if (status == cudaSuccess)
+        status = cudaStreamSynchronize(stream);
+    if (status != cudaSuccess) {
+        fprintf(stderr, "cuda: staging copy of %zu bytes failed: %s\n", bytes, cudaGetErrorString(status));
+        exit(1);
+    }
+}
+
+int is_gpu_buffer(const void *buffer)
+{
+    return buffer != NULL && cuda_is_device_pointer(buffer);
+}
+
+int host_view_open(HostView *view, const float *buffer, size_t count, int copy_in)
+{
+    *view = (HostView){.host = (float *)buffer, .device = NULL, .count = count};
+    if (!is_gpu_buffer(buffer) || count == 0)
+        return 0;
+    PinnedSlot *slot = take_slot(count * sizeof(float));
+    if (slot == NULL)
+        return -1;
+    view->host = slot->block;
+    view->device = (float *)buffer;
+    if (copy_in)
+        copy_on_compute_stream(view->host, buffer, count * sizeof(float), cudaMemcpyDeviceToHost);
+    return 0;
+}
+
+void host_view_close(HostView *view, int copy_out)
+{
+    if (view->device == NULL)
+        return;
+    if (copy_out)
+        copy_on_compute_stream(view->device, view->host, view->count * sizeof(float), cudaMemcpyHostToDevice);
+    give_back(view->host);
+    view->device = NULL;
+}
+
+#else /* a CPU build: every buffer is host memory */
+
+int is_gpu_buffer(const void *buffer)
+{
+    (void)buffer;
+    return 0;
+}
+
+int host_view_open(HostView *view, const float *buffer, size_t count, int copy_in)
+{
+    (void)copy_in;
+    *view = (HostView){.host = (float *)buffer, .device = NULL, .count = count};
+    return 0;
+}
+
+void host_view_close(HostView *view, int copy_out)
+{
+    (void)view;
+    (void)copy_out;
+}
+
+#endif

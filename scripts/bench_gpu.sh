@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# make bench on a machine with a GPU: lesson 00 on the GPU (the CUDA build, build/cuda/).
+#   - the GPT-2 124M shape (--config gpt2: L12 H12 C768 T1024 B8, V256), fp32 and TF32;
+#   - the same with GPT-2's real vocabulary (V 50257, padded to 50304), fp32 and TF32;
+#   - the course config (L4 H4 C128 T128 B8), fp32.
+# Each figure is the median tokens/s of BENCH_REPEATS profile runs (default 3), with the MFU
+# that run printed against the GPU's data-sheet peak for its number format.
+# Without a CUDA build or a GPU it says so and exits 0: the CPU benchmarks stand alone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/summary_lib.sh
+repeats=${BENCH_REPEATS:-3}
+binary=build/cuda/solutions/00_single_device
+
+if [[ ! -x $binary ]]; then
+    echo "GPU benchmarks skipped: no CUDA build ($binary; make CUDA=1)"
+    exit 0
+fi
+if ! probe=$("$binary" profile --config tiny --device cuda --iters 1 --warmup-iters 0 --sweep-max-batch 1 2>&1); then
+    echo "GPU benchmarks skipped: $(echo "$probe" | tail -n 1)"
+    exit 0
+fi
+echo "GPU: $(echo "$probe" | head -n 1 | cut -d'|' -f2 | sed 's/^ *//; s/ *$//')"
+
+# One configuration: prints "tokens/s MFU" medians over $repeats runs.
+measure() {
+    local rates=() mfus=() out
+    for _ in $(seq "$repeats"); do
+        out=$("$binary" profile --device cuda --warmup-iters 3 --iters 10 --sweep-max-batch 1 "$@")
+        rates+=("$(echo "$out" | awk '/^  tokens\/s/ {print $2; exit}')")
+        mfus+=("$(echo "$out" | awk '/^  MFU/ {sub("%", "", $2); print $2; exit}')")
+    done
+    local mfu=n/a
+    [[ ${mfus[0]} != n/a ]] && mfu="$(printf '%s\n' "${mfus[@]}" | median)%"
+    echo "$(printf '%s\n' "${rates[@]}" | median) $mfu"
+}
+
+printf '\nlesson 00 on the GPU, median of %d runs (10 timed steps each)\n' "$repeats"
+printf '  %-34s %12s %8s\n' "configuration" "tokens/s" "MFU"
+row() {
+    local label=$1
+    shift
+    read -r rate mfu < <(measure "$@")
+    printf '  %-34s %12.0f %8s\n' "$label" "$rate" "$mfu"
+}
+row "GPT-2 124M shape, V256, fp32" --config gpt2
+row "GPT-2 124M shape, V256, TF32" --config gpt2 --tf32
+row "GPT-2 124M shape, V50257, fp32" --config gpt2 --vocab 50257
+row "GPT-2 124M shape, V50257, TF32" --config gpt2 --vocab 50257 --tf32
+row "course config, fp32" --config course

@@ -1,0 +1,106 @@
+/* tools/doctor end to end: its flags, and its verdict on this machine, which the test works
+ * out for itself by asking the CUDA runtime how many GPUs there are. The binary is
+ * $DTC_DOCTOR, or build/cuda/tools/doctor (from the repository root). */
+#include <criterion/criterion.h>
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../shell.h"
+
+TestSuite(doctor, .timeout = 300);
+
+static const char *doctor_path(void)
+{
+    const char *path = getenv("DTC_DOCTOR");
+    return path != NULL && path[0] != '\0' ? path : "build/cuda/tools/doctor";
+}
+
+/* Runs the doctor with `arguments` (stderr joined to stdout); returns its exit status. */
+static int run_doctor(const char *launcher, const char *arguments, char *out, size_t out_len)
+{
+    char command[1024];
+    snprintf(command, sizeof command, "timeout 240 %s '%s' %s", launcher, doctor_path(), arguments);
+    return shell_output(command, out, out_len);
+}
+
+/* The number of GPUs this process can use; 0 when cudaGetDeviceCount fails (no GPU or driver). */
+static int usable_gpus(void)
+{
+    int count = 0;
+    return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+}
+
+static int line_count(const char *text)
+{
+    int lines = 0;
+    for (const char *c = text; *c != '\0'; c++)
+        lines += *c == '\n';
+    return lines;
+}
+
+static void expect_one_line_error(const char *arguments, const char *must_name)
+{
+    char out[4096];
+    int status = run_doctor("", arguments, out, sizeof out);
+    cr_expect_eq(status, 2, "doctor %s: exit %d, expected 2; output:\n%s", arguments, status, out);
+    cr_expect_eq(line_count(out), 1, "doctor %s: expected one line, got:\n%s", arguments, out);
+    cr_expect(strncmp(out, "doctor: ", 8) == 0, "doctor %s: error should start 'doctor: ', got:\n%s", arguments, out);
+    cr_expect_not_null(strstr(out, must_name), "doctor %s: error should name %s, got:\n%s", arguments, must_name, out);
+}
+
+Test(doctor, help_prints_usage_and_exits_0)
+{
+    char out[8192];
+    int status = run_doctor("", "--help", out, sizeof out);
+    cr_assert_eq(status, 0, "exit %d; output:\n%s", status, out);
+    cr_expect_not_null(strstr(out, "usage: doctor"), "%s", out);
+    cr_expect_not_null(strstr(out, "--timeout"), "%s", out);
+    cr_expect_not_null(strstr(out, "--bytes"), "%s", out);
+}
+
+Test(doctor, bad_flags_exit_2_with_one_line_naming_the_flag)
+{
+    expect_one_line_error("--timeout x", "--timeout");
+    expect_one_line_error("--timeout 0", "--timeout");
+    expect_one_line_error("--timeout -5", "--timeout");
+    expect_one_line_error("--timeout", "--timeout");
+    expect_one_line_error("--bytes 6", "--bytes");
+    expect_one_line_error("--bytes lots", "--bytes");
+    expect_one_line_error("--frobnicate", "--frobnicate");
+}
+
+Test(doctor, plain_run_checks_an_all_reduce_or_says_there_is_no_gpu)
+{
+    static char out[1 << 16];
+    int status = run_doctor("", "--timeout 60", out, sizeof out);
+    cr_expect_not_null(strstr(out, "NCCL "), "versions missing:\n%s", out);
+    cr_expect_not_null(strstr(out, "NCCL_P2P_DISABLE"), "environment missing:\n%s", out);
+    if (usable_gpus() == 0) {
+        cr_expect_eq(status, 3, "no GPU here, so nothing to test: exit %d, expected 3; output:\n%s", status, out);
+        cr_expect_not_null(strstr(out, "no GPU"), "%s", out);
+    } else {
+        cr_expect_eq(status, 0, "exit %d, expected 0; output:\n%s", status, out);
+        cr_expect_not_null(strstr(out, "doctor: NCCL all-reduce ok"), "%s", out);
+    }
+}
+
+/* Two ranks: both GPUs used when there are two; with one GPU NCCL would refuse the pair, so
+ * the doctor must say so instead of trying; with none, nothing is tested. */
+Test(doctor, two_ranks_agree_on_one_verdict)
+{
+    static char out[1 << 16];
+    int status = run_doctor("mpiexec -n 2", "--timeout 60 --bytes 4096", out, sizeof out);
+    int gpus = usable_gpus();
+    if (gpus == 0) {
+        cr_expect_eq(status, 3, "exit %d; output:\n%s", status, out);
+        cr_expect_not_null(strstr(out, "doctor: no GPU"), "%s", out);
+    } else if (gpus == 1) {
+        cr_expect_eq(status, 3, "exit %d; output:\n%s", status, out);
+        cr_expect_not_null(strstr(out, "would share one GPU"), "%s", out);
+    } else {
+        cr_expect_eq(status, 0, "exit %d; output:\n%s", status, out);
+        cr_expect_not_null(strstr(out, "doctor: NCCL all-reduce ok (2 ranks"), "%s", out);
+    }
+}
