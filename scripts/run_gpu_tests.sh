@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # make test-gpu: the CUDA build's tests (tests/gpu/). On a machine without a GPU each test
 # that needs one reports that it was skipped and why, and the rest (doctor's answer that
-# there is no GPU, for one) still run.
+# there is no GPU, for one) still run. Criterion's synthesis line counts only the tests that
+# ran, so the skipped ones are counted after it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 # One job: the tests share the machine's GPU, and several use it whole.
-exec build/cuda/tests/gpu_tests --jobs 1 --verbose "$@"
+build/cuda/tests/gpu_tests --jobs 1 --verbose "$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+skipped=$(grep -c '^\[SKIP\]' "$log")
+if [ "$skipped" -gt 0 ]; then
+    reason=$(grep -m 1 '^\[SKIP\]' "$log" | sed 's/^[^:]*::[^:]*: //')
+    echo "run_gpu_tests: $skipped test(s) skipped ($reason)"
+fi
+exit "$status"

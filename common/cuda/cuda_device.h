@@ -23,7 +23,8 @@ int cuda_gpu_available(char *why, size_t why_len);
 
 /* Selects GPU local_rank % (number of GPUs), creates the compute stream and the cuBLAS
  * handle, and sets cuBLAS to plain fp32 (tf32 = 0) or TF32 tensor cores (tf32 = 1).
- * Calling it again with the same arguments does nothing. 0, or -1 with a reason. */
+ * Calling it again with the same GPU does nothing but set the math mode tf32 asks for;
+ * asking for another GPU is an error. 0, or -1 with a reason. */
 int cuda_device_setup(int local_rank, int tf32, char *err, size_t err_len);
 
 int cuda_device_index(void);             /* -1 before cuda_device_setup */

@@ -1,0 +1,779 @@
+/* The CUDA device: the Kernels table of kernels.h on one GPU. Matrix products go through
+ * cuBLAS; everything else is a kernel of our own, written to follow kernels_cpu.c formula
+ * by formula (the same exp polynomial, the same order of operations) so the two devices
+ * agree to fp32 rounding.
+ *
+ * Determinism: every run gives the same bits. No kernel adds floats with atomics; every
+ * reduction has a fixed shape that depends only on the problem size (a warp's butterfly,
+ * a block's tree, or one thread walking rows in order), and cuBLAS runs on one stream
+ * with atomics disabled. */
+#include "cuda_check.h" /* first: see there */
+#include "cuda_device.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <math.h>
+
+#include "scalar_math.h" /* exp_poly and GELU: the CPU's own formulas */
+
+enum { WARP = 32, BLOCK = 256, ROWS_PER_BLOCK = BLOCK / WARP };
+static const unsigned FULL_MASK = 0xffffffffu;
+
+/* Blocks for a grid-stride loop over n elements: enough to fill any GPU, and a fixed
+ * function of n, so a loop's work split never depends on the device. */
+static unsigned grid_for(size_t n)
+{
+    const size_t max_blocks = 65536;
+    size_t blocks = (n + BLOCK - 1) / BLOCK;
+    return (unsigned)(blocks < max_blocks ? (blocks > 0 ? blocks : 1) : max_blocks);
+}
+
+/* Blocks for one warp per row. */
+static unsigned grid_for_rows(size_t rows)
+{
+    return (unsigned)((rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+}
+
+__device__ __forceinline__ size_t grid_start(void)
+{
+    return (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+}
+
+__device__ __forceinline__ size_t grid_stride(void)
+{
+    return (size_t)gridDim.x * blockDim.x;
+}
+
+/* ---------------------------------------------------------------- device arithmetic */
+
+/* Butterfly reductions: every lane ends with the same value (a + b == b + a exactly). */
+__device__ __forceinline__ float warp_sum(float v)
+{
+    for (int offset = WARP / 2; offset > 0; offset /= 2)
+        v += __shfl_xor_sync(FULL_MASK, v, offset);
+    return v;
+}
+
+__device__ __forceinline__ float warp_max(float v)
+{
+    for (int offset = WARP / 2; offset > 0; offset /= 2)
+        v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, offset));
+    return v;
+}
+
+/* Block-wide reductions (blockDim.x a multiple of 32, at most 1024): warps reduce, then
+ * warp 0 reduces the warps' results; every thread gets the answer. partials holds 32. */
+__device__ float block_sum(float v, float *partials)
+{
+    int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP, warps = blockDim.x / WARP;
+    v = warp_sum(v);
+    __syncthreads(); /* partials may still be read from a previous reduction */
+    if (lane == 0)
+        partials[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = warp_sum(lane < warps ? partials[lane] : 0.0f);
+        if (lane == 0)
+            partials[0] = v;
+    }
+    __syncthreads();
+    return partials[0];
+}
+
+__device__ float block_max(float v, float *partials)
+{
+    int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP, warps = blockDim.x / WARP;
+    v = warp_max(v);
+    __syncthreads();
+    if (lane == 0)
+        partials[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = warp_max(lane < warps ? partials[lane] : -INFINITY);
+        if (lane == 0)
+            partials[0] = v;
+    }
+    __syncthreads();
+    return partials[0];
+}
+
+/* ---------------------------------------------------------------- cuBLAS, row-major */
+
+/* Row-major C (M x N) = alpha op(A) op(B) + beta C, written like the CPU's cblas_sgemm
+ * calls. cuBLAS is column-major, and a row-major matrix read column-major is its
+ * transpose, so C^T = op(B)^T op(A)^T: the same flags with the operands swapped. */
+static void gemm(cublasOperation_t op_a, cublasOperation_t op_b, int M, int N, int K, float alpha,
+                 const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
+    CUBLAS_CHECK(cublasSgemm(cuda_cublas_handle(), op_b, op_a, N, M, K, &alpha, B, ldb, A, lda, &beta, C, ldc));
+}
+
+/* The same for count products; matrix i of X starts at X + i * stride_x. Inputs may
+ * interleave (one head's columns of qkv each), outputs must not overlap. */
+static void gemm_batched(cublasOperation_t op_a, cublasOperation_t op_b, int M, int N, int K, float alpha,
+                         const float *A, int lda, long long stride_a, const float *B, int ldb,
+                         long long stride_b, float beta, float *C, int ldc, long long stride_c, int count)
+{
+    CUBLAS_CHECK(cublasSgemmStridedBatched(cuda_cublas_handle(), op_b, op_a, N, M, K, &alpha, B, ldb, stride_b,
+                                           A, lda, stride_a, &beta, C, ldc, stride_c, count));
+}
+
+static const cublasOperation_t NO_TRANS = CUBLAS_OP_N, TRANS = CUBLAS_OP_T;
+
+/* ---------------------------------------------------------------- encoder */
+
+/* One block per position. */
+__global__ void encoder_forward_kernel(float *out, const int *tokens, const float *wte, const float *wpe,
+                                       int T, int C)
+{
+    size_t n = blockIdx.x;
+    const float *tok = wte + (size_t)tokens[n] * C;
+    const float *pos = wpe + (n % T) * C;
+    float *row = out + n * C;
+    for (int c = threadIdx.x; c < C; c += blockDim.x)
+        row[c] = tok[c] + pos[c];
+}
+
+/* One thread per (t, c), adding the B positions in order, as the CPU does. */
+__global__ void encoder_backward_wpe_kernel(float *dwpe, const float *dout, int B, int T, int C)
+{
+    for (size_t i = grid_start(); i < (size_t)T * C; i += grid_stride()) {
+        size_t t = i / C, c = i % C;
+        float acc = dwpe[i];
+        for (int b = 0; b < B; b++)
+            acc += dout[((size_t)b * T + t) * C + c];
+        dwpe[i] = acc;
+    }
+}
+
+/* Adds to acc, in position order, dout[m][c] for every m in m0..m0+31 whose bit is set in
+ * hits. Four loads are issued before the four additions, so the serial sum does not wait
+ * on memory once per position. hits is the same in every lane. */
+__device__ __forceinline__ float add_hit_rows(float acc, unsigned hits, const float *dout, int m0, int C,
+                                              int c, bool active)
+{
+    while (hits != 0) {
+        int position[4];
+        bool valid[4];
+        float value[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            valid[u] = hits != 0;
+            position[u] = m0 + (valid[u] ? __ffs((int)hits) - 1 : 0);
+            hits &= hits - 1;
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            value[u] = valid[u] && active ? dout[(size_t)position[u] * C + c] : 0.0f;
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            if (valid[u])
+                acc += value[u];
+    }
+    return acc;
+}
+
+/* dwte rows are scattered by token, and a token may repeat. Without atomics: one block per
+ * position n, and only the block at a token's first position works. It walks the later
+ * positions in order (a warp ballot finds the matches 32 at a time) and adds their
+ * gradients to the row in that order: the CPU's order, so the row comes out the same. */
+__global__ void encoder_backward_wte_kernel(float *dwte, const float *dout, const int *tokens, int N, int C)
+{
+    int n = blockIdx.x;
+    int token = tokens[n];
+    /* backwards from n, a block-width at a time: a token that repeats usually did so lately */
+    for (int end = n; end > 0; end -= (int)blockDim.x) {
+        int m = end - 1 - (int)threadIdx.x;
+        if (__syncthreads_or(m >= 0 && tokens[m] == token))
+            return;
+    }
+    int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP, warps = blockDim.x / WARP;
+    float *drow = dwte + (size_t)token * C;
+    for (int c0 = warp * WARP; c0 < C; c0 += warps * WARP) {
+        int c = c0 + lane;
+        bool active = c < C;
+        float acc = active ? drow[c] : 0.0f;
+        for (int m0 = n; m0 < N; m0 += WARP) {
+            int m = m0 + lane;
+            unsigned hits = __ballot_sync(FULL_MASK, m < N && tokens[m] == token);
+            acc = add_hit_rows(acc, hits, dout, m0, C, c, active);
+        }
+        if (active)
+            drow[c] = acc;
+    }
+}
+
+static void encoder_forward(float *out, const int *tokens, const float *wte, const float *wpe, int B, int T, int C)
+{
+    if (B * T == 0)
+        return;
+    encoder_forward_kernel<<<B * T, BLOCK, 0, cuda_stream_checked()>>>(out, tokens, wte, wpe, T, C);
+    LAUNCH_CHECK(encoder_forward_kernel);
+}
+
+static void encoder_backward(float *dwte, float *dwpe, const float *dout, const int *tokens, int B, int T, int C)
+{
+    if (B * T == 0 || C == 0)
+        return;
+    cudaStream_t stream = cuda_stream_checked();
+    encoder_backward_wpe_kernel<<<grid_for((size_t)T * C), BLOCK, 0, stream>>>(dwpe, dout, B, T, C);
+    LAUNCH_CHECK(encoder_backward_wpe_kernel);
+    /* a warp per 32 channels, so each warp scans the positions once (for C <= 1024) */
+    int threads = (C + WARP - 1) / WARP * WARP;
+    threads = threads < 1024 ? threads : 1024;
+    encoder_backward_wte_kernel<<<B * T, threads, 0, stream>>>(dwte, dout, tokens, B * T, C);
+    LAUNCH_CHECK(encoder_backward_wte_kernel);
+}
+
+/* ---------------------------------------------------------------- layernorm */
+
+/* One warp per row; mean first, then the variance from squared deviations, as the CPU. */
+__global__ void layernorm_forward_kernel(float *out, float *mean, float *rstd, const float *inp,
+                                         const float *weight, const float *bias, int N, int C)
+{
+    int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP, lane = threadIdx.x % WARP;
+    if (row >= N)
+        return;
+    const float *x = inp + (size_t)row * C;
+    float sum = 0.0f;
+    for (int c = lane; c < C; c += WARP)
+        sum += x[c];
+    float mu = warp_sum(sum) / C;
+    float squares = 0.0f;
+    for (int c = lane; c < C; c += WARP) {
+        float d = x[c] - mu;
+        squares += d * d;
+    }
+    float var = warp_sum(squares) / C;
+    float s = 1.0f / sqrtf(var + 1e-5f);
+    float *y = out + (size_t)row * C;
+    for (int c = lane; c < C; c += WARP)
+        y[c] = (x[c] - mu) * s * weight[c] + bias[c];
+    if (lane == 0) {
+        mean[row] = mu;
+        rstd[row] = s;
+    }
+}
+
+/* One warp per row: dinp += s * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)). */
+__global__ void layernorm_backward_input_kernel(float *dinp, const float *dout, const float *inp,
+                                                const float *weight, const float *mean, const float *rstd,
+                                                int N, int C)
+{
+    int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP, lane = threadIdx.x % WARP;
+    if (row >= N)
+        return;
+    const float *dy = dout + (size_t)row * C, *x = inp + (size_t)row * C;
+    float *dx = dinp + (size_t)row * C;
+    float mu = mean[row], s = rstd[row];
+    float sum_dxhat = 0.0f, sum_dxhat_xhat = 0.0f;
+    for (int c = lane; c < C; c += WARP) {
+        float xhat = (x[c] - mu) * s;
+        float dxhat = dy[c] * weight[c];
+        sum_dxhat += dxhat;
+        sum_dxhat_xhat += dxhat * xhat;
+    }
+    float mean_dxhat = warp_sum(sum_dxhat) / C, mean_dxhat_xhat = warp_sum(sum_dxhat_xhat) / C;
+    for (int c = lane; c < C; c += WARP) {
+        float xhat = (x[c] - mu) * s;
+        float dxhat = dy[c] * weight[c];
+        dx[c] += s * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+    }
+}
+
+/* Column sums over N rows, 32 columns per block: threadIdx.y strides the rows (reading 32
+ * consecutive floats of a row per warp), then row 0 adds the 32 partial sums in order. */
+enum { COLUMNS_PER_BLOCK = 32, ROW_LANES = 32 };
+
+static dim3 column_sum_grid(int columns)
+{
+    return dim3((unsigned)((columns + COLUMNS_PER_BLOCK - 1) / COLUMNS_PER_BLOCK));
+}
+
+/* dweight += sum of xhat * dout, dbias += sum of dout. */
+__global__ void layernorm_backward_params_kernel(float *dweight, float *dbias, const float *dout, const float *inp,
+                                                 const float *mean, const float *rstd, int N, int C)
+{
+    __shared__ float part_w[ROW_LANES][COLUMNS_PER_BLOCK + 1], part_b[ROW_LANES][COLUMNS_PER_BLOCK + 1];
+    int c = blockIdx.x * COLUMNS_PER_BLOCK + threadIdx.x;
+    float acc_w = 0.0f, acc_b = 0.0f;
+    if (c < C)
+        for (int n = threadIdx.y; n < N; n += ROW_LANES) {
+            size_t i = (size_t)n * C + c;
+            float dy = dout[i];
+            float xhat = (inp[i] - mean[n]) * rstd[n];
+            acc_b += dy;
+            acc_w += xhat * dy;
+        }
+    part_w[threadIdx.y][threadIdx.x] = acc_w;
+    part_b[threadIdx.y][threadIdx.x] = acc_b;
+    __syncthreads();
+    if (threadIdx.y != 0 || c >= C)
+        return;
+    float sum_w = 0.0f, sum_b = 0.0f;
+    for (int lane = 0; lane < ROW_LANES; lane++) {
+        sum_w += part_w[lane][threadIdx.x];
+        sum_b += part_b[lane][threadIdx.x];
+    }
+    dweight[c] += sum_w;
+    dbias[c] += sum_b;
+}
+
+static void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
+                              const float *bias, int N, int C)
+{
+    if (N == 0)
+        return;
+    layernorm_forward_kernel<<<grid_for_rows(N), BLOCK, 0, cuda_stream_checked()>>>(out, mean, rstd, inp, weight,
+                                                                                     bias, N, C);
+    LAUNCH_CHECK(layernorm_forward_kernel);
+}
+
+static void layernorm_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                               const float *weight, const float *mean, const float *rstd, int N, int C)
+{
+    if (N == 0 || C == 0)
+        return;
+    cudaStream_t stream = cuda_stream_checked();
+    layernorm_backward_input_kernel<<<grid_for_rows(N), BLOCK, 0, stream>>>(dinp, dout, inp, weight, mean, rstd,
+                                                                             N, C);
+    LAUNCH_CHECK(layernorm_backward_input_kernel);
+    layernorm_backward_params_kernel<<<column_sum_grid(C), dim3(COLUMNS_PER_BLOCK, ROW_LANES), 0, stream>>>(
+        dweight, dbias, dout, inp, mean, rstd, N, C);
+    LAUNCH_CHECK(layernorm_backward_params_kernel);
+}
+
+/* ---------------------------------------------------------------- matmul */
+
+/* One block per row. */
+__global__ void add_bias_kernel(float *out, const float *bias, int OC)
+{
+    float *row = out + (size_t)blockIdx.x * OC;
+    for (int o = threadIdx.x; o < OC; o += blockDim.x)
+        row[o] += bias[o];
+}
+
+/* dbias += column sums of dout (N x OC); same scheme as the layernorm parameters. */
+__global__ void bias_backward_kernel(float *dbias, const float *dout, int N, int OC)
+{
+    __shared__ float part[ROW_LANES][COLUMNS_PER_BLOCK + 1];
+    int o = blockIdx.x * COLUMNS_PER_BLOCK + threadIdx.x;
+    float acc = 0.0f;
+    if (o < OC)
+        for (int n = threadIdx.y; n < N; n += ROW_LANES)
+            acc += dout[(size_t)n * OC + o];
+    part[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y != 0 || o >= OC)
+        return;
+    float sum = 0.0f;
+    for (int lane = 0; lane < ROW_LANES; lane++)
+        sum += part[lane][threadIdx.x];
+    dbias[o] += sum;
+}
+
+static void matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
+                           int OC)
+{
+    if (N == 0 || OC == 0)
+        return;
+    /* out (N x OC) = inp (N x C) . weight^T */
+    gemm(NO_TRANS, TRANS, N, OC, C, 1.0f, inp, C, weight, C, 0.0f, out, OC);
+    if (bias != NULL) {
+        add_bias_kernel<<<N, BLOCK, 0, cuda_stream_checked()>>>(out, bias, OC);
+        LAUNCH_CHECK(add_bias_kernel);
+    }
+}
+
+static void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                            const float *weight, int N, int C, int OC)
+{
+    if (N == 0 || C == 0 || OC == 0)
+        return;
+    /* dinp (N x C) = dout (N x OC) . weight (OC x C) */
+    gemm(NO_TRANS, NO_TRANS, N, C, OC, 1.0f, dout, OC, weight, C, 0.0f, dinp, C);
+    /* dweight (OC x C) += dout^T (OC x N) . inp (N x C) */
+    gemm(TRANS, NO_TRANS, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dweight, C);
+    if (dbias != NULL) {
+        bias_backward_kernel<<<column_sum_grid(OC), dim3(COLUMNS_PER_BLOCK, ROW_LANES), 0, cuda_stream_checked()>>>(
+            dbias, dout, N, OC);
+        LAUNCH_CHECK(bias_backward_kernel);
+    }
+}
+
+/* ---------------------------------------------------------------- attention */
+
+/* One warp per row of B*NH*T score rows (row t of its head): softmax over 0..t, exact
+ * zeros after, as causal_softmax_row on the CPU. */
+__global__ void causal_softmax_kernel(float *att, size_t rows, int T)
+{
+    size_t r = (size_t)blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP;
+    int lane = threadIdx.x % WARP;
+    if (r >= rows)
+        return;
+    int t = (int)(r % T);
+    float *row = att + r * T;
+    float max = -INFINITY;
+    for (int j = lane; j <= t; j += WARP)
+        max = fmaxf(max, row[j]);
+    max = warp_max(max);
+    float sum = 0.0f;
+    for (int j = lane; j <= t; j += WARP) {
+        float e = exp_poly(row[j] - max);
+        row[j] = e;
+        sum += e;
+    }
+    float inv_sum = 1.0f / warp_sum(sum);
+    for (int j = lane; j < T; j += WARP)
+        row[j] = j <= t ? row[j] * inv_sum : 0.0f;
+}
+
+/* One warp per row: ds = p * (dp - sum(p * dp)) * scale over 0..t, zeros after. */
+__global__ void causal_softmax_backward_kernel(float *dp_to_ds, const float *p, float scale, size_t rows, int T)
+{
+    size_t r = (size_t)blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP;
+    int lane = threadIdx.x % WARP;
+    if (r >= rows)
+        return;
+    int t = (int)(r % T);
+    float *d = dp_to_ds + r * T;
+    const float *prow = p + r * T;
+    float dot = 0.0f;
+    for (int j = lane; j <= t; j += WARP)
+        dot += prow[j] * d[j];
+    dot = warp_sum(dot);
+    for (int j = lane; j < T; j += WARP)
+        d[j] = j <= t ? prow[j] * (d[j] - dot) * scale : 0.0f;
+}
+
+/* Head h of position t is columns h*hs.. of row t of q (k, v): a batch over the heads of
+ * one sequence is a strided batch with stride hs and leading dimension 3C, so cuBLAS
+ * reads the heads in place, without a permuted copy. One batched call per sequence. */
+static void attention_forward(float *out, float *att, const float *qkv, int B, int T, int C, int NH)
+{
+    if (B == 0 || T == 0)
+        return;
+    int hs = C / NH, C3 = 3 * C;
+    float scale = 1.0f / sqrtf((float)hs);
+    long long TT = (long long)T * T;
+    for (int b = 0; b < B; b++) {
+        const float *q = qkv + (size_t)b * T * C3, *k = q + C;
+        /* scores = scale * q . k^T */
+        gemm_batched(NO_TRANS, TRANS, T, T, hs, scale, q, C3, hs, k, C3, hs, 0.0f, att + b * NH * TT, T, TT, NH);
+    }
+    size_t rows = (size_t)B * NH * T;
+    causal_softmax_kernel<<<grid_for_rows(rows), BLOCK, 0, cuda_stream_checked()>>>(att, rows, T);
+    LAUNCH_CHECK(causal_softmax_kernel);
+    for (int b = 0; b < B; b++) {
+        const float *v = qkv + (size_t)b * T * C3 + 2 * C;
+        /* out = p . v */
+        gemm_batched(NO_TRANS, NO_TRANS, T, hs, T, 1.0f, att + b * NH * TT, T, TT, v, C3, hs, 0.0f,
+                     out + (size_t)b * T * C, C, hs, NH);
+    }
+}
+
+/* heads h0..h0+count-1 of sequence b; dscores holds count x T x T floats */
+static void attention_backward_heads(float *dqkv, float *dscores, const float *dout, const float *qkv,
+                                     const float *att, int b, int h0, int count, int T, int C, int NH)
+{
+    int hs = C / NH, C3 = 3 * C;
+    float scale = 1.0f / sqrtf((float)hs);
+    long long TT = (long long)T * T;
+    size_t row0 = (size_t)b * T * C3 + (size_t)h0 * hs;
+    const float *q = qkv + row0, *k = q + C, *v = q + 2 * C;
+    float *dq = dqkv + row0, *dk = dq + C, *dv = dq + 2 * C;
+    const float *p = att + ((size_t)b * NH + h0) * TT;
+    const float *dy = dout + (size_t)b * T * C + (size_t)h0 * hs;
+    /* dp = dy . v^T ; dv = p^T . dy */
+    gemm_batched(NO_TRANS, TRANS, T, T, hs, 1.0f, dy, C, hs, v, C3, hs, 0.0f, dscores, T, TT, count);
+    gemm_batched(TRANS, NO_TRANS, T, hs, T, 1.0f, p, T, TT, dy, C, hs, 0.0f, dv, C3, hs, count);
+    size_t rows = (size_t)count * T;
+    causal_softmax_backward_kernel<<<grid_for_rows(rows), BLOCK, 0, cuda_stream_checked()>>>(dscores, p, scale,
+                                                                                              rows, T);
+    LAUNCH_CHECK(causal_softmax_backward_kernel);
+    /* dq = ds . k ; dk = ds^T . q */
+    gemm_batched(NO_TRANS, NO_TRANS, T, hs, T, 1.0f, dscores, T, TT, k, C3, hs, 0.0f, dq, C3, hs, count);
+    gemm_batched(TRANS, NO_TRANS, T, hs, T, 1.0f, dscores, T, TT, q, C3, hs, 0.0f, dk, C3, hs, count);
+}
+
+/* d(scores) for all NH heads of a sequence at once lets the backward GEMMs batch over the
+ * heads: NH x T x T floats, borrowed for the call. When they cannot be had (--mem-limit,
+ * or the GPU is full) one head at a time goes through the caller's T x T scratch: slower,
+ * and the same arithmetic. */
+static void attention_backward(float *dqkv, float *scratch, const float *dout, const float *qkv, const float *att,
+                               int B, int T, int C, int NH)
+{
+    if (B == 0 || T == 0)
+        return;
+    size_t workspace_bytes = (size_t)NH * T * T * sizeof(float);
+    float *workspace = (float *)cuda_borrow(workspace_bytes, MEM_SCRATCH);
+    float *dscores = workspace != NULL ? workspace : scratch;
+    int heads_per_call = workspace != NULL ? NH : 1;
+    for (int b = 0; b < B; b++)
+        for (int h0 = 0; h0 < NH; h0 += heads_per_call)
+            attention_backward_heads(dqkv, dscores, dout, qkv, att, b, h0, heads_per_call, T, C, NH);
+    if (workspace != NULL)
+        cuda_give_back(workspace, workspace_bytes, MEM_SCRATCH);
+}
+
+/* ---------------------------------------------------------------- GELU, residual */
+
+__global__ void gelu_forward_kernel(float *out, const float *inp, size_t n)
+{
+    for (size_t i = grid_start(); i < n; i += grid_stride())
+        out[i] = gelu_tanh_value(inp[i]);
+}
+
+__global__ void gelu_backward_kernel(float *dinout, const float *inp, size_t n)
+{
+    for (size_t i = grid_start(); i < n; i += grid_stride())
+        dinout[i] *= gelu_tanh_slope(inp[i]);
+}
+
+__global__ void residual_forward_kernel(float *out, const float *a, const float *b, size_t n)
+{
+    for (size_t i = grid_start(); i < n; i += grid_stride())
+        out[i] = a[i] + b[i];
+}
+
+static void gelu_forward(float *out, const float *inp, size_t n)
+{
+    if (n == 0)
+        return;
+    gelu_forward_kernel<<<grid_for(n), BLOCK, 0, cuda_stream_checked()>>>(out, inp, n);
+    LAUNCH_CHECK(gelu_forward_kernel);
+}
+
+static void gelu_backward(float *dinout, const float *inp, size_t n)
+{
+    if (n == 0)
+        return;
+    gelu_backward_kernel<<<grid_for(n), BLOCK, 0, cuda_stream_checked()>>>(dinout, inp, n);
+    LAUNCH_CHECK(gelu_backward_kernel);
+}
+
+static void residual_forward(float *out, const float *a, const float *b, size_t n)
+{
+    if (n == 0)
+        return;
+    residual_forward_kernel<<<grid_for(n), BLOCK, 0, cuda_stream_checked()>>>(out, a, b, n);
+    LAUNCH_CHECK(residual_forward_kernel);
+}
+
+/* ---------------------------------------------------------------- softmax cross-entropy */
+
+enum { SOFTMAX_THREADS = 512, LOSS_ROWS_PER_PASS = 65536 };
+
+/* The per-row losses of one pass, read back by the host. Module memory rather than an
+ * allocation: it can never be refused by --mem-limit in the middle of a step. */
+__device__ float row_losses_buffer[LOSS_ROWS_PER_PASS];
+
+/* One block per row (row0 + blockIdx.x). The thread that owns the target column keeps its
+ * exponential, so the loss needs no second look at the row: log(sum) - log(e_target),
+ * taken before normalising, as the CPU. */
+__global__ void softmax_crossentropy_forward_kernel(float *logits, float *row_losses, const int *targets, int row0,
+                                                    int V)
+{
+    __shared__ float partials[WARP];
+    size_t n = (size_t)row0 + blockIdx.x;
+    float *row = logits + n * V;
+    int target = row_losses != NULL ? targets[n] : -1;
+    float max = -INFINITY;
+    for (int j = threadIdx.x; j < V; j += blockDim.x)
+        max = fmaxf(max, row[j]);
+    max = block_max(max, partials);
+    float sum = 0.0f, target_exp = 0.0f;
+    for (int j = threadIdx.x; j < V; j += blockDim.x) {
+        float e = exp_poly(row[j] - max);
+        row[j] = e;
+        sum += e;
+        if (j == target)
+            target_exp = e;
+    }
+    sum = block_sum(sum, partials);
+    if (target >= 0 && (int)threadIdx.x == target % (int)blockDim.x)
+        row_losses[blockIdx.x] = logf(sum) - logf(target_exp);
+    float inv_sum = 1.0f / sum;
+    for (int j = threadIdx.x; j < V; j += blockDim.x)
+        row[j] *= inv_sum;
+}
+
+/* One block per row: subtract 1 at the target, then scale. */
+__global__ void softmax_crossentropy_backward_kernel(float *probs, const int *targets, int V, float scale)
+{
+    float *row = probs + (size_t)blockIdx.x * V;
+    int target = targets[blockIdx.x];
+    for (int j = threadIdx.x; j < V; j += blockDim.x) {
+        float p = row[j];
+        if (j == target)
+            p -= 1.0f;
+        row[j] = p * scale;
+    }
+}
+
+static void *symbol_address(const void *symbol)
+{
+    void *address = NULL;
+    CUDA_CHECK(cudaGetSymbolAddress(&address, symbol));
+    return address;
+}
+
+/* The loss is summed on the host, in a double and in row order, as the CPU does, from the
+ * per-row losses of up to LOSS_ROWS_PER_PASS rows at a time. */
+static float softmax_crossentropy_forward(float *logits_to_probs, const int *targets, int N, int V)
+{
+    cudaStream_t stream = cuda_stream_checked();
+    if (targets == NULL) {
+        if (N > 0) {
+            softmax_crossentropy_forward_kernel<<<N, SOFTMAX_THREADS, 0, stream>>>(logits_to_probs, NULL, NULL, 0, V);
+            LAUNCH_CHECK(softmax_crossentropy_forward_kernel);
+        }
+        return 0.0f;
+    }
+    static float host_losses[LOSS_ROWS_PER_PASS];
+    float *device_losses = (float *)symbol_address(row_losses_buffer);
+    double loss_sum = 0.0;
+    for (int row0 = 0; row0 < N; row0 += LOSS_ROWS_PER_PASS) {
+        int rows = N - row0 < LOSS_ROWS_PER_PASS ? N - row0 : LOSS_ROWS_PER_PASS;
+        softmax_crossentropy_forward_kernel<<<rows, SOFTMAX_THREADS, 0, stream>>>(logits_to_probs, device_losses,
+                                                                                  targets, row0, V);
+        LAUNCH_CHECK(softmax_crossentropy_forward_kernel);
+        CUDA_CHECK(cudaMemcpyAsync(host_losses, device_losses, (size_t)rows * sizeof(float), cudaMemcpyDeviceToHost,
+                                   stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        for (int i = 0; i < rows; i++)
+            loss_sum += host_losses[i];
+    }
+    return (float)(loss_sum / N);
+}
+
+static void softmax_crossentropy_backward(float *probs_to_dlogits, const int *targets, int N, int V, float scale)
+{
+    if (N == 0)
+        return;
+    softmax_crossentropy_backward_kernel<<<N, BLOCK, 0, cuda_stream_checked()>>>(probs_to_dlogits, targets, V, scale);
+    LAUNCH_CHECK(softmax_crossentropy_backward_kernel);
+}
+
+/* ---------------------------------------------------------------- optimizer */
+
+__global__ void adamw_kernel(float *params, const float *grads, float *m, float *v, size_t n, AdamWHyper hyper,
+                             float grad_scale, float m_correction, float v_correction)
+{
+    for (size_t i = grid_start(); i < n; i += grid_stride()) {
+        float g = grads[i] * grad_scale;
+        float m_i = hyper.beta1 * m[i] + (1.0f - hyper.beta1) * g;
+        float v_i = hyper.beta2 * v[i] + (1.0f - hyper.beta2) * g * g;
+        m[i] = m_i;
+        v[i] = v_i;
+        float m_hat = m_i * m_correction;
+        float v_hat = v_i * v_correction;
+        /* decoupled weight decay: applied to the weight, not mixed into the gradient */
+        params[i] -= hyper.lr * (m_hat / (sqrtf(v_hat) + hyper.eps) + hyper.weight_decay * params[i]);
+    }
+}
+
+static void adamw_update(float *params, const float *grads, float *m, float *v, size_t n, AdamWHyper hyper,
+                         float grad_scale, int step)
+{
+    if (n == 0)
+        return;
+    /* on the host, with the same powf as the CPU device */
+    float m_correction = 1.0f / (1.0f - powf(hyper.beta1, (float)step));
+    float v_correction = 1.0f / (1.0f - powf(hyper.beta2, (float)step));
+    adamw_kernel<<<grid_for(n), BLOCK, 0, cuda_stream_checked()>>>(params, grads, m, v, n, hyper, grad_scale,
+                                                                    m_correction, v_correction);
+    LAUNCH_CHECK(adamw_kernel);
+}
+
+/* Sum of squares in double: a fixed grid of at most SQUARES_BLOCKS blocks, each a strided
+ * sum per thread and a tree in shared memory, then one block adds the block results by the
+ * same tree. The shape depends only on n. */
+enum { SQUARES_BLOCKS = 1024, SQUARES_THREADS = 256 };
+
+__device__ double squares_partials[SQUARES_BLOCKS];
+__device__ double squares_total;
+
+/* Tree over blockDim.x (a power of two) values in shared; the result lands in shared[0]. */
+__device__ void tree_sum(double *shared)
+{
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+        __syncthreads();
+        if ((int)threadIdx.x < half)
+            shared[threadIdx.x] += shared[threadIdx.x + half];
+    }
+    __syncthreads();
+}
+
+__global__ void sum_of_squares_blocks_kernel(const float *x, size_t n, double *partials)
+{
+    __shared__ double shared[SQUARES_THREADS];
+    double acc = 0.0;
+    for (size_t i = grid_start(); i < n; i += grid_stride())
+        acc += (double)x[i] * x[i];
+    shared[threadIdx.x] = acc;
+    tree_sum(shared);
+    if (threadIdx.x == 0)
+        partials[blockIdx.x] = shared[0];
+}
+
+__global__ void sum_of_squares_total_kernel(const double *partials, int count, double *total)
+{
+    __shared__ double shared[SQUARES_THREADS];
+    double acc = 0.0;
+    for (int i = threadIdx.x; i < count; i += blockDim.x)
+        acc += partials[i];
+    shared[threadIdx.x] = acc;
+    tree_sum(shared);
+    if (threadIdx.x == 0)
+        *total = shared[0];
+}
+
+static double sum_of_squares(const float *x, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    cudaStream_t stream = cuda_stream_checked();
+    double *partials = (double *)symbol_address(squares_partials);
+    double *total = (double *)symbol_address(&squares_total);
+    size_t wanted = (n + SQUARES_THREADS - 1) / SQUARES_THREADS;
+    int blocks = wanted < (size_t)SQUARES_BLOCKS ? (int)wanted : (int)SQUARES_BLOCKS;
+    sum_of_squares_blocks_kernel<<<blocks, SQUARES_THREADS, 0, stream>>>(x, n, partials);
+    LAUNCH_CHECK(sum_of_squares_blocks_kernel);
+    sum_of_squares_total_kernel<<<1, SQUARES_THREADS, 0, stream>>>(partials, blocks, total);
+    LAUNCH_CHECK(sum_of_squares_total_kernel);
+    double result = 0.0;
+    CUDA_CHECK(cudaMemcpyAsync(&result, total, sizeof result, cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return result;
+}
+
+/* ---------------------------------------------------------------- the table */
+
+/* Designated initialisers: a GNU extension in C++17 that g++ accepts silently; the fields
+ * must stay in kernels.h's order (the compiler says so if they do not). */
+const Kernels cuda_kernels = {
+    .device_name = "cuda",
+    .alloc = cuda_alloc_tracked,
+    .free = cuda_free_tracked,
+    .zero = cuda_zero,
+    .to_device = cuda_to_device,
+    .to_host = cuda_to_host,
+    .copy = cuda_copy,
+    .encoder_forward = encoder_forward,
+    .encoder_backward = encoder_backward,
+    .layernorm_forward = layernorm_forward,
+    .layernorm_backward = layernorm_backward,
+    .matmul_forward = matmul_forward,
+    .matmul_backward = matmul_backward,
+    .attention_forward = attention_forward,
+    .attention_backward = attention_backward,
+    .gelu_forward = gelu_forward,
+    .gelu_backward = gelu_backward,
+    .residual_forward = residual_forward,
+    .softmax_crossentropy_forward = softmax_crossentropy_forward,
+    .softmax_crossentropy_backward = softmax_crossentropy_backward,
+    .adamw_update = adamw_update,
+    .sum_of_squares = sum_of_squares,
+    .synchronize = cuda_synchronize,
+};

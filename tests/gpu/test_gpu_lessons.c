@@ -1,0 +1,128 @@
+/* The GPU build end to end: the whole model on the GPU against the CPU's expected values,
+ * lessons 02-09 at 2 ranks sharing one GPU through the MPI backend against lesson 00 on
+ * the CPU, NCCL at 1 rank running every collective, and lesson 00's batch sweep stopping
+ * at the GPU's own out-of-memory. Each skips, saying why, without a GPU. They run the
+ * built programs from the repository root (make test-gpu builds them). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+#include "../shell.h"
+#include "gpu_test_util.h"
+
+TestSuite(gpu_lessons, .timeout = 900);
+
+static void expect_command(const char *what, const char *command)
+{
+    char output[65536];
+    int status = shell_output(command, output, sizeof output);
+    cr_expect_eq(status, 0, "%s failed (exit %d):\n%s", what, status, output);
+}
+
+/* tests/tolerance.sh is the CPU's tolerance; the GPU is held to the same one: every
+ * difference it makes is a different summation order (cuBLAS, tree reductions), the kind
+ * of difference the tolerance was sized for with 100x headroom. */
+Test(gpu_lessons, model_on_the_gpu_matches_the_cpu_expected_values)
+{
+    require_gpu();
+    expect_command("lesson 00 --device cuda against tests/expected",
+                   "set -e; . tests/tolerance.sh; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
+                   "build/cuda/solutions/00_single_device train --config reference --device cuda"
+                   " --csv $dir/gpu.csv > /dev/null;"
+                   "build/cuda/tools/compare_runs tests/expected/00_single_device/train_reference.csv $dir/gpu.csv"
+                   " --columns loss,grad_norm,val_loss --rtol $LOSS_RTOL --atol $LOSS_ATOL --label 'GPU fp32'");
+}
+
+/* TF32 rounds every product's inputs to 10 mantissa bits (relative error 2^-11, about
+ * 5e-4), so the run drifts from fp32 by about that per step; 30 steps stay within 1e-2
+ * relative in loss, while a wrong kernel moves the loss by far more. */
+Test(gpu_lessons, tf32_run_stays_close_to_the_cpu_expected_values)
+{
+    require_gpu();
+    expect_command("lesson 00 --device cuda --tf32 against tests/expected",
+                   "set -e; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
+                   "build/cuda/solutions/00_single_device train --config reference --device cuda --tf32"
+                   " --csv $dir/gpu.csv > /dev/null;"
+                   "build/cuda/tools/compare_runs tests/expected/00_single_device/train_reference.csv $dir/gpu.csv"
+                   " --columns loss,val_loss --rtol 1e-2 --atol 1e-4 --label 'GPU TF32'");
+}
+
+/* Two ranks on one GPU: NCCL refuses that, the MPI backend stages through host memory. */
+static void check_lesson_on_shared_gpu(const char *lesson, const char *flags)
+{
+    char command[2048], what[256];
+    snprintf(command, sizeof command,
+             "set -e; . tests/tolerance.sh; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
+             "run='--config reference --steps 8 --val-every 4';"
+             "build/solutions/00_single_device train $run --csv $dir/one.csv > /dev/null;"
+             "timeout 600 mpiexec -n 2 build/cuda/solutions/%s train $run --device cuda --comm mpi %s"
+             " --step-timeout 120 --csv $dir/gpu.csv | grep 'parameters identical on all 2 rank(s)';"
+             "build/cuda/tools/compare_runs $dir/one.csv $dir/gpu.csv --columns loss,grad_norm,val_loss"
+             " --rtol $LOSS_RTOL --atol $LOSS_ATOL --label '%s on one GPU at 2'",
+             lesson, flags, lesson);
+    snprintf(what, sizeof what, "%s at 2 ranks on one GPU (%s)", lesson, flags);
+    expect_command(what, command);
+}
+
+Test(gpu_lessons, data_parallel_lessons_at_2_ranks_on_one_gpu_match_lesson_00)
+{
+    require_gpu();
+    check_lesson_on_shared_gpu("02_naive_ddp", "");
+    check_lesson_on_shared_gpu("03_flat_ddp", "");
+    check_lesson_on_shared_gpu("04_overlap_ddp", "");
+    check_lesson_on_shared_gpu("05_bucketed_ddp", "--bucket-mb 0.1");
+    check_lesson_on_shared_gpu("06_grad_accum", "--accum 2");
+}
+
+Test(gpu_lessons, zero_lessons_at_2_ranks_on_one_gpu_match_lesson_00)
+{
+    require_gpu();
+    check_lesson_on_shared_gpu("07_zero1", "");
+    check_lesson_on_shared_gpu("08_zero2", "");
+    check_lesson_on_shared_gpu("09_zero3", "");
+}
+
+/* Lesson 01 checks every element of every collective against exact integer sums. */
+Test(gpu_lessons, nccl_at_1_rank_runs_every_collective_correctly)
+{
+    require_gpu();
+    expect_command("01_collectives --comm nccl at 1 rank",
+                   "build/cuda/solutions/01_collectives --device cuda --comm nccl -b 4K -e 4M -f 32 -w 1 -n 2 -c 1"
+                   " | tee /dev/stderr | grep -q '^# OK: 0 wrong elements' && "
+                   "build/cuda/solutions/01_collectives --device cuda --comm nccl -b 4K -e 4K -w 0 -n 1"
+                   " | grep -q 'backend nccl'");
+}
+
+Test(gpu_lessons, nccl_at_1_rank_trains_like_lesson_00)
+{
+    require_gpu();
+    expect_command("05_bucketed_ddp --comm nccl at 1 rank",
+                   "set -e; . tests/tolerance.sh; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
+                   "run='--config reference --steps 8 --val-every 4';"
+                   "build/solutions/00_single_device train $run --csv $dir/one.csv > /dev/null;"
+                   "build/cuda/solutions/05_bucketed_ddp train $run --device cuda --comm nccl --bucket-mb 0.1"
+                   " --csv $dir/gpu.csv | grep -q 'over nccl';"
+                   "build/cuda/tools/compare_runs $dir/one.csv $dir/gpu.csv --columns loss,grad_norm,val_loss"
+                   " --rtol $LOSS_RTOL --atol $LOSS_ATOL --label 'bucketed on NCCL'");
+}
+
+Test(gpu_lessons, collectives_on_gpu_buffers_through_mpi_at_2_ranks)
+{
+    require_gpu();
+    expect_command("01_collectives --comm mpi at 2 ranks on GPU buffers",
+                   "timeout 300 mpiexec -n 2 build/cuda/solutions/01_collectives --device cuda --comm mpi"
+                   " -b 4K -e 4M -f 32 -w 1 -n 2 -c 1 | grep -q '^# OK: 0 wrong elements'");
+}
+
+/* The sweep doubles the batch of the GPT-2 shape until cudaMalloc itself fails (80 GB
+ * holds B = 64, not 128; 141 GB holds 128, not 256): it must report the out-of-memory
+ * and go on to the extrapolation, not crash. */
+Test(gpu_lessons, batch_sweep_stops_at_the_gpus_own_out_of_memory)
+{
+    require_gpu();
+    expect_command("00_single_device profile on the GPU",
+                   "out=$(build/cuda/solutions/00_single_device profile --config gpt2 --device cuda --tf32"
+                   " --warmup-iters 0 --iters 1 --sweep-max-batch 4096 2>&1) || { echo \"$out\"; exit 1; };"
+                   "echo \"$out\" | grep -q 'OOM at batch size' && echo \"$out\" | grep -q 'MFU' &&"
+                   " echo \"$out\" | grep -q 'GPU memory in use' && echo \"$out\" | grep -q 'extrapolation'"
+                   " || { echo \"$out\"; exit 1; }");
+}
