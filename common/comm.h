@@ -1,6 +1,11 @@
-/* The communicator every data-parallel lesson talks through. Backend today: MPI (MPICH)
- * on host buffers. Lessons see only Comm and CommRequest, never MPI handles, so a NCCL
- * backend on device buffers and streams can sit behind the same calls.
+/* The communicator every data-parallel lesson talks through. Backends: MPI (MPICH) on host
+ * buffers, GPU buffers staged through host memory; and, in the CUDA build, NCCL on GPU
+ * buffers (docs/gpu.md). Lessons see only Comm and CommRequest, never MPI or NCCL handles.
+ *
+ * A buffer handed to a non-blocking call belongs to the communicator until comm_wait (or a
+ * comm_test that says done): do not read, write or free it before. Under NCCL nothing
+ * blocks the host: a blocking call, or comm_wait, orders the GPU's later work after the
+ * collective, and the host sees the result once it reads the buffer back (to_host).
  *
  * Every call returns 0, or -1 with a one-line message (naming the operation and the
  * rank) available from comm_error(). comm_check() turns a -1 into that message on stderr

@@ -20,24 +20,40 @@ typedef struct {
 
 static PinnedSlot pool[POOL_SLOTS];
 
+/* The smallest free block that fits; otherwise a new one, in an empty slot or in place of
+ * a free block too small to be of use (so the pool never refuses while one is idle). */
 static PinnedSlot *take_slot(size_t bytes)
 {
-    PinnedSlot *empty = NULL;
+    PinnedSlot *fits = NULL, *empty = NULL, *too_small = NULL;
     for (int i = 0; i < POOL_SLOTS; i++) {
-        if (!pool[i].in_use && pool[i].block != NULL && pool[i].capacity >= bytes) {
-            pool[i].in_use = 1;
-            return &pool[i];
-        }
-        if (empty == NULL && pool[i].block == NULL)
-            empty = &pool[i];
+        PinnedSlot *slot = &pool[i];
+        if (slot->in_use)
+            continue;
+        if (slot->block == NULL)
+            empty = empty != NULL ? empty : slot;
+        else if (slot->capacity < bytes)
+            too_small = too_small != NULL ? too_small : slot;
+        else if (fits == NULL || slot->capacity < fits->capacity)
+            fits = slot;
     }
-    if (empty == NULL || cudaMallocHost(&empty->block, bytes) != cudaSuccess) {
+    if (fits != NULL) {
+        fits->in_use = 1;
+        return fits;
+    }
+    PinnedSlot *slot = empty != NULL ? empty : too_small;
+    if (slot == NULL)
+        return NULL; /* every block is in flight */
+    if (slot->block != NULL)
+        cudaFreeHost(slot->block);
+    slot->block = NULL;
+    if (cudaMallocHost(&slot->block, bytes) != cudaSuccess) {
         cudaGetLastError();
+        slot->block = NULL;
         return NULL;
     }
-    empty->capacity = bytes;
-    empty->in_use = 1;
-    return empty;
+    slot->capacity = bytes;
+    slot->in_use = 1;
+    return slot;
 }
 
 static void give_back(void *block)
@@ -59,9 +75,11 @@ static void copy_on_compute_stream(void *dst, const void *src, size_t bytes, enu
     }
 }
 
+/* Before a GPU is set up nothing is GPU memory, and asking CUDA would start a context on
+ * GPU 0 in every rank of a --device cpu run. */
 int is_gpu_buffer(const void *buffer)
 {
-    return buffer != NULL && cuda_is_device_pointer(buffer);
+    return buffer != NULL && cuda_device_index() >= 0 && cuda_is_device_pointer(buffer);
 }
 
 int host_view_open(HostView *view, const float *buffer, size_t count, int copy_in)

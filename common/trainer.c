@@ -162,6 +162,21 @@ static int open_data(Trainer *tr, char *err, size_t err_len)
     return 0;
 }
 
+/* A strategy's start is collective (its first broadcast): a rank that failed to allocate
+ * (two ranks sharing a GPU can run out one at a time) must stop every rank before it, or
+ * the others wait in that broadcast for good. */
+static int every_rank_ready(Comm *comm, int failed, char *err, size_t err_len)
+{
+    double failures = failed;
+    if (comm_sum_double(comm, &failures) != 0) {
+        snprintf(err, err_len, "%s", comm_error(comm));
+        return 0;
+    }
+    if (failures > 0 && !failed)
+        snprintf(err, err_len, "set-up failed on another rank");
+    return failures == 0;
+}
+
 int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, Comm *comm,
                   const Strategy *strategy, const void *options, char *err, size_t err_len)
 {
@@ -172,15 +187,14 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
     tr->world = comm_size(comm);
     blas_set_threads(cfg->threads);
     mem_set_limit((size_t)(cfg->mem_limit_mb * 1e6));
-    if (refuse_overwrite(cfg, err, err_len) != 0 || split_batch(tr, err, err_len) != 0 ||
-        open_data(tr, err, err_len) != 0)
-        return -1;
-    if (gpt_create(&tr->model, &cfg->model, kernels, err, err_len) != 0 ||
-        load_or_init(tr, err, err_len) != 0 ||
-        (strategy->optimizer_step == NULL &&
-         adamw_create(&tr->opt, tr->model.num_params, kernels, err, err_len) != 0) ||
-        gpt_set_batch(&tr->model, tr->micro_batch, cfg->seq_len, err, err_len) != 0 ||
-        start_strategy(tr, strategy, options, err, err_len) != 0)
+    int failed = refuse_overwrite(cfg, err, err_len) != 0 || split_batch(tr, err, err_len) != 0 ||
+                 open_data(tr, err, err_len) != 0 ||
+                 gpt_create(&tr->model, &cfg->model, kernels, err, err_len) != 0 ||
+                 load_or_init(tr, err, err_len) != 0 ||
+                 (strategy->optimizer_step == NULL &&
+                  adamw_create(&tr->opt, tr->model.num_params, kernels, err, err_len) != 0) ||
+                 gpt_set_batch(&tr->model, tr->micro_batch, cfg->seq_len, err, err_len) != 0;
+    if (!every_rank_ready(comm, failed, err, err_len) || start_strategy(tr, strategy, options, err, err_len) != 0)
         return -1;
     if (cfg->trace_dir != NULL && trace_start(cfg->trace_dir, tr->rank, tr->world, err, err_len) != 0)
         return -1;

@@ -322,23 +322,26 @@ static int all_ranks_ok(Comm *comm, int failed, const char *step, char *err, siz
     return !any;
 }
 
-static int create_state(NcclState *state, const ncclUniqueId *id, Comm *comm, char *err, size_t err_len)
+static int create_streams(NcclState *state, Comm *comm, char *err, size_t err_len)
 {
     cudaError_t status = cudaStreamCreateWithFlags(&state->stream, cudaStreamNonBlocking);
     if (status == cudaSuccess)
         status = cudaEventCreateWithFlags(&state->compute_mark, cudaEventDisableTiming);
     if (status == cudaSuccess)
         status = cudaEventCreateWithFlags(&state->comm_mark, cudaEventDisableTiming);
-    if (status != cudaSuccess) {
-        snprintf(err, err_len, "NCCL setup on rank %d: CUDA: %s", comm->rank, cudaGetErrorString(status));
-        return -1;
-    }
+    if (status == cudaSuccess)
+        return 0;
+    snprintf(err, err_len, "NCCL setup on rank %d: CUDA: %s", comm->rank, cudaGetErrorString(status));
+    return -1;
+}
+
+static int join_nccl(NcclState *state, const ncclUniqueId *id, Comm *comm, char *err, size_t err_len)
+{
     ncclResult_t result = ncclCommInitRank(&state->nccl, comm->size, *id, comm->rank);
-    if (result != ncclSuccess) {
-        snprintf(err, err_len, "ncclCommInitRank on rank %d: %s", comm->rank, ncclGetErrorString(result));
-        return -1;
-    }
-    return 0;
+    if (result == ncclSuccess)
+        return 0;
+    snprintf(err, err_len, "ncclCommInitRank on rank %d: %s", comm->rank, ncclGetErrorString(result));
+    return -1;
 }
 
 int comm_use_nccl(Comm *comm, char *err, size_t err_len)
@@ -356,8 +359,10 @@ int comm_use_nccl(Comm *comm, char *err, size_t err_len)
     NcclState *state = calloc(1, sizeof *state);
     if (state == NULL)
         snprintf(err, err_len, "NCCL setup on rank %d: out of memory", comm->rank);
-    failed = state == NULL || create_state(state, &id, comm, err, err_len) != 0;
-    if (!all_ranks_ok(comm, failed, "NCCL setup", err, err_len)) {
+    /* every rank must reach ncclCommInitRank, which waits for all of them, or none may */
+    failed = state == NULL || create_streams(state, comm, err, err_len) != 0;
+    if (!all_ranks_ok(comm, failed, "NCCL setup", err, err_len) ||
+        !all_ranks_ok(comm, join_nccl(state, &id, comm, err, err_len) != 0, "ncclCommInitRank", err, err_len)) {
         free(state); /* a half-made state leaks its stream: the run ends here anyway */
         return -1;
     }
