@@ -46,21 +46,30 @@ Test(gpu_lessons, tf32_run_stays_close_to_the_cpu_expected_values)
                    " --columns loss,val_loss --rtol 1e-2 --atol 1e-4 --label 'GPU TF32'");
 }
 
-/* Two ranks on one GPU: NCCL refuses that, the MPI backend stages through host memory. */
-static void check_lesson_on_shared_gpu(const char *lesson, const char *flags)
+/* A lesson on the GPU against lesson 00 on the CPU, 8 reference steps with validation at
+ * 4 and 8, within the CPU's tolerance. `launch` starts it (mpiexec for several ranks),
+ * `comm` names the communicator and `must_print` is a line its output must hold. */
+static void check_gpu_lesson(const char *launch, const char *lesson, const char *comm, const char *flags,
+                             const char *must_print)
 {
     char command[2048], what[256];
     snprintf(command, sizeof command,
              "set -e; . tests/tolerance.sh; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
              "run='--config reference --steps 8 --val-every 4';"
              "build/solutions/00_single_device train $run --csv $dir/one.csv > /dev/null;"
-             "timeout 600 mpiexec -n 2 build/cuda/solutions/%s train $run --device cuda --comm mpi %s"
-             " --step-timeout 120 --csv $dir/gpu.csv | grep 'parameters identical on all 2 rank(s)';"
+             "timeout 600 %s build/cuda/solutions/%s train $run --device cuda --comm %s %s"
+             " --step-timeout 120 --csv $dir/gpu.csv | grep -q '%s';"
              "build/cuda/tools/compare_runs $dir/one.csv $dir/gpu.csv --columns loss,grad_norm,val_loss"
-             " --rtol $LOSS_RTOL --atol $LOSS_ATOL --label '%s on one GPU at 2'",
-             lesson, flags, lesson);
-    snprintf(what, sizeof what, "%s at 2 ranks on one GPU (%s)", lesson, flags);
+             " --rtol $LOSS_RTOL --atol $LOSS_ATOL --label '%s over %s'",
+             launch, lesson, comm, flags, must_print, lesson, comm);
+    snprintf(what, sizeof what, "%s %s --comm %s %s", launch, lesson, comm, flags);
     expect_command(what, command);
+}
+
+/* Two ranks on one GPU: NCCL refuses that, the MPI backend stages through host memory. */
+static void check_lesson_on_shared_gpu(const char *lesson, const char *flags)
+{
+    check_gpu_lesson("mpiexec -n 2", lesson, "mpi", flags, "parameters identical on all 2 rank(s)");
 }
 
 Test(gpu_lessons, data_parallel_lessons_at_2_ranks_on_one_gpu_match_lesson_00)
@@ -96,18 +105,7 @@ Test(gpu_lessons, nccl_at_1_rank_runs_every_collective_correctly)
  * streams: requests waited on from backward (04, 05) and ZeRO-3's prefetched gathers (09). */
 static void check_lesson_on_nccl(const char *lesson, const char *flags)
 {
-    char command[2048], what[256];
-    snprintf(command, sizeof command,
-             "set -e; . tests/tolerance.sh; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
-             "run='--config reference --steps 8 --val-every 4';"
-             "build/solutions/00_single_device train $run --csv $dir/one.csv > /dev/null;"
-             "build/cuda/solutions/%s train $run --device cuda --comm nccl %s --csv $dir/gpu.csv"
-             " | grep -q 'over nccl';"
-             "build/cuda/tools/compare_runs $dir/one.csv $dir/gpu.csv --columns loss,grad_norm,val_loss"
-             " --rtol $LOSS_RTOL --atol $LOSS_ATOL --label '%s on NCCL'",
-             lesson, flags, lesson);
-    snprintf(what, sizeof what, "%s --comm nccl at 1 rank", lesson);
-    expect_command(what, command);
+    check_gpu_lesson("", lesson, "nccl", flags, "over nccl");
 }
 
 Test(gpu_lessons, nccl_at_1_rank_trains_like_lesson_00)
