@@ -30,11 +30,8 @@ static int wants_nccl(const char *comm_backend, Comm *comm)
 {
     if (strcmp(comm_backend, "auto") != 0)
         return strcmp(comm_backend, "nccl") == 0;
-    int gpus = 0;
-    double short_of_gpus = cudaGetDeviceCount(&gpus) != cudaSuccess || comm_local_rank(comm) >= gpus;
-    if (comm_sum_double(comm, &short_of_gpus) != 0)
-        return 0;
-    return comm_size(comm) > 1 && short_of_gpus == 0;
+    char why[192];
+    return comm_size(comm) > 1 && every_rank_has_own_gpu(comm, why, sizeof why);
 }
 
 static int open_gpu(int tf32, Comm *comm, char *err, size_t err_len)

@@ -295,23 +295,6 @@ static const CommOps nccl_ops = {
     .release = nccl_release,
 };
 
-/* NCCL refuses two ranks on one GPU ("Duplicate GPU detected") after a collective init;
- * saying so before is clearer. */
-static int check_one_gpu_per_rank(Comm *comm, char *err, size_t err_len)
-{
-    int local_ranks = 0, gpus = 0;
-    MPI_Comm_size(comm->node, &local_ranks);
-    if (cudaGetDeviceCount(&gpus) != cudaSuccess)
-        gpus = 0;
-    if (local_ranks <= gpus)
-        return 0;
-    snprintf(err, err_len,
-             "--comm nccl needs one GPU per rank: %d rank(s) on this machine share %d GPU(s); "
-             "start fewer ranks or use --comm mpi",
-             local_ranks, gpus);
-    return -1;
-}
-
 /* Every rank takes the same branch; one that did not fail says which step failed elsewhere. */
 static int all_ranks_ok(Comm *comm, int failed, const char *step, char *err, size_t err_len)
 {
@@ -320,6 +303,42 @@ static int all_ranks_ok(Comm *comm, int failed, const char *step, char *err, siz
     if (any && !failed)
         snprintf(err, err_len, "%s failed on another rank", step);
     return !any;
+}
+
+enum { BUS_ID_LEN = 32 };
+
+/* Another local rank whose GPU has the same bus id as mine, or -1 (ids: one per local rank). */
+static int local_rank_sharing(const char (*ids)[BUS_ID_LEN], int local_ranks, int mine)
+{
+    for (int other = 0; other < local_ranks; other++)
+        if (other != mine && strcmp(ids[other], ids[mine]) == 0)
+            return other;
+    return -1;
+}
+
+/* Ranks are told apart by their GPUs' PCI bus ids, not by counting GPUs: a launcher that
+ * sets CUDA_VISIBLE_DEVICES per rank shows each rank one GPU, its own. */
+int every_rank_has_own_gpu(Comm *comm, char *why, size_t why_len)
+{
+    int local_ranks = 0;
+    MPI_Comm_size(comm->node, &local_ranks);
+    char(*ids)[BUS_ID_LEN] = calloc((size_t)local_ranks, sizeof *ids);
+    if (!all_ranks_ok(comm, ids == NULL, "the GPU check", why, why_len)) {
+        if (ids == NULL)
+            snprintf(why, why_len, "out of memory on rank %d", comm->rank);
+        free(ids);
+        return 0;
+    }
+    char mine[BUS_ID_LEN] = "";
+    int unknown = cuda_device_bus_id(mine, sizeof mine) != 0;
+    MPI_Allgather(mine, BUS_ID_LEN, MPI_CHAR, ids, BUS_ID_LEN, MPI_CHAR, comm->node);
+    int other = unknown ? -1 : local_rank_sharing((const char(*)[BUS_ID_LEN])ids, local_ranks, comm->local_rank);
+    free(ids);
+    if (unknown)
+        snprintf(why, why_len, "rank %d cannot read its GPU's PCI bus id", comm->rank);
+    else if (other >= 0)
+        snprintf(why, why_len, "local rank %d uses GPU %s, as local rank %d does", comm->local_rank, mine, other);
+    return all_ranks_ok(comm, unknown || other >= 0, "the GPU check", why, why_len);
 }
 
 static int create_streams(NcclState *state, Comm *comm, char *err, size_t err_len)
@@ -346,8 +365,15 @@ static int join_nccl(NcclState *state, const ncclUniqueId *id, Comm *comm, char 
 
 int comm_use_nccl(Comm *comm, char *err, size_t err_len)
 {
-    if (!all_ranks_ok(comm, check_one_gpu_per_rank(comm, err, err_len) != 0, "the NCCL GPU check", err, err_len))
+    /* NCCL would refuse two ranks on one GPU only inside its collective init */
+    char why[192];
+    if (!every_rank_has_own_gpu(comm, why, sizeof why)) {
+        snprintf(err, err_len,
+                 "--comm nccl needs one GPU per rank: %s; start fewer ranks, give each rank its own GPU, "
+                 "or use --comm mpi",
+                 why);
         return -1;
+    }
     ncclUniqueId id;
     memset(&id, 0, sizeof id);
     int failed = comm->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess;

@@ -202,6 +202,15 @@ extern "C" int cuda_mem_info(size_t *free_bytes, size_t *total_bytes)
     return 0;
 }
 
+extern "C" int cuda_device_bus_id(char *bus_id, size_t bus_id_len)
+{
+    if (device_index < 0 || cudaDeviceGetPCIBusId(bus_id, (int)bus_id_len, device_index) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    return 0;
+}
+
 extern "C" const char *cuda_device_label(void)
 {
     return device_label;

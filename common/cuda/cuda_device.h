@@ -44,6 +44,11 @@ size_t cuda_alloc_failures(void);
 /* What cudaMemGetInfo says now, in bytes. 0, or -1 when it fails. */
 int cuda_mem_info(size_t *free_bytes, size_t *total_bytes);
 
+/* The selected GPU's PCI bus id ("0000:18:00.0"), which names one physical GPU however
+ * the process numbers it (a launcher that sets CUDA_VISIBLE_DEVICES per rank shows every
+ * rank its GPU as number 0). 0, or -1 before cuda_device_setup or when CUDA cannot say. */
+int cuda_device_bus_id(char *bus_id, size_t bus_id_len);
+
 /* "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GB)" for the selected GPU. */
 const char *cuda_device_label(void);
 

@@ -58,7 +58,8 @@ static void check_gpu_lesson(const char *launch, const char *lesson, const char 
              "run='--config reference --steps 8 --val-every 4';"
              "build/solutions/00_single_device train $run --csv $dir/one.csv > /dev/null;"
              "timeout 600 %s build/cuda/solutions/%s train $run --device cuda --comm %s %s"
-             " --step-timeout 120 --csv $dir/gpu.csv | grep -q '%s';"
+             " --step-timeout 120 --csv $dir/gpu.csv > $dir/out.txt;"
+             "grep -q '%s' $dir/out.txt || { cat $dir/out.txt; exit 1; };"
              "build/cuda/tools/compare_runs $dir/one.csv $dir/gpu.csv --columns loss,grad_norm,val_loss"
              " --rtol $LOSS_RTOL --atol $LOSS_ATOL --label '%s over %s'",
              launch, lesson, comm, flags, must_print, lesson, comm);
@@ -90,15 +91,38 @@ Test(gpu_lessons, zero_lessons_at_2_ranks_on_one_gpu_match_lesson_00)
     check_lesson_on_shared_gpu("09_zero3", "");
 }
 
+/* NCCL allows one rank per GPU. Two ranks shown the same GPU (CUDA_VISIBLE_DEVICES=0 for
+ * both): --comm nccl refuses before NCCL does, naming them, and auto takes MPI. */
+Test(gpu_lessons, ranks_sharing_a_gpu_are_refused_nccl_and_auto_takes_mpi)
+{
+    require_gpu();
+    expect_command("--comm nccl at 2 ranks on one GPU",
+                   "out=$(CUDA_VISIBLE_DEVICES=0 timeout 300 mpiexec -n 2 build/cuda/solutions/02_naive_ddp train"
+                   " --config tiny --device cuda --comm nccl 2>&1); status=$?;"
+                   "[ $status -eq 1 ] && echo \"$out\" | grep -q 'needs one GPU per rank: local rank [01] uses GPU"
+                   " .*, as local rank [01] does' || { echo \"exit $status: $out\"; exit 1; }");
+    check_gpu_lesson("env CUDA_VISIBLE_DEVICES=0 mpiexec -n 2", "02_naive_ddp", "auto", "", "2 rank(s) over mpi");
+}
+
+/* A launcher that gives each rank a CUDA_VISIBLE_DEVICES of its own shows each its GPU as
+ * GPU 0: told apart by PCI bus id, they get NCCL from auto. Needs two GPUs. */
+Test(gpu_lessons, ranks_each_shown_their_own_gpu_get_nccl)
+{
+    require_gpu();
+    int gpus = 0;
+    if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 2)
+        cr_skip_test("needs 2 GPUs, this machine has %d", gpus);
+    check_gpu_lesson("mpiexec -n 2 tests/gpu/own_gpu_per_rank.sh", "02_naive_ddp", "auto", "", "2 rank(s) over nccl");
+}
+
 /* Lesson 01 checks every element of every collective against exact integer sums. */
 Test(gpu_lessons, nccl_at_1_rank_runs_every_collective_correctly)
 {
     require_gpu();
     expect_command("01_collectives --comm nccl at 1 rank",
-                   "build/cuda/solutions/01_collectives --device cuda --comm nccl -b 4K -e 4M -f 32 -w 1 -n 2 -c 1"
-                   " | tee /dev/stderr | grep -q '^# OK: 0 wrong elements' && "
-                   "build/cuda/solutions/01_collectives --device cuda --comm nccl -b 4K -e 4K -w 0 -n 1"
-                   " | grep -q 'backend nccl'");
+                   "out=$(build/cuda/solutions/01_collectives --device cuda --comm nccl -b 4K -e 4M -f 32"
+                   " -w 1 -n 2 -c 1 2>&1) && echo \"$out\" | grep -q 'backend nccl' && echo \"$out\" | grep -q "
+                   "'^# OK: 0 wrong elements' || { echo \"$out\"; exit 1; }");
 }
 
 /* Even at 1 rank NCCL runs on its own stream, so these exercise the ordering between the
@@ -120,8 +144,9 @@ Test(gpu_lessons, collectives_on_gpu_buffers_through_mpi_at_2_ranks)
 {
     require_gpu();
     expect_command("01_collectives --comm mpi at 2 ranks on GPU buffers",
-                   "timeout 300 mpiexec -n 2 build/cuda/solutions/01_collectives --device cuda --comm mpi"
-                   " -b 4K -e 4M -f 32 -w 1 -n 2 -c 1 | grep -q '^# OK: 0 wrong elements'");
+                   "out=$(timeout 300 mpiexec -n 2 build/cuda/solutions/01_collectives --device cuda"
+                   " --comm mpi -b 4K -e 4M -f 32 -w 1 -n 2 -c 1 2>&1) && echo \"$out\" | grep -q 'backend mpi' &&"
+                   " echo \"$out\" | grep -q '^# OK: 0 wrong elements' || { echo \"$out\"; exit 1; }");
 }
 
 /* The sweep doubles the batch of the GPT-2 shape until cudaMalloc itself fails (80 GB
