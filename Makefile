@@ -42,7 +42,9 @@ NVCC_FLAGS := -std=c++17 -O3 $(NVCC_ARCH_FLAGS) -Icommon -Icommon/cuda -MMD -MP 
 ifeq ($(CUDA),1)
 BUILD := build/cuda
 DTC_CFLAGS += -DDTC_CUDA -Icommon/cuda -I$(CUDA_HOME)/include
-LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lnccl -lcudart -lstdc++
+# make test-emu links the emulated GPU (tests/emu/) here instead
+CUDA_LIBS ?= -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lnccl -lcudart
+LDLIBS := $(CUDA_LIBS) $(LDLIBS) -lstdc++
 endif
 # `make V=1` shows the full compiler commands.
 Q := $(if $(V),,@)
@@ -213,9 +215,32 @@ endif
 
 # The CUDA build and its tests: on a machine without a GPU every GPU test reports that it
 # was skipped and why, and the rest (the build itself, doctor's no-GPU answer) still counts.
+# The tests compare against the CPU build's lesson 00, so that is built too.
 test-gpu: setup
-	@$(MAKE) --no-print-directory CUDA=1 all data build/cuda/tests/gpu_tests
+	@$(MAKE) --no-print-directory CUDA=0 all data
+	@$(MAKE) --no-print-directory CUDA=1 all build/cuda/tests/gpu_tests
 	@scripts/run_gpu_tests.sh
+
+# The same tests on a CPU emulation of the CUDA runtime, cuBLAS and NCCL (tests/emu/, see
+# docs/gpu.md): the CUDA build's own code, built again under build/emu/ with kernels
+# compiled by g++ and linked against the emulation, with two emulated GPUs so that NCCL
+# runs at 2 ranks. It checks the GPU code's logic on any machine; it measures nothing.
+EMU_BUILD := build/emu
+EMU_OBJ := $(patsubst tests/emu/%,$(EMU_BUILD)/emu/%.o,$(basename $(wildcard tests/emu/*.c tests/emu/*.cpp)))
+$(EMU_BUILD)/emu/%.o: tests/emu/%.c tests/emu/emu.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC    $<")
+	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) -D_DEFAULT_SOURCE -I$(CUDA_HOME)/include -c $< -o $@
+$(EMU_BUILD)/emu/%.o: tests/emu/%.cpp tests/emu/include/cuda_runtime.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CXX   $<")
+	$(Q)$(CXX) -std=c++20 -O2 -Wall -Wextra -Werror -Itests/emu/include -c $< -o $@
+
+test-emu: setup
+	@$(MAKE) --no-print-directory CUDA=0 all data $(EMU_OBJ)
+	@$(MAKE) --no-print-directory CUDA=1 BUILD=$(EMU_BUILD) NVCC=tests/emu/nvcc_emu.sh CUDA_LIBS="$(EMU_OBJ)" \
+	    all $(EMU_BUILD)/tests/gpu_tests
+	@DTC_GPU_BUILD=$(EMU_BUILD) DTC_EMU_GPUS=2 scripts/run_gpu_tests.sh
 
 LESSON ?=
 grade: setup
@@ -230,5 +255,5 @@ bench: setup
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all data setup run test test-gpu grade bench clean print-solution-objs print-lesson-includes
+.PHONY: all data setup run test test-gpu test-emu grade bench clean print-solution-objs print-lesson-includes
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

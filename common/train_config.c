@@ -8,7 +8,7 @@
 #define FIELD(name) offsetof(TrainConfig, name)
 
 const Flag train_flags[] = {
-    {"config", FLAG_STRING, FIELD(preset), "preset: course, reference or tiny (applied first)", 0, 0},
+    {"config", FLAG_STRING, FIELD(preset), "preset: course, reference, tiny or gpt2 (applied first)", 0, 0},
     {"vocab", FLAG_INT, FIELD(model.vocab_size), "V, vocabulary size", 2, 65536},
     {"layers", FLAG_INT, FIELD(model.num_layers), "L, transformer blocks", 1, 1024},
     {"heads", FLAG_INT, FIELD(model.num_heads), "H, attention heads", 1, 1024},

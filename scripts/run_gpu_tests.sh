@@ -3,12 +3,15 @@
 # that needs one reports that it was skipped and why, and the rest (doctor's answer that
 # there is no GPU, for one) still run. Criterion's synthesis line counts only the tests that
 # ran, so the skipped ones are counted after it.
+# DTC_GPU_BUILD names the build to test (build/cuda; make test-emu sets build/emu, the
+# emulated GPU); the tests read it too, for the programs they run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # One job: the tests share the machine's GPU, and several use it whole.
-build/cuda/tests/gpu_tests --jobs 1 --verbose "$@" 2>&1 | tee "$log"
+export DTC_GPU_BUILD=${DTC_GPU_BUILD:-build/cuda}
+"$DTC_GPU_BUILD/tests/gpu_tests" --jobs 1 --verbose "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 skipped=$(grep -c '^\[SKIP\]' "$log")
 if [ "$skipped" -gt 0 ]; then

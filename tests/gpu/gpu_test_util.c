@@ -9,6 +9,12 @@
 
 /* ---------------------------------------------------------------- GPU selection */
 
+const char *gpu_build_dir(void)
+{
+    const char *dir = getenv("DTC_GPU_BUILD");
+    return dir != NULL && dir[0] != '\0' ? dir : "build/cuda";
+}
+
 static void require_gpu_mode(int tf32)
 {
     char why[256] = "";

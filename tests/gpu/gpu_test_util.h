@@ -22,6 +22,10 @@
 
 enum { GUARD_FLOATS = 64 };
 
+/* The CUDA build whose programs the tests run: $DTC_GPU_BUILD, or build/cuda (relative to
+ * the repository root, where the tests run). */
+const char *gpu_build_dir(void);
+
 /* Skips the test (cr_skip_test "no GPU: ...") when no GPU can be used; otherwise selects
  * GPU 0 with cuBLAS in plain fp32 and asserts that worked. */
 void require_gpu(void);

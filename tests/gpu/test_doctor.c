@@ -1,6 +1,6 @@
 /* tools/doctor end to end: its flags, and its verdict on this machine, which the test works
- * out for itself by asking the CUDA runtime how many GPUs there are. The binary is
- * $DTC_DOCTOR, or build/cuda/tools/doctor (from the repository root). */
+ * out for itself by asking the CUDA runtime how many GPUs there are. The binary is the one
+ * in gpu_build_dir(). */
 #include <criterion/criterion.h>
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -8,13 +8,15 @@
 #include <string.h>
 
 #include "../shell.h"
+#include "gpu_test_util.h"
 
 TestSuite(doctor, .timeout = 300);
 
 static const char *doctor_path(void)
 {
-    const char *path = getenv("DTC_DOCTOR");
-    return path != NULL && path[0] != '\0' ? path : "build/cuda/tools/doctor";
+    static char path[512];
+    snprintf(path, sizeof path, "%s/tools/doctor", gpu_build_dir());
+    return path;
 }
 
 /* Runs the doctor with `arguments` (stderr joined to stdout); returns its exit status. */

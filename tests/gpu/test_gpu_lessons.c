@@ -2,7 +2,8 @@
  * lessons 02-09 at 2 ranks sharing one GPU through the MPI backend against lesson 00 on
  * the CPU, NCCL at 1 rank running every collective, and lesson 00's batch sweep stopping
  * at the GPU's own out-of-memory. Each skips, saying why, without a GPU. They run the
- * built programs from the repository root (make test-gpu builds them). */
+ * built programs from the repository root: $B in a command is gpu_build_dir() (make
+ * test-gpu and make test-emu build them). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 
@@ -11,10 +12,12 @@
 
 TestSuite(gpu_lessons, .timeout = 900);
 
+/* Runs command with $B set to the CUDA build under test (gpu_build_dir). */
 static void expect_command(const char *what, const char *command)
 {
-    char output[65536];
-    int status = shell_output(command, output, sizeof output);
+    char output[65536], with_build[8192];
+    snprintf(with_build, sizeof with_build, "B='%s'; %s", gpu_build_dir(), command);
+    int status = shell_output(with_build, output, sizeof output);
     cr_expect_eq(status, 0, "%s failed (exit %d):\n%s", what, status, output);
 }
 
@@ -26,9 +29,9 @@ Test(gpu_lessons, model_on_the_gpu_matches_the_cpu_expected_values)
     require_gpu();
     expect_command("lesson 00 --device cuda against tests/expected",
                    "set -e; . tests/tolerance.sh; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
-                   "build/cuda/solutions/00_single_device train --config reference --device cuda"
+                   "$B/solutions/00_single_device train --config reference --device cuda"
                    " --csv $dir/gpu.csv > /dev/null;"
-                   "build/cuda/tools/compare_runs tests/expected/00_single_device/train_reference.csv $dir/gpu.csv"
+                   "$B/tools/compare_runs tests/expected/00_single_device/train_reference.csv $dir/gpu.csv"
                    " --columns loss,grad_norm,val_loss --rtol $LOSS_RTOL --atol $LOSS_ATOL --label 'GPU fp32'");
 }
 
@@ -40,9 +43,9 @@ Test(gpu_lessons, tf32_run_stays_close_to_the_cpu_expected_values)
     require_gpu();
     expect_command("lesson 00 --device cuda --tf32 against tests/expected",
                    "set -e; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
-                   "build/cuda/solutions/00_single_device train --config reference --device cuda --tf32"
+                   "$B/solutions/00_single_device train --config reference --device cuda --tf32"
                    " --csv $dir/gpu.csv > /dev/null;"
-                   "build/cuda/tools/compare_runs tests/expected/00_single_device/train_reference.csv $dir/gpu.csv"
+                   "$B/tools/compare_runs tests/expected/00_single_device/train_reference.csv $dir/gpu.csv"
                    " --columns loss,val_loss --rtol 1e-2 --atol 1e-4 --label 'GPU TF32'");
 }
 
@@ -57,10 +60,10 @@ static void check_gpu_lesson(const char *launch, const char *lesson, const char 
              "set -e; . tests/tolerance.sh; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
              "run='--config reference --steps 8 --val-every 4';"
              "build/solutions/00_single_device train $run --csv $dir/one.csv > /dev/null;"
-             "timeout 600 %s build/cuda/solutions/%s train $run --device cuda --comm %s %s"
+             "timeout 600 %s $B/solutions/%s train $run --device cuda --comm %s %s"
              " --step-timeout 120 --csv $dir/gpu.csv > $dir/out.txt;"
              "grep -q '%s' $dir/out.txt || { cat $dir/out.txt; exit 1; };"
-             "build/cuda/tools/compare_runs $dir/one.csv $dir/gpu.csv --columns loss,grad_norm,val_loss"
+             "$B/tools/compare_runs $dir/one.csv $dir/gpu.csv --columns loss,grad_norm,val_loss"
              " --rtol $LOSS_RTOL --atol $LOSS_ATOL --label '%s over %s'",
              launch, lesson, comm, flags, must_print, lesson, comm);
     snprintf(what, sizeof what, "%s %s --comm %s %s", launch, lesson, comm, flags);
@@ -91,13 +94,27 @@ Test(gpu_lessons, zero_lessons_at_2_ranks_on_one_gpu_match_lesson_00)
     check_lesson_on_shared_gpu("09_zero3", "");
 }
 
+/* NCCL between GPUs: every data-parallel lesson at 2 ranks, each on a GPU of its own. */
+Test(gpu_lessons, lessons_over_nccl_at_2_ranks_match_lesson_00)
+{
+    require_gpu();
+    int gpus = 0;
+    if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 2)
+        cr_skip_test("needs 2 GPUs, this machine has %d", gpus);
+    const char *lessons[][2] = {{"02_naive_ddp", ""},     {"03_flat_ddp", ""}, {"04_overlap_ddp", ""},
+                                {"05_bucketed_ddp", "--bucket-mb 0.1"}, {"06_grad_accum", "--accum 2"},
+                                {"07_zero1", ""},         {"08_zero2", ""},    {"09_zero3", ""}};
+    for (size_t i = 0; i < sizeof lessons / sizeof lessons[0]; i++)
+        check_gpu_lesson("mpiexec -n 2", lessons[i][0], "nccl", lessons[i][1], "2 rank(s) over nccl");
+}
+
 /* NCCL allows one rank per GPU. Two ranks shown the same GPU (CUDA_VISIBLE_DEVICES=0 for
  * both): --comm nccl refuses before NCCL does, naming them, and auto takes MPI. */
 Test(gpu_lessons, ranks_sharing_a_gpu_are_refused_nccl_and_auto_takes_mpi)
 {
     require_gpu();
     expect_command("--comm nccl at 2 ranks on one GPU",
-                   "out=$(CUDA_VISIBLE_DEVICES=0 timeout 300 mpiexec -n 2 build/cuda/solutions/02_naive_ddp train"
+                   "out=$(CUDA_VISIBLE_DEVICES=0 timeout 300 mpiexec -n 2 $B/solutions/02_naive_ddp train"
                    " --config tiny --device cuda --comm nccl 2>&1); status=$?;"
                    "[ $status -eq 1 ] && echo \"$out\" | grep -q 'needs one GPU per rank: local rank [01] uses GPU"
                    " .*, as local rank [01] does' || { echo \"exit $status: $out\"; exit 1; }");
@@ -120,7 +137,7 @@ Test(gpu_lessons, nccl_at_1_rank_runs_every_collective_correctly)
 {
     require_gpu();
     expect_command("01_collectives --comm nccl at 1 rank",
-                   "out=$(build/cuda/solutions/01_collectives --device cuda --comm nccl -b 4K -e 4M -f 32"
+                   "out=$($B/solutions/01_collectives --device cuda --comm nccl -b 4K -e 4M -f 32"
                    " -w 1 -n 2 -c 1 2>&1) && echo \"$out\" | grep -q 'backend nccl' && echo \"$out\" | grep -q "
                    "'^# OK: 0 wrong elements' || { echo \"$out\"; exit 1; }");
 }
@@ -144,7 +161,7 @@ Test(gpu_lessons, collectives_on_gpu_buffers_through_mpi_at_2_ranks)
 {
     require_gpu();
     expect_command("01_collectives --comm mpi at 2 ranks on GPU buffers",
-                   "out=$(timeout 300 mpiexec -n 2 build/cuda/solutions/01_collectives --device cuda"
+                   "out=$(timeout 300 mpiexec -n 2 $B/solutions/01_collectives --device cuda"
                    " --comm mpi -b 4K -e 4M -f 32 -w 1 -n 2 -c 1 2>&1) && echo \"$out\" | grep -q 'backend mpi' &&"
                    " echo \"$out\" | grep -q '^# OK: 0 wrong elements' || { echo \"$out\"; exit 1; }");
 }
@@ -155,8 +172,15 @@ Test(gpu_lessons, collectives_on_gpu_buffers_through_mpi_at_2_ranks)
 Test(gpu_lessons, batch_sweep_stops_at_the_gpus_own_out_of_memory)
 {
     require_gpu();
+    /* the preset's batch 8 needs over 10 GB at this shape (00_single_device estimate --config
+     * gpt2), and the sweep doubles it from there: 40 GB leaves it room to double */
+    size_t free_bytes = 0, total_bytes = 0;
+    cr_assert_eq(cuda_mem_info(&free_bytes, &total_bytes), 0, "cudaMemGetInfo failed");
+    if (total_bytes < (size_t)40 << 30)
+        cr_skip_test("needs a GPU with 40 GB or more (the gpt2 shape at batch 8); this one has %.1f GB",
+                     (double)total_bytes / (1 << 30));
     expect_command("00_single_device profile on the GPU",
-                   "out=$(build/cuda/solutions/00_single_device profile --config gpt2 --device cuda --tf32"
+                   "out=$($B/solutions/00_single_device profile --config gpt2 --device cuda --tf32"
                    " --warmup-iters 0 --iters 1 --sweep-max-batch 4096 2>&1) || { echo \"$out\"; exit 1; };"
                    "echo \"$out\" | grep -q 'OOM at batch size' && echo \"$out\" | grep -q 'MFU' &&"
                    " echo \"$out\" | grep -q 'GPU memory in use' && echo \"$out\" | grep -q 'extrapolation'"

@@ -1,0 +1,25 @@
+/* cuBLAS as kernels_cuda.cu sees it on the emulated GPU: the types and the two GEMMs,
+ * implemented by emu_cublas.c (built against the real header; same layouts). */
+#ifndef DTC_EMU_CUBLAS_V2_H
+#define DTC_EMU_CUBLAS_V2_H
+
+#include "cuda_runtime.h"
+
+typedef struct cublasContext *cublasHandle_t;
+typedef int cublasStatus_t;
+enum { CUBLAS_STATUS_SUCCESS = 0 };
+typedef enum { CUBLAS_OP_N = 0, CUBLAS_OP_T = 1 } cublasOperation_t;
+
+extern "C" {
+const char *cublasGetStatusString(cublasStatus_t status);
+cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
+                              int k, const float *alpha, const float *A, int lda, const float *B, int ldb,
+                              const float *beta, float *C, int ldc);
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m,
+                                         int n, int k, const float *alpha, const float *A, int lda,
+                                         long long stride_a, const float *B, int ldb, long long stride_b,
+                                         const float *beta, float *C, int ldc, long long stride_c, int count);
+}
+#define cublasSgemm cublasSgemm_v2
+
+#endif

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Rewrites a .cu file for the emulated GPU (tests/emu): each launch
+kernel<<<grid, block, 0, stream>>>(args) becomes emu_launch("kernel", grid, block, stream,
+kernel, args), and each __device__ variable is declared to the emulation after its
+definition. Usage: rewrite_launches.py IN.cu OUT.cpp"""
+import re
+import sys
+
+
+def split_top_level(text):
+    parts, depth, current = [], 0, ''
+    for ch in text:
+        if ch in '([':
+            depth += 1
+        elif ch in ')]':
+            depth -= 1
+        if ch == ',' and depth == 0:
+            parts.append(current.strip())
+            current = ''
+        else:
+            current += ch
+    return parts + [current.strip()]
+
+
+def rewrite_launches(source):
+    out, position = [], 0
+    for match in re.finditer(r'(\w+)<<<', source):
+        if match.start() < position:
+            continue
+        end = source.index('>>>(', match.end())
+        config = split_top_level(source[match.end():end])
+        if len(config) != 4 or config[2] != '0':
+            sys.exit('rewrite_launches: %s: expected <<<grid, block, 0, stream>>>' % match.group(1))
+        grid, block, _, stream = config
+        out.append(source[position:match.start()])
+        out.append('emu_launch("%s", %s, %s, %s, %s, ' % (match.group(1), grid, block, stream, match.group(1)))
+        position = end + len('>>>(')
+    out.append(source[position:])
+    return ''.join(out)
+
+
+def declare_device_variables(source):
+    def declare(match):
+        name = match.group(2)
+        return '%s static EmuSymbol emu_symbol_%s(&%s, sizeof %s);' % (match.group(0), name, name, name)
+    return re.sub(r'^__device__ ([\w ]+?) (\w+)(\[[^\]]*\])?;', declare, source, flags=re.M)
+
+
+def main():
+    source = open(sys.argv[1]).read()
+    with open(sys.argv[2], 'w') as out:
+        out.write('#line 1 "%s"\n' % sys.argv[1])
+        out.write(declare_device_variables(rewrite_launches(source)))
+
+
+main()
