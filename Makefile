@@ -236,6 +236,10 @@ $(EMU_BUILD)/emu/%.o: tests/emu/%.cpp tests/emu/include/cuda_runtime.h
 	@$(if $(Q),echo "  CXX   $<")
 	$(Q)$(CXX) -std=c++20 -O2 -Wall -Wextra -Werror -Itests/emu/include -c $< -o $@
 
+# the .cu objects of the emulated build also depend on how they are compiled
+$(patsubst %.cu,$(EMU_BUILD)/obj/%.o,$(wildcard common/cuda/*.cu)): tests/emu/nvcc_emu.sh tests/emu/rewrite_launches.py \
+    $(wildcard tests/emu/include/*.h)
+
 test-emu: setup
 	@$(MAKE) --no-print-directory CUDA=0 all data $(EMU_OBJ)
 	@$(MAKE) --no-print-directory CUDA=1 BUILD=$(EMU_BUILD) NVCC=tests/emu/nvcc_emu.sh CUDA_LIBS="$(EMU_OBJ)" \

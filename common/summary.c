@@ -45,8 +45,12 @@ void summary_print(const RunSummary *s, FILE *out)
             s->params_mb + s->grads_mb + s->adam_mb, s->params_mb, s->grads_mb, s->adam_mb);
     fprintf(out, "  %-22s %10.3f   (activations %.3f)\n", "working buffers (MB)", s->working_mb,
             s->activations_mb);
-    fprintf(out, "  comm time is time spent inside communication calls (blocked, not computing);\n"
-                 "  comm MB counts an all-reduce of n bytes as 2n (reduce-scatter + all-gather)\n");
+    if (s->comm_queued_on_gpu)
+        fprintf(out, "  comm time is the host's time queueing NCCL collectives, which run on the GPU beside\n"
+                     "  compute (what they cost shows in the step time);\n");
+    else
+        fprintf(out, "  comm time is time spent inside communication calls (blocked, not computing);\n");
+    fprintf(out, "  comm MB counts an all-reduce of n bytes as 2n (reduce-scatter + all-gather)\n");
 }
 
 const char summary_csv_header[] =

@@ -29,6 +29,9 @@ typedef struct {
      * of the communication (MEM_COMM) and the activations (with backward's scratch). */
     double params_mb, grads_mb, adam_mb, working_mb, activations_mb;
     float last_loss;
+    /* NCCL: the collectives run on the GPU beside compute, so comm time is only the host's
+     * time queueing them (their cost shows in the step time) */
+    int comm_queued_on_gpu;
 } RunSummary;
 
 /* Steps left out of the averages at the start of a run of `steps`: caches, page faults and

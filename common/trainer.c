@@ -474,7 +474,8 @@ static void start_summary(Trainer *tr)
     tr->summary = (RunSummary){.strategy = tr->strategy.name, .ranks = tr->world, .threads = cfg->threads,
                                .steps = cfg->steps, .warmup_steps = summary_warmup_steps(cfg->steps),
                                .tokens_per_step = (double)cfg->batch_size * cfg->seq_len,
-                               .param_bytes = (double)tr->model.num_params * sizeof(float)};
+                               .param_bytes = (double)tr->model.num_params * sizeof(float),
+                               .comm_queued_on_gpu = strcmp(comm_backend_name(tr->comm), "nccl") == 0};
 }
 
 /* Every rank writes its timeline; once all have, rank 0 merges them. */

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Rewrites a .cu file for the emulated GPU (tests/emu): each launch
 kernel<<<grid, block, 0, stream>>>(args) becomes emu_launch("kernel", grid, block, stream,
-kernel, args), and each __device__ variable is declared to the emulation after its
-definition. Usage: rewrite_launches.py IN.cu OUT.cpp"""
+kernel, args); each __device__ variable is declared to the emulation after its definition;
+and each block's first thread fills the __shared__ arrays with NaNs as it declares them, so
+that reading shared memory nobody in the block wrote gives NaNs (the emulation keeps one
+copy for all blocks). Line numbers stay those of the .cu file.
+Usage: rewrite_launches.py IN.cu OUT.cpp"""
 import re
 import sys
 
@@ -46,11 +49,19 @@ def declare_device_variables(source):
     return re.sub(r'^__device__ ([\w ]+?) (\w+)(\[[^\]]*\])?;', declare, source, flags=re.M)
 
 
+def poison_shared_arrays(source):
+    def poison(match):
+        names = [declarator.split('[')[0].strip() for declarator in split_top_level(match.group(2))]
+        fills = ' '.join('memset(%s, 0xff, sizeof %s);' % (name, name) for name in names)
+        return '%s if (threadIdx.x + threadIdx.y + threadIdx.z == 0) { %s }' % (match.group(0), fills)
+    return re.sub(r'__shared__ ([\w ]+?) (\w+\[[^;]*);', poison, source)
+
+
 def main():
     source = open(sys.argv[1]).read()
     with open(sys.argv[2], 'w') as out:
         out.write('#line 1 "%s"\n' % sys.argv[1])
-        out.write(declare_device_variables(rewrite_launches(source)))
+        out.write(poison_shared_arrays(declare_device_variables(rewrite_launches(source))))
 
 
 main()
