@@ -42,7 +42,7 @@ NVCC_FLAGS := -std=c++17 -O3 $(NVCC_ARCH_FLAGS) -Icommon -Icommon/cuda -MMD -MP 
 ifeq ($(CUDA),1)
 BUILD := build/cuda
 DTC_CFLAGS += -DDTC_CUDA -Icommon/cuda -I$(CUDA_HOME)/include
-# make test-emu links the emulated GPU (tests/emu/) here instead
+# make test-emu empties this and links the emulated GPU's objects (EMU_LINK_OBJ) instead
 CUDA_LIBS ?= -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lnccl -lcudart
 LDLIBS := $(CUDA_LIBS) $(LDLIBS) -lstdc++
 endif
@@ -69,6 +69,12 @@ TEST_BIN := $(BUILD)/tests/unit_tests
 TEST_PROGRAMS := $(BUILD)/tests/comm_check
 
 all: $(STUDENT_BINS) $(SOLUTION_BINS) $(TOOLS)
+
+# Objects every program links (their link rules take $^): the emulated GPU in make test-emu.
+EMU_LINK_OBJ ?=
+ifneq ($(EMU_LINK_OBJ),)
+$(STUDENT_BINS) $(SOLUTION_BINS) $(TOOLS) $(BUILD)/tests/gpu_tests: $(EMU_LINK_OBJ)
+endif
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -242,9 +248,12 @@ $(patsubst %.cu,$(EMU_BUILD)/obj/%.o,$(wildcard common/cuda/*.cu)): tests/emu/nv
 
 test-emu: setup
 	@$(MAKE) --no-print-directory CUDA=0 all data $(EMU_OBJ)
-	@$(MAKE) --no-print-directory CUDA=1 BUILD=$(EMU_BUILD) NVCC=tests/emu/nvcc_emu.sh CUDA_LIBS="$(EMU_OBJ)" \
+	@$(MAKE) --no-print-directory CUDA=1 BUILD=$(EMU_BUILD) NVCC=tests/emu/nvcc_emu.sh CUDA_LIBS= EMU_LINK_OBJ="$(EMU_OBJ)" \
 	    all $(EMU_BUILD)/tests/gpu_tests
 	@DTC_GPU_BUILD=$(EMU_BUILD) DTC_EMU_GPUS=2 scripts/run_gpu_tests.sh
+	@echo "make test-emu: the NCCL tests again, each stream but compute running its work at once"
+	@DTC_GPU_BUILD=$(EMU_BUILD) DTC_EMU_GPUS=2 DTC_EMU_SCHEDULE=others-first scripts/run_gpu_tests.sh \
+	    --filter 'gpu_lessons/*nccl*'
 
 LESSON ?=
 grade: setup

@@ -42,7 +42,7 @@ cublasStatus_t cublasSetAtomicsMode(cublasHandle_t handle, cublasAtomicsMode_t m
 
 cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)
 {
-    handle->tf32 = (mode & CUBLAS_TF32_TENSOR_OP_MATH) != 0;
+    handle->tf32 = (mode & 0xf) == CUBLAS_TF32_TENSOR_OP_MATH; /* the low bits; flags above */
     return CUBLAS_STATUS_SUCCESS;
 }
 

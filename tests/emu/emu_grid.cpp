@@ -97,6 +97,9 @@ void warp_barrier()
 [[noreturn]] void fiber_main()
 {
     body_function(body_ctx);
+    /* on a GPU a thread that has returned takes no part: it adds 0 to ballots and _or */
+    or_flags[current] = 0;
+    warp_slots[current / WARP][current % WARP] = 0;
     fibers[current].state = DONE;
     block_done++;
     warp_done[current / WARP]++;
@@ -126,8 +129,11 @@ void run_block(const char *kernel, uint3 index, dim3 block)
     block_arrived = block_done = 0;
     for (int warp = 0; warp < thread_count / WARP; warp++)
         warp_arrived[warp] = warp_done[warp] = 0;
-    for (int i = 0; i < thread_count; i++)
+    for (int i = 0; i < thread_count; i++) {
         start_fiber(i, block);
+        or_flags[i] = 0;
+        warp_slots[i / WARP][i % WARP] = 0;
+    }
     for (int unfinished = thread_count; unfinished > 0;) {
         int ran = 0;
         for (int i = 0; i < thread_count; i++) {

@@ -10,6 +10,7 @@
 
 #include <mpi.h>
 #include <nccl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,7 +83,7 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *result)
     return ncclSuccess;
 }
 
-static ncclResult_t release(ncclComm_t comm)
+ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {
     emu_flush_all();
     PMPI_Comm_free(&comm->mpi);
@@ -90,8 +91,13 @@ static ncclResult_t release(ncclComm_t comm)
     return ncclSuccess;
 }
 
-ncclResult_t ncclCommDestroy(ncclComm_t comm) { return release(comm); }
-ncclResult_t ncclCommAbort(ncclComm_t comm) { return release(comm); }
+/* One rank alone may abort (after a timeout), so nothing collective here; the duplicate
+ * communicator is left to MPI_Finalize. */
+ncclResult_t ncclCommAbort(ncclComm_t comm)
+{
+    free(comm);
+    return ncclSuccess;
+}
 
 ncclResult_t ncclCommFinalize(ncclComm_t comm)
 {
@@ -146,6 +152,20 @@ static void divide(float *values, size_t count, int ranks)
         values[i] /= (float)ranks;
 }
 
+/* The duplicate communicator returns MPI's errors instead of aborting: none may pass. */
+static void check_mpi(int status, const char *call)
+{
+    if (status != MPI_SUCCESS)
+        emu_fail("NCCL over MPI: %s failed (MPI error %d)", call, status);
+}
+
+static int mpi_count(size_t count)
+{
+    if (count > (size_t)INT32_MAX)
+        emu_fail("NCCL: %zu floats in one call (the emulation's MPI takes up to 2^31 - 1)", count);
+    return (int)count;
+}
+
 static void run_transfers(const Collective *c)
 {
     MPI_Request requests[MAX_GROUP];
@@ -153,17 +173,20 @@ static void run_transfers(const Collective *c)
     for (int i = 0; i < c->transfer_count; i++) {
         const Transfer *t = &c->transfers[i];
         if (t->send)
-            PMPI_Isend(t->buffer, (int)t->count, MPI_FLOAT, t->peer, 0, c->comm->mpi, &requests[i]);
+            check_mpi(PMPI_Isend(t->buffer, mpi_count(t->count), MPI_FLOAT, t->peer, 0, c->comm->mpi, &requests[i]),
+                      "MPI_Isend");
         else
-            PMPI_Irecv(t->buffer, (int)t->count, MPI_FLOAT, t->peer, 0, c->comm->mpi, &requests[i]);
+            check_mpi(PMPI_Irecv(t->buffer, mpi_count(t->count), MPI_FLOAT, t->peer, 0, c->comm->mpi, &requests[i]),
+                      "MPI_Irecv");
     }
-    PMPI_Waitall(c->transfer_count, requests, statuses);
+    check_mpi(PMPI_Waitall(c->transfer_count, requests, statuses), "MPI_Waitall");
 }
 
 static void run_reduce_scatter(const Collective *c)
 {
     float *sums = malloc(c->count * sizeof(float) + 1);
-    PMPI_Reduce_scatter_block(c->send, sums, (int)c->count, MPI_FLOAT, MPI_SUM, c->comm->mpi);
+    check_mpi(PMPI_Reduce_scatter_block(c->send, sums, mpi_count(c->count), MPI_FLOAT, MPI_SUM, c->comm->mpi),
+              "MPI_Reduce_scatter_block");
     memcpy(c->recv, sums, c->count * sizeof(float));
     free(sums);
 }
@@ -172,15 +195,17 @@ static void run_collective(void *ctx)
 {
     Collective *c = ctx;
     MPI_Comm mpi = c->comm->mpi;
-    int count = (int)c->count;
+    int count = mpi_count(c->count);
     emu_device_window(1);
     switch (c->kind) {
     case ALL_REDUCE:
-        PMPI_Allreduce(c->send == c->recv ? MPI_IN_PLACE : c->send, c->recv, count, MPI_FLOAT, MPI_SUM, mpi);
+        check_mpi(PMPI_Allreduce(c->send == c->recv ? MPI_IN_PLACE : c->send, c->recv, count, MPI_FLOAT, MPI_SUM, mpi),
+                  "MPI_Allreduce");
         break;
     case ALL_GATHER: {
         int in_place = c->send == c->recv + c->count * (size_t)c->comm->rank;
-        PMPI_Allgather(in_place ? MPI_IN_PLACE : c->send, count, MPI_FLOAT, c->recv, count, MPI_FLOAT, mpi);
+        check_mpi(PMPI_Allgather(in_place ? MPI_IN_PLACE : c->send, count, MPI_FLOAT, c->recv, count, MPI_FLOAT, mpi),
+                  "MPI_Allgather");
         break;
     }
     case REDUCE_SCATTER:
@@ -189,7 +214,7 @@ static void run_collective(void *ctx)
     case BROADCAST:
         if (c->comm->rank == c->root && c->send != c->recv)
             memmove(c->recv, c->send, c->count * sizeof(float));
-        PMPI_Bcast(c->recv, count, MPI_FLOAT, c->root, mpi);
+        check_mpi(PMPI_Bcast(c->recv, count, MPI_FLOAT, c->root, mpi), "MPI_Bcast");
         break;
     case SEND_RECV:
         run_transfers(c);

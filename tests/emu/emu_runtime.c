@@ -156,7 +156,7 @@ static cudaError_t device_alloc(void **ptr, size_t bytes)
     if (map == MAP_FAILED)
         return fail_with(cudaErrorMemoryAllocation);
     Region region = {map, map_len, map + map_len - PAGE - rounded, bytes};
-    memset(region.ptr, 0xA5, rounded); /* cudaMalloc does not zero */
+    memset(region.ptr, 0xff, rounded); /* cudaMalloc does not zero: NaNs show what nobody wrote */
     mprotect(map + map_len - PAGE, PAGE, PROT_NONE);
     if (window_depth == 0)
         protect(&region, PROT_NONE);
@@ -358,7 +358,15 @@ cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes, cudaStream_t str
 
 /* ---------------------------------------------------------------- streams and events
  * A stream is a queue; `done` counts the operations that ran. An event is a position in
- * one stream's queue. */
+ * one stream's queue.
+ *
+ * When queued work runs, DTC_EMU_SCHEDULE says:
+ *  - "late" (the default): only when something waits for it, so work a stream forgot to
+ *    wait for has not happened yet when the stream goes on;
+ *  - "others-first": every stream but the first one created (cuda_device.cu's compute
+ *    stream) runs its work as soon as it is queued, and the compute stream last, so a
+ *    collective that forgot to wait for compute runs before the compute it needed.
+ * Each schedule exposes one direction of a missing wait; make test-emu runs both. */
 typedef struct {
     void (*run)(void *);
     void *ctx;
@@ -403,11 +411,23 @@ static void run_until(cudaStream_t stream, size_t position)
 
 static void run_all_of(cudaStream_t stream) { run_until(stream, stream->queued); }
 
+static int others_first(void)
+{
+    static int schedule = -1;
+    if (schedule < 0) {
+        const char *name = getenv("DTC_EMU_SCHEDULE");
+        if (name != NULL && strcmp(name, "others-first") != 0 && strcmp(name, "late") != 0)
+            emu_fail("DTC_EMU_SCHEDULE=%s: late or others-first", name);
+        schedule = name != NULL && strcmp(name, "others-first") == 0;
+    }
+    return schedule;
+}
+
 void emu_flush_all(void)
 {
     run_all_of(&legacy_stream);
     for (int i = 0; i < stream_count; i++)
-        run_all_of(streams[i]);
+        run_all_of(streams[others_first() ? stream_count - 1 - i : i]);
 }
 
 void emu_enqueue(cudaStream_t stream, void (*run)(void *), void *ctx)
@@ -420,6 +440,8 @@ void emu_enqueue(cudaStream_t stream, void (*run)(void *), void *ctx)
         stream->queue = realloc(stream->queue, stream->capacity * sizeof *stream->queue);
     }
     stream->queue[stream->queued++] = (Operation){run, ctx};
+    if (others_first() && stream_count > 0 && stream != streams[0] && stream != &legacy_stream)
+        run_all_of(stream);
 }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)

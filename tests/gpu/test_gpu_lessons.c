@@ -73,7 +73,8 @@ static void check_gpu_lesson(const char *launch, const char *lesson, const char 
 /* Two ranks on one GPU: NCCL refuses that, the MPI backend stages through host memory. */
 static void check_lesson_on_shared_gpu(const char *lesson, const char *flags)
 {
-    check_gpu_lesson("mpiexec -n 2", lesson, "mpi", flags, "parameters identical on all 2 rank(s)");
+    check_gpu_lesson("env CUDA_VISIBLE_DEVICES=0 mpiexec -n 2", lesson, "mpi", flags,
+                     "parameters identical on all 2 rank(s)");
 }
 
 Test(gpu_lessons, data_parallel_lessons_at_2_ranks_on_one_gpu_match_lesson_00)
@@ -94,7 +95,8 @@ Test(gpu_lessons, zero_lessons_at_2_ranks_on_one_gpu_match_lesson_00)
     check_lesson_on_shared_gpu("09_zero3", "");
 }
 
-/* NCCL between GPUs: every data-parallel lesson at 2 ranks, each on a GPU of its own. */
+/* NCCL between GPUs: every data-parallel lesson at 2 ranks, each on a GPU of its own, and
+ * lesson 01's check of every element of every collective. */
 Test(gpu_lessons, lessons_over_nccl_at_2_ranks_match_lesson_00)
 {
     require_gpu();
@@ -106,6 +108,10 @@ Test(gpu_lessons, lessons_over_nccl_at_2_ranks_match_lesson_00)
                                 {"07_zero1", ""},         {"08_zero2", ""},    {"09_zero3", ""}};
     for (size_t i = 0; i < sizeof lessons / sizeof lessons[0]; i++)
         check_gpu_lesson("mpiexec -n 2", lessons[i][0], "nccl", lessons[i][1], "2 rank(s) over nccl");
+    expect_command("01_collectives --comm nccl at 2 ranks",
+                   "out=$(timeout 300 mpiexec -n 2 $B/solutions/01_collectives --device cuda --comm nccl -b 4K -e 4M"
+                   " -f 32 -w 1 -n 2 -c 1 2>&1) && echo \"$out\" | grep -q 'backend nccl, 2 ranks' &&"
+                   " echo \"$out\" | grep -q '^# OK: 0 wrong elements' || { echo \"$out\"; exit 1; }");
 }
 
 /* NCCL allows one rank per GPU. Two ranks shown the same GPU (CUDA_VISIBLE_DEVICES=0 for
@@ -176,9 +182,9 @@ Test(gpu_lessons, batch_sweep_stops_at_the_gpus_own_out_of_memory)
      * gpt2), and the sweep doubles it from there: 40 GB leaves it room to double */
     size_t free_bytes = 0, total_bytes = 0;
     cr_assert_eq(cuda_mem_info(&free_bytes, &total_bytes), 0, "cudaMemGetInfo failed");
-    if (total_bytes < (size_t)40 << 30)
+    if ((double)total_bytes < 40e9)
         cr_skip_test("needs a GPU with 40 GB or more (the gpt2 shape at batch 8); this one has %.1f GB",
-                     (double)total_bytes / (1 << 30));
+                     (double)total_bytes / 1e9);
     expect_command("00_single_device profile on the GPU",
                    "out=$($B/solutions/00_single_device profile --config gpt2 --device cuda --tf32"
                    " --warmup-iters 0 --iters 1 --sweep-max-batch 4096 2>&1) || { echo \"$out\"; exit 1; };"

@@ -83,6 +83,9 @@ inline float __shfl_xor_sync(unsigned mask, float value, int lane_mask)
     return value;
 }
 
+/* only floats are shuffled today; another type must get its own overload, not a conversion */
+template <typename T> T __shfl_xor_sync(unsigned mask, T value, int lane_mask) = delete;
+
 inline unsigned __ballot_sync(unsigned mask, int predicate)
 {
     (void)mask;
