@@ -170,3 +170,15 @@ int comm_sum_double(Comm *comm, double *value)
 {
     return mpi_all_reduce_double(comm, "sum", value, MPI_SUM);
 }
+
+int comm_all_ok(Comm *comm, int failed, const char *step, char *err, size_t err_len)
+{
+    double failures = failed != 0;
+    if (comm_sum_double(comm, &failures) != 0) {
+        snprintf(err, err_len, "%s", comm_error(comm));
+        return 0;
+    }
+    if (failures > 0 && !failed)
+        snprintf(err, err_len, "%s failed on another rank", step);
+    return failures == 0;
+}

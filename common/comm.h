@@ -87,4 +87,11 @@ int comm_max_double(Comm *comm, double *value);
 /* Sum over ranks of a double (counts that a float could not hold exactly). */
 int comm_sum_double(Comm *comm, double *value);
 
+/* Every rank says whether `step` failed on it, and all learn whether it failed anywhere:
+ * before a collective step (a broadcast, NCCL's start), a rank that goes on alone would
+ * wait forever for one that stopped. 1 when no rank failed. Otherwise 0, and a rank that
+ * did not fail itself gets "<step> failed on another rank" in err (one that did keeps its
+ * own reason). */
+int comm_all_ok(Comm *comm, int failed, const char *step, char *err, size_t err_len);
+
 #endif

@@ -9,20 +9,6 @@
 #include "gpu_peaks.h"
 #endif
 
-/* Every rank must take the same branch: NCCL's start is collective, so a rank that went
- * on alone would wait forever for one that stopped. */
-static int agreed_ok(Comm *comm, int failed, char *err, size_t err_len)
-{
-    double failures = failed;
-    if (comm_sum_double(comm, &failures) != 0) {
-        snprintf(err, err_len, "%s", comm_error(comm));
-        return 0;
-    }
-    if (failures > 0 && !failed)
-        snprintf(err, err_len, "the device could not be set up on another rank");
-    return failures == 0;
-}
-
 #ifdef DTC_CUDA
 
 /* auto: NCCL when there is something to communicate and each rank has a GPU of its own. */
@@ -46,7 +32,8 @@ static int open_gpu(int tf32, Comm *comm, char *err, size_t err_len)
 
 static const Kernels *open_cuda(const char *comm_backend, int tf32, Comm *comm, char *err, size_t err_len)
 {
-    if (!agreed_ok(comm, open_gpu(tf32, comm, err, err_len) != 0, err, err_len))
+    /* every rank takes the same branch: NCCL's start is collective */
+    if (!comm_all_ok(comm, open_gpu(tf32, comm, err, err_len) != 0, "the device set-up", err, err_len))
         return NULL;
     if (wants_nccl(comm_backend, comm) && strcmp(comm_backend_name(comm), "nccl") != 0 &&
         comm_use_nccl(comm, err, err_len) != 0)
@@ -86,7 +73,7 @@ static const Kernels *open_cuda(const char *comm_backend, int tf32, Comm *comm, 
     (void)tf32;
     snprintf(err, err_len, "--device cuda: this program was built without CUDA "
                            "(build with make CUDA=1 and run the one under build/cuda/)");
-    agreed_ok(comm, 1, err, err_len);
+    comm_all_ok(comm, 1, "the device set-up", err, err_len);
     return NULL;
 }
 

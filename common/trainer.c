@@ -162,21 +162,6 @@ static int open_data(Trainer *tr, char *err, size_t err_len)
     return 0;
 }
 
-/* A strategy's start is collective (its first broadcast): a rank that failed to allocate
- * (two ranks sharing a GPU can run out one at a time) must stop every rank before it, or
- * the others wait in that broadcast for good. */
-static int every_rank_ready(Comm *comm, int failed, char *err, size_t err_len)
-{
-    double failures = failed;
-    if (comm_sum_double(comm, &failures) != 0) {
-        snprintf(err, err_len, "%s", comm_error(comm));
-        return 0;
-    }
-    if (failures > 0 && !failed)
-        snprintf(err, err_len, "set-up failed on another rank");
-    return failures == 0;
-}
-
 int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, Comm *comm,
                   const Strategy *strategy, const void *options, char *err, size_t err_len)
 {
@@ -194,7 +179,9 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
                  (strategy->optimizer_step == NULL &&
                   adamw_create(&tr->opt, tr->model.num_params, kernels, err, err_len) != 0) ||
                  gpt_set_batch(&tr->model, tr->micro_batch, cfg->seq_len, err, err_len) != 0;
-    if (!every_rank_ready(comm, failed, err, err_len) || start_strategy(tr, strategy, options, err, err_len) != 0)
+    /* the strategy starts with a broadcast: a rank that failed (two ranks sharing a GPU can
+     * run out of memory one at a time) must stop every rank before it */
+    if (!comm_all_ok(comm, failed, "set-up", err, err_len) || start_strategy(tr, strategy, options, err, err_len) != 0)
         return -1;
     if (cfg->trace_dir != NULL && trace_start(cfg->trace_dir, tr->rank, tr->world, err, err_len) != 0)
         return -1;

@@ -70,13 +70,14 @@ static int after_compute(Comm *comm, const char *operation)
     return 0;
 }
 
-/* Compute queued from now on waits for the collectives queued so far. */
-static int compute_waits(Comm *comm, const char *operation, cudaEvent_t mark)
+/* The end of a blocking call: compute queued from now on waits for the collectives queued
+ * so far, and the call is counted (comm_account). */
+static int compute_waits(Comm *comm, const char *operation, double started, double bytes, int collectives)
 {
     NcclState *state = state_of(comm);
-    CUDA_CALL(comm, operation, cudaEventRecord(mark, state->stream));
-    CUDA_CALL(comm, operation, cudaStreamWaitEvent(cuda_compute_stream(), mark, 0));
-    return 0;
+    CUDA_CALL(comm, operation, cudaEventRecord(state->comm_mark, state->stream));
+    CUDA_CALL(comm, operation, cudaStreamWaitEvent(cuda_compute_stream(), state->comm_mark, 0));
+    return comm_account(comm, operation, started, bytes, collectives);
 }
 
 static int on_gpu(const void *a, const void *b)
@@ -98,9 +99,7 @@ static int nccl_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
         return -1;
     NCCL_CALL(comm, "all_reduce", ncclAllReduce(buffer, buffer, count, ncclFloat, nccl_op(op), state_of(comm)->nccl,
                                                 state_of(comm)->stream));
-    if (compute_waits(comm, "all_reduce", state_of(comm)->comm_mark) != 0)
-        return -1;
-    return comm_account(comm, "all_reduce", started, 2 * float_bytes(count), 1);
+    return compute_waits(comm, "all_reduce", started, 2 * float_bytes(count), 1);
 }
 
 /* A request's backend handle: the event that marks its collective's end. */
@@ -214,9 +213,7 @@ static int nccl_reduce_scatter(Comm *comm, const float *send, float *recv, size_
         return -1;
     NCCL_CALL(comm, "reduce_scatter", ncclReduceScatter(send, recv, recv_count, ncclFloat, nccl_op(op),
                                                         state_of(comm)->nccl, state_of(comm)->stream));
-    if (compute_waits(comm, "reduce_scatter", state_of(comm)->comm_mark) != 0)
-        return -1;
-    return comm_account(comm, "reduce_scatter", started, float_bytes(recv_count * comm->size), 1);
+    return compute_waits(comm, "reduce_scatter", started, float_bytes(recv_count * comm->size), 1);
 }
 
 static int nccl_all_gather(Comm *comm, const float *send, float *recv, size_t send_count)
@@ -228,9 +225,7 @@ static int nccl_all_gather(Comm *comm, const float *send, float *recv, size_t se
         return -1;
     NCCL_CALL(comm, "all_gather", ncclAllGather(send, recv, send_count, ncclFloat, state_of(comm)->nccl,
                                                 state_of(comm)->stream));
-    if (compute_waits(comm, "all_gather", state_of(comm)->comm_mark) != 0)
-        return -1;
-    return comm_account(comm, "all_gather", started, float_bytes(send_count * comm->size), 1);
+    return compute_waits(comm, "all_gather", started, float_bytes(send_count * comm->size), 1);
 }
 
 static int nccl_broadcast(Comm *comm, float *buffer, size_t count, int root)
@@ -242,9 +237,7 @@ static int nccl_broadcast(Comm *comm, float *buffer, size_t count, int root)
         return -1;
     NCCL_CALL(comm, "broadcast", ncclBroadcast(buffer, buffer, count, ncclFloat, root, state_of(comm)->nccl,
                                                state_of(comm)->stream));
-    if (compute_waits(comm, "broadcast", state_of(comm)->comm_mark) != 0)
-        return -1;
-    return comm_account(comm, "broadcast", started, float_bytes(count), 1);
+    return compute_waits(comm, "broadcast", started, float_bytes(count), 1);
 }
 
 static int nccl_sendrecv(Comm *comm, const float *send, size_t send_count, int to, float *recv, size_t recv_count,
@@ -261,9 +254,7 @@ static int nccl_sendrecv(Comm *comm, const float *send, size_t send_count, int t
     NCCL_CALL(comm, "sendrecv", ncclSend(send, send_count, ncclFloat, to, state->nccl, state->stream));
     NCCL_CALL(comm, "sendrecv", ncclRecv(recv, recv_count, ncclFloat, from, state->nccl, state->stream));
     NCCL_CALL(comm, "sendrecv", ncclGroupEnd());
-    if (compute_waits(comm, "sendrecv", state->comm_mark) != 0)
-        return -1;
-    return comm_account(comm, "sendrecv", started, 0, 0);
+    return compute_waits(comm, "sendrecv", started, 0, 0);
 }
 
 static void nccl_release(Comm *comm)
@@ -295,16 +286,6 @@ static const CommOps nccl_ops = {
     .release = nccl_release,
 };
 
-/* Every rank takes the same branch; one that did not fail says which step failed elsewhere. */
-static int all_ranks_ok(Comm *comm, int failed, const char *step, char *err, size_t err_len)
-{
-    int any = failed;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm->world);
-    if (any && !failed)
-        snprintf(err, err_len, "%s failed on another rank", step);
-    return !any;
-}
-
 enum { BUS_ID_LEN = 32 };
 
 /* Another local rank whose GPU has the same bus id as mine, or -1 (ids: one per local rank). */
@@ -323,7 +304,7 @@ int every_rank_has_own_gpu(Comm *comm, char *why, size_t why_len)
     int local_ranks = 0;
     MPI_Comm_size(comm->node, &local_ranks);
     char(*ids)[BUS_ID_LEN] = calloc((size_t)local_ranks, sizeof *ids);
-    if (!all_ranks_ok(comm, ids == NULL, "the GPU check", why, why_len)) {
+    if (!comm_all_ok(comm, ids == NULL, "the GPU check", why, why_len)) {
         if (ids == NULL)
             snprintf(why, why_len, "out of memory on rank %d", comm->rank);
         free(ids);
@@ -338,7 +319,7 @@ int every_rank_has_own_gpu(Comm *comm, char *why, size_t why_len)
         snprintf(why, why_len, "rank %d cannot read its GPU's PCI bus id", comm->rank);
     else if (other >= 0)
         snprintf(why, why_len, "local rank %d uses GPU %s, as local rank %d does", comm->local_rank, mine, other);
-    return all_ranks_ok(comm, unknown || other >= 0, "the GPU check", why, why_len);
+    return comm_all_ok(comm, unknown || other >= 0, "the GPU check", why, why_len);
 }
 
 static int create_streams(NcclState *state, Comm *comm, char *err, size_t err_len)
@@ -379,7 +360,7 @@ int comm_use_nccl(Comm *comm, char *err, size_t err_len)
     int failed = comm->rank == 0 && ncclGetUniqueId(&id) != ncclSuccess;
     if (failed)
         snprintf(err, err_len, "ncclGetUniqueId failed on rank 0");
-    if (!all_ranks_ok(comm, failed, "ncclGetUniqueId", err, err_len))
+    if (!comm_all_ok(comm, failed, "ncclGetUniqueId", err, err_len))
         return -1;
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm->world);
     NcclState *state = calloc(1, sizeof *state);
@@ -387,8 +368,8 @@ int comm_use_nccl(Comm *comm, char *err, size_t err_len)
         snprintf(err, err_len, "NCCL setup on rank %d: out of memory", comm->rank);
     /* every rank must reach ncclCommInitRank, which waits for all of them, or none may */
     failed = state == NULL || create_streams(state, comm, err, err_len) != 0;
-    if (!all_ranks_ok(comm, failed, "NCCL setup", err, err_len) ||
-        !all_ranks_ok(comm, join_nccl(state, &id, comm, err, err_len) != 0, "ncclCommInitRank", err, err_len)) {
+    if (!comm_all_ok(comm, failed, "NCCL setup", err, err_len) ||
+        !comm_all_ok(comm, join_nccl(state, &id, comm, err, err_len) != 0, "ncclCommInitRank", err, err_len)) {
         free(state); /* a half-made state leaks its stream: the run ends here anyway */
         return -1;
     }

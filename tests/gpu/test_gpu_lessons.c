@@ -70,29 +70,47 @@ static void check_gpu_lesson(const char *launch, const char *lesson, const char 
     expect_command(what, command);
 }
 
+/* Lessons 02-09 with the flags that give them something to do in 8 small steps: the DDP
+ * lessons first, then ZeRO from FIRST_ZERO on. */
+static const struct {
+    const char *lesson, *flags;
+} DATA_PARALLEL[] = {{"02_naive_ddp", ""},     {"03_flat_ddp", ""}, {"04_overlap_ddp", ""},
+                     {"05_bucketed_ddp", "--bucket-mb 0.1"}, {"06_grad_accum", "--accum 2"},
+                     {"07_zero1", ""},         {"08_zero2", ""},    {"09_zero3", ""}};
+enum { FIRST_ZERO = 5, DATA_PARALLEL_COUNT = sizeof DATA_PARALLEL / sizeof DATA_PARALLEL[0] };
+
 /* Two ranks on one GPU: NCCL refuses that, the MPI backend stages through host memory. */
-static void check_lesson_on_shared_gpu(const char *lesson, const char *flags)
+static void check_lessons_on_shared_gpu(int first, int end)
 {
-    check_gpu_lesson("env CUDA_VISIBLE_DEVICES=0 mpiexec -n 2", lesson, "mpi", flags,
-                     "parameters identical on all 2 rank(s)");
+    for (int i = first; i < end; i++)
+        check_gpu_lesson("env CUDA_VISIBLE_DEVICES=0 mpiexec -n 2", DATA_PARALLEL[i].lesson, "mpi",
+                         DATA_PARALLEL[i].flags, "parameters identical on all 2 rank(s)");
 }
 
 Test(gpu_lessons, data_parallel_lessons_at_2_ranks_on_one_gpu_match_lesson_00)
 {
     require_gpu();
-    check_lesson_on_shared_gpu("02_naive_ddp", "");
-    check_lesson_on_shared_gpu("03_flat_ddp", "");
-    check_lesson_on_shared_gpu("04_overlap_ddp", "");
-    check_lesson_on_shared_gpu("05_bucketed_ddp", "--bucket-mb 0.1");
-    check_lesson_on_shared_gpu("06_grad_accum", "--accum 2");
+    check_lessons_on_shared_gpu(0, FIRST_ZERO);
 }
 
 Test(gpu_lessons, zero_lessons_at_2_ranks_on_one_gpu_match_lesson_00)
 {
     require_gpu();
-    check_lesson_on_shared_gpu("07_zero1", "");
-    check_lesson_on_shared_gpu("08_zero2", "");
-    check_lesson_on_shared_gpu("09_zero3", "");
+    check_lessons_on_shared_gpu(FIRST_ZERO, DATA_PARALLEL_COUNT);
+}
+
+/* Lesson 01 checks every element of every collective against exact integer sums; its
+ * header must name the backend and world (`header`, e.g. "backend nccl, 2 ranks"). */
+static void check_collectives(const char *launch, const char *comm, const char *header)
+{
+    char command[1024], what[256];
+    snprintf(command, sizeof command,
+             "out=$(timeout 300 %s $B/solutions/01_collectives --device cuda --comm %s -b 4K -e 4M -f 32 -w 1 -n 2"
+             " -c 1 2>&1) && echo \"$out\" | grep -q '%s' && echo \"$out\" | grep -q '^# OK: 0 wrong elements'"
+             " || { echo \"$out\"; exit 1; }",
+             launch, comm, header);
+    snprintf(what, sizeof what, "%s 01_collectives --comm %s", launch, comm);
+    expect_command(what, command);
 }
 
 /* NCCL between GPUs: every data-parallel lesson at 2 ranks, each on a GPU of its own, and
@@ -103,15 +121,10 @@ Test(gpu_lessons, lessons_over_nccl_at_2_ranks_match_lesson_00)
     int gpus = 0;
     if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 2)
         cr_skip_test("needs 2 GPUs, this machine has %d", gpus);
-    const char *lessons[][2] = {{"02_naive_ddp", ""},     {"03_flat_ddp", ""}, {"04_overlap_ddp", ""},
-                                {"05_bucketed_ddp", "--bucket-mb 0.1"}, {"06_grad_accum", "--accum 2"},
-                                {"07_zero1", ""},         {"08_zero2", ""},    {"09_zero3", ""}};
-    for (size_t i = 0; i < sizeof lessons / sizeof lessons[0]; i++)
-        check_gpu_lesson("mpiexec -n 2", lessons[i][0], "nccl", lessons[i][1], "2 rank(s) over nccl");
-    expect_command("01_collectives --comm nccl at 2 ranks",
-                   "out=$(timeout 300 mpiexec -n 2 $B/solutions/01_collectives --device cuda --comm nccl -b 4K -e 4M"
-                   " -f 32 -w 1 -n 2 -c 1 2>&1) && echo \"$out\" | grep -q 'backend nccl, 2 ranks' &&"
-                   " echo \"$out\" | grep -q '^# OK: 0 wrong elements' || { echo \"$out\"; exit 1; }");
+    for (int i = 0; i < DATA_PARALLEL_COUNT; i++)
+        check_gpu_lesson("mpiexec -n 2", DATA_PARALLEL[i].lesson, "nccl", DATA_PARALLEL[i].flags,
+                         "2 rank(s) over nccl");
+    check_collectives("mpiexec -n 2", "nccl", "backend nccl, 2 ranks");
 }
 
 /* NCCL allows one rank per GPU. Two ranks shown the same GPU (CUDA_VISIBLE_DEVICES=0 for
@@ -138,14 +151,10 @@ Test(gpu_lessons, ranks_each_shown_their_own_gpu_get_nccl)
     check_gpu_lesson("mpiexec -n 2 tests/gpu/own_gpu_per_rank.sh", "02_naive_ddp", "auto", "", "2 rank(s) over nccl");
 }
 
-/* Lesson 01 checks every element of every collective against exact integer sums. */
 Test(gpu_lessons, nccl_at_1_rank_runs_every_collective_correctly)
 {
     require_gpu();
-    expect_command("01_collectives --comm nccl at 1 rank",
-                   "out=$($B/solutions/01_collectives --device cuda --comm nccl -b 4K -e 4M -f 32"
-                   " -w 1 -n 2 -c 1 2>&1) && echo \"$out\" | grep -q 'backend nccl' && echo \"$out\" | grep -q "
-                   "'^# OK: 0 wrong elements' || { echo \"$out\"; exit 1; }");
+    check_collectives("", "nccl", "backend nccl");
 }
 
 /* Even at 1 rank NCCL runs on its own stream, so these exercise the ordering between the
@@ -166,10 +175,7 @@ Test(gpu_lessons, nccl_at_1_rank_trains_like_lesson_00)
 Test(gpu_lessons, collectives_on_gpu_buffers_through_mpi_at_2_ranks)
 {
     require_gpu();
-    expect_command("01_collectives --comm mpi at 2 ranks on GPU buffers",
-                   "out=$(timeout 300 mpiexec -n 2 $B/solutions/01_collectives --device cuda"
-                   " --comm mpi -b 4K -e 4M -f 32 -w 1 -n 2 -c 1 2>&1) && echo \"$out\" | grep -q 'backend mpi' &&"
-                   " echo \"$out\" | grep -q '^# OK: 0 wrong elements' || { echo \"$out\"; exit 1; }");
+    check_collectives("mpiexec -n 2", "mpi", "backend mpi");
 }
 
 /* The sweep doubles the batch of the GPT-2 shape until cudaMalloc itself fails (80 GB
