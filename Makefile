@@ -25,6 +25,15 @@ LDLIBS  := $(MPI_LIBS) $(BLAS_LIBS) -lm
 
 BUILD   := build
 
+# `make SANITIZE=1 ...` builds the same programs under build/sanitize/ with AddressSanitizer
+# and UndefinedBehaviorSanitizer: `make grade` runs the student's lesson that way too.
+SANITIZE ?= 0
+SANITIZE_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+ifeq ($(SANITIZE),1)
+BUILD  := build/sanitize
+CFLAGS := $(SANITIZE_FLAGS) -march=$(ARCH)
+endif
+
 # ---------------------------------------------------------------- CUDA
 # The CPU build is the default on every machine; nothing is auto-detected. `make CUDA=1`
 # adds the GPU device (common/cuda/: kernels + cuBLAS) and the NCCL communicator to the same
@@ -59,7 +68,7 @@ LESSONS := $(notdir $(wildcard lessons/[0-9][0-9]_*))
 STUDENT_BINS  := $(LESSONS:%=$(BUILD)/lessons/%)
 SOLUTION_BINS := $(LESSONS:%=$(BUILD)/solutions/%)
 TOOLS := $(BUILD)/tools/gen_reviews $(BUILD)/tools/import_tokens $(BUILD)/tools/compare_runs \
-         $(BUILD)/tools/analyze_traces
+         $(BUILD)/tools/check_schedule $(BUILD)/tools/analyze_traces
 ifeq ($(CUDA),1)
 TOOLS += $(BUILD)/tools/doctor
 endif
@@ -125,7 +134,7 @@ $(BUILD)/tools/%: $(BUILD)/obj/data/%.o $(BUILD)/obj/data/yelp_csv.o $(LIB)
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tools/compare_runs: $(BUILD)/obj/tests/compare_runs.o $(LIB)
+$(BUILD)/tools/compare_runs $(BUILD)/tools/check_schedule: $(BUILD)/tools/%: $(BUILD)/obj/tests/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
@@ -164,12 +173,21 @@ $(TEST_BIN): $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/data/yelp_csv.o $(TES
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS) -lcriterion
 
 # Lessons' reference builds with one deliberate mistake each (tests/mutants/), which the
-# grading tests must see fail.
+# grading tests must see fail, and correct ones written another way (tests/variants/),
+# which they must see pass.
 MUTANTS_STAMP := $(BUILD)/mutants/.built
-$(MUTANTS_STAMP): $(wildcard tests/mutants/*.txt) tests/build_mutants.sh $(SOLUTION_BINS) $(LIB)
+$(MUTANTS_STAMP): $(wildcard tests/mutants/*.txt tests/variants/*.txt) tests/build_mutants.sh $(SOLUTION_BINS) $(LIB)
 	@$(if $(Q),echo "  MUTANTS")
-	$(Q)CC="$(CC)" CFLAGS_ALL="$(CFLAGS) $(DTC_CFLAGS)" LDLIBS="$(LDLIBS)" tests/build_mutants.sh
+	$(Q)CC="$(CC)" CFLAGS_ALL="$(CFLAGS) $(DTC_CFLAGS)" LDLIBS="$(LDLIBS)" BUILD="$(BUILD)" SANITIZE="$(SANITIZE)" \
+	    tests/build_mutants.sh
 	@touch $@
+
+# Groups of programs by lesson (BUILT: the lessons, all by default), named so that make says
+# nothing about those already built. `make SANITIZE=1 sanitized` is what the tests grade
+# under the sanitizers beside the plain build.
+BUILT ?= $(LESSONS)
+built-lessons: $(BUILT:%=$(BUILD)/lessons/%)
+sanitized: $(STUDENT_BINS) $(SOLUTION_BINS) $(MUTANTS_STAMP)
 
 print-solution-objs:
 	@echo $(call solution_objs,$(LESSON))
@@ -216,6 +234,7 @@ test:
 else
 test: setup
 	@$(MAKE) --no-print-directory all data $(TEST_BIN) $(TEST_PROGRAMS) $(MUTANTS_STAMP)
+	@$(MAKE) --no-print-directory SANITIZE=1 sanitized
 	@scripts/run_tests.sh
 endif
 
@@ -255,10 +274,17 @@ test-emu: setup
 	@DTC_GPU_BUILD=$(EMU_BUILD) DTC_EMU_GPUS=2 DTC_EMU_SCHEDULE=others-first scripts/run_gpu_tests.sh \
 	    --filter 'gpu_lessons/*nccl*'
 
+# make grade LESSON=NN builds only that lesson (with the student's file, and again with the
+# sanitizers): an unfinished exercise of another lesson does not stop it.
 LESSON ?=
+CHECK ?=
+JSON ?=
+GRADED := $(if $(LESSON),$(filter $(LESSON)_%,$(LESSONS)),$(LESSONS))
 grade: setup
-	@$(MAKE) --no-print-directory all data
-	@scripts/grade.sh $(LESSON)
+	@$(if $(GRADED),,echo "make grade: no lesson numbered '$(LESSON)' (LESSON=00 .. $(lastword $(LESSONS)))" >&2; exit 2)
+	@$(MAKE) --no-print-directory data grading-tools BUILT="$(GRADED)" built-lessons
+	@$(MAKE) --no-print-directory SANITIZE=1 BUILT="$(GRADED)" built-lessons
+	@CHECK="$(CHECK)" scripts/grade.sh $(LESSON) $(if $(JSON),--json $(JSON))
 
 bench: setup
 	@$(MAKE) --no-print-directory all data
@@ -268,5 +294,7 @@ bench: setup
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all data setup run test test-gpu test-emu grade bench clean print-solution-objs print-lesson-includes
+grading-tools: $(BUILD)/tools/compare_runs $(BUILD)/tools/check_schedule
+
+.PHONY: built-lessons sanitized grading-tools all data setup run test test-gpu test-emu grade bench clean print-solution-objs print-lesson-includes
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

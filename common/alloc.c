@@ -1,5 +1,7 @@
 #include "alloc.h"
 
+#include "comm_log.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,9 @@ typedef struct {
     size_t bytes;
     MemKind kind;
 } BlockHeader;
+
+/* Every float of a block filled with this byte is a NaN. */
+enum { NAN_BYTE = 0xFF };
 
 static size_t bytes_in_use[MEM_NUM_KINDS];
 static size_t total_in_use;
@@ -62,10 +67,12 @@ void *mem_alloc(size_t bytes, MemKind kind)
         mem_unaccount(bytes, kind);
         return NULL;
     }
-    memset(block + ALIGNMENT, 0, rounded);
+    memset(block + ALIGNMENT, kind == MEM_COMM ? NAN_BYTE : 0, rounded);
     BlockHeader *header = (BlockHeader *)block;
     header->bytes = bytes;
     header->kind = kind;
+    /* a host block unknown to the table only goes unnamed in the log: mem_free needs the header */
+    (void)mem_block_added(block + ALIGNMENT, bytes, kind);
     return block + ALIGNMENT;
 }
 
@@ -75,8 +82,69 @@ void mem_free(void *ptr)
         return;
     uint8_t *block = (uint8_t *)ptr - ALIGNMENT;
     BlockHeader *header = (BlockHeader *)block;
+    mem_block_removed(ptr, NULL, NULL);
     mem_unaccount(header->bytes, header->kind);
+    memset(ptr, NAN_BYTE, header->bytes);
     free(block);
+}
+
+/* ---------------------------------------------------------------- live blocks */
+
+/* Tens of blocks at most live at once: a plain array, searched from the newest end. Kept
+ * outside the tracking allocator: it is bookkeeping, not the model's memory. */
+typedef struct {
+    const uint8_t *start;
+    size_t bytes;
+    MemKind kind;
+    long serial;
+} LiveBlock;
+
+static LiveBlock *live_blocks;
+static size_t num_live, live_capacity;
+static long blocks_made[MEM_NUM_KINDS];
+
+int mem_block_added(const void *ptr, size_t bytes, MemKind kind)
+{
+    if (num_live == live_capacity) {
+        size_t capacity = live_capacity == 0 ? 64 : 2 * live_capacity;
+        LiveBlock *grown = realloc(live_blocks, capacity * sizeof *grown);
+        if (grown == NULL)
+            return -1;
+        live_blocks = grown;
+        live_capacity = capacity;
+    }
+    live_blocks[num_live++] = (LiveBlock){ptr, bytes, kind, blocks_made[kind]++};
+    comm_log_memory("alloc", ptr, bytes, kind);
+    return 0;
+}
+
+int mem_block_removed(const void *ptr, size_t *bytes, MemKind *kind)
+{
+    for (size_t i = num_live; i-- > 0;)
+        if (live_blocks[i].start == ptr) {
+            comm_log_memory("free", ptr, live_blocks[i].bytes, live_blocks[i].kind);
+            if (bytes != NULL)
+                *bytes = live_blocks[i].bytes;
+            if (kind != NULL)
+                *kind = live_blocks[i].kind;
+            live_blocks[i] = live_blocks[--num_live];
+            return 1;
+        }
+    return 0;
+}
+
+int mem_block_find(const void *address, MemBlockPlace *place)
+{
+    const uint8_t *at = address;
+    for (size_t i = num_live; i-- > 0;) {
+        const LiveBlock *b = &live_blocks[i];
+        /* a 0-byte block still owns its start address */
+        if (at >= b->start && (at < b->start + b->bytes || at == b->start)) {
+            *place = (MemBlockPlace){b->kind, b->serial, (size_t)(at - b->start), b->bytes};
+            return 1;
+        }
+    }
+    return 0;
 }
 
 void mem_set_limit(size_t bytes) { limit_bytes = bytes; }

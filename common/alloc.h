@@ -18,8 +18,11 @@ typedef enum {
 
 const char *mem_kind_name(MemKind kind);
 
-/* Zero-filled, 64-byte aligned. Returns NULL when the limit would be exceeded or the
- * system is out of memory; never aborts. */
+/* 64-byte aligned. Returns NULL when the limit would be exceeded or the system is out of
+ * memory; never aborts. Zero-filled, except communication buffers (MEM_COMM), which start
+ * as NaN: a collective's working buffer holds nothing until it is written, and code that
+ * reads what it never wrote (the padding of a shard, say) fails at once instead of by a
+ * hair. mem_free fills a block with NaN before giving it back, for the same reason. */
 void *mem_alloc(size_t bytes, MemKind kind);
 void mem_free(void *ptr);
 
@@ -27,6 +30,23 @@ void mem_free(void *ptr);
  * 1 and counts the bytes, or 0 when the limit refuses them (counted as a refusal). */
 int mem_account(size_t bytes, MemKind kind);
 void mem_unaccount(size_t bytes, MemKind kind);
+
+/* Live blocks by address, so the communication log can name the buffer a call works on
+ * ("gradients#0+1536": the first gradient block this process allocated, element 1536).
+ * mem_alloc and mem_free keep it for host memory; another device's allocator calls these. */
+typedef struct {
+    MemKind kind;
+    long serial;   /* the how-manieth block of its kind this process allocated, from 0 */
+    size_t offset; /* bytes from the block's start */
+    size_t bytes;  /* the block's size */
+} MemBlockPlace;
+
+/* Returns 0, or -1 when out of host memory for the table (the block is then unknown). */
+int mem_block_added(const void *ptr, size_t bytes, MemKind kind);
+/* Forgets the block at ptr; 0 if no live block starts there (its size and kind otherwise). */
+int mem_block_removed(const void *ptr, size_t *bytes, MemKind *kind);
+/* Which live block holds address; 0 if none does. */
+int mem_block_find(const void *address, MemBlockPlace *place);
 
 /* 0 = no limit. The limit applies to everything but MEM_DATA. */
 void mem_set_limit(size_t bytes);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm_log.h"
 #include "timer.h"
 #include "trace.h"
 
@@ -94,7 +95,18 @@ static int refuse_active(Comm *comm, const char *operation, const CommRequest *r
 
 int comm_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
 {
-    return comm->ops->all_reduce(comm, buffer, count, op);
+    int status = comm->ops->all_reduce(comm, buffer, count, op);
+    comm_log_call("all_reduce", LOG_BLOCKING, count, count, buffer, -1, -1);
+    return status;
+}
+
+/* A started request gets its name in the log. */
+static int log_start(const char *op, CommRequest *request, size_t send_count, size_t recv_count, int status)
+{
+    request->log_id = comm_log_new_request();
+    request->op = op;
+    comm_log_call(op, LOG_START, send_count, recv_count, request->buffer, request->log_id, -1);
+    return status;
 }
 
 int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, CommRequest *request)
@@ -102,7 +114,7 @@ int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, 
     if (refuse_active(comm, "all_reduce_start", request) != 0)
         return -1;
     *request = (CommRequest){.comm = comm, .buffer = buffer, .count = count, .average = op == REDUCE_AVG};
-    return comm->ops->all_reduce_start(comm, buffer, count, op, request);
+    return log_start("all_reduce", request, count, count, comm->ops->all_reduce_start(comm, buffer, count, op, request));
 }
 
 int comm_all_gather_start(Comm *comm, const float *send, float *recv, size_t send_count, CommRequest *request)
@@ -110,14 +122,17 @@ int comm_all_gather_start(Comm *comm, const float *send, float *recv, size_t sen
     if (refuse_active(comm, "all_gather_start", request) != 0)
         return -1;
     *request = (CommRequest){.comm = comm, .buffer = recv, .count = send_count * comm->size};
-    return comm->ops->all_gather_start(comm, send, recv, send_count, request);
+    return log_start("all_gather", request, send_count, request->count,
+                     comm->ops->all_gather_start(comm, send, recv, send_count, request));
 }
 
 int comm_wait(CommRequest *request)
 {
     if (!request->active)
         return 0;
-    return request->comm->ops->wait(request);
+    int status = request->comm->ops->wait(request);
+    comm_log_call(request->op, LOG_WAIT, 0, 0, request->buffer, request->log_id, 1);
+    return status;
 }
 
 int comm_test(CommRequest *request, int *done)
@@ -125,28 +140,38 @@ int comm_test(CommRequest *request, int *done)
     *done = !request->active;
     if (*done)
         return 0;
-    return request->comm->ops->test(request, done);
+    int status = request->comm->ops->test(request, done);
+    comm_log_call(request->op, LOG_TEST, 0, 0, request->buffer, request->log_id, *done);
+    return status;
 }
 
 int comm_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_count, ReduceOp op)
 {
-    return comm->ops->reduce_scatter(comm, send, recv, recv_count, op);
+    int status = comm->ops->reduce_scatter(comm, send, recv, recv_count, op);
+    comm_log_call("reduce_scatter", LOG_BLOCKING, recv_count * comm->size, recv_count, recv, -1, -1);
+    return status;
 }
 
 int comm_all_gather(Comm *comm, const float *send, float *recv, size_t send_count)
 {
-    return comm->ops->all_gather(comm, send, recv, send_count);
+    int status = comm->ops->all_gather(comm, send, recv, send_count);
+    comm_log_call("all_gather", LOG_BLOCKING, send_count, send_count * comm->size, recv, -1, -1);
+    return status;
 }
 
 int comm_broadcast(Comm *comm, float *buffer, size_t count, int root)
 {
-    return comm->ops->broadcast(comm, buffer, count, root);
+    int status = comm->ops->broadcast(comm, buffer, count, root);
+    comm_log_call("broadcast", LOG_BLOCKING, count, count, buffer, -1, -1);
+    return status;
 }
 
 int comm_sendrecv(Comm *comm, const float *send, size_t send_count, int to,
                   float *recv, size_t recv_count, int from)
 {
-    return comm->ops->sendrecv(comm, send, send_count, to, recv, recv_count, from);
+    int status = comm->ops->sendrecv(comm, send, send_count, to, recv, recv_count, from);
+    comm_log_call("sendrecv", LOG_BLOCKING, send_count, recv_count, recv, -1, -1);
+    return status;
 }
 
 /* Bookkeeping stays on MPI whatever the backend: these are host doubles. */
@@ -163,12 +188,16 @@ static int mpi_all_reduce_double(Comm *comm, const char *operation, double *valu
 
 int comm_max_double(Comm *comm, double *value)
 {
-    return mpi_all_reduce_double(comm, "max", value, MPI_MAX);
+    int status = mpi_all_reduce_double(comm, "max", value, MPI_MAX);
+    comm_log_call("max_double", LOG_BLOCKING, 1, 1, NULL, -1, -1);
+    return status;
 }
 
 int comm_sum_double(Comm *comm, double *value)
 {
-    return mpi_all_reduce_double(comm, "sum", value, MPI_SUM);
+    int status = mpi_all_reduce_double(comm, "sum", value, MPI_SUM);
+    comm_log_call("sum_double", LOG_BLOCKING, 1, 1, NULL, -1, -1);
+    return status;
 }
 
 int comm_all_ok(Comm *comm, int failed, const char *step, char *err, size_t err_len)

@@ -7,6 +7,9 @@
  * blocks the host: a blocking call, or comm_wait, orders the GPU's later work after the
  * collective, and the host sees the result once it reads the buffer back (to_host).
  *
+ * Every call is recorded in the communication log (comm_log.h) with where training was when
+ * it was made; a wait or test on a request with nothing in flight does nothing and is not.
+ *
  * Every call returns 0, or -1 with a one-line message (naming the operation and the
  * rank) available from comm_error(). comm_check() turns a -1 into that message on stderr
  * and an abort of the whole job, so no rank is left waiting on a dead peer. */
@@ -27,6 +30,8 @@ typedef struct {
     size_t count;
     int average;      /* scale buffer by 1/size when it completes */
     int active;
+    long log_id;      /* names the request in the communication log (comm_log.h) */
+    const char *op;   /* what it is, for the log: "all_reduce", "all_gather" */
 } CommRequest;
 
 /* Starts the communicator (MPI_Init if nobody has). Without mpiexec: world size 1. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "comm_log.h"
 #include "staging.h"
 #include "timer.h"
 
@@ -229,6 +230,7 @@ int comm_barrier(Comm *comm)
 {
     double started = now_seconds();
     MPI_CALL(comm, "barrier", MPI_Barrier(comm->world));
+    comm_log_call("barrier", LOG_BLOCKING, 0, 0, NULL, -1, -1);
     return comm_account(comm, "barrier", started, 0, 0);
 }
 
@@ -242,6 +244,7 @@ int comm_send(Comm *comm, const float *buffer, size_t count, int peer)
         return -1;
     double started = now_seconds();
     MPI_CALL(comm, "send", MPI_Send(buffer, (int)count, MPI_FLOAT, peer, POINT_TO_POINT_TAG, comm->world));
+    comm_log_call("send", LOG_BLOCKING, count, 0, buffer, -1, -1);
     return comm_account(comm, "send", started, 0, 0);
 }
 
@@ -252,6 +255,7 @@ int comm_recv(Comm *comm, float *buffer, size_t count, int peer)
     double started = now_seconds();
     MPI_CALL(comm, "recv", MPI_Recv(buffer, (int)count, MPI_FLOAT, peer, POINT_TO_POINT_TAG, comm->world,
                                     MPI_STATUS_IGNORE));
+    comm_log_call("recv", LOG_BLOCKING, 0, count, buffer, -1, -1);
     return comm_account(comm, "recv", started, 0, 0);
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm_log.h"
 #include "rng.h"
 #include "timer.h"
 #include "trace.h"
@@ -38,12 +39,15 @@ static float *checked(float *buffer, const char *hook, int unit)
 }
 
 /* A unit's compute runs from acquiring its parameters to releasing them: that span is what
- * --trace records as "forward/backward unit N". */
+ * --trace records as "forward/backward unit N", and what the communication log marks as
+ * its start and end (the start with the buffer the unit computes with). */
 static float *acquire_params(GPT *model, int unit, Pass pass)
 {
     float *params = model->hooks.acquire_params != NULL
                         ? checked(model->hooks.acquire_params(model->hooks.ctx, unit, pass), "acquire_params", unit)
                         : model->params + unit_range(&model->cfg, unit).offset;
+    comm_log_mark(pass == PASS_FORWARD ? "forward_start" : "backward_start", unit, params,
+                  unit_range(&model->cfg, unit).count);
     model->unit_started = trace_enabled() ? now_seconds() : 0.0;
     return params;
 }
@@ -53,6 +57,7 @@ static void release_params(GPT *model, int unit, Pass pass)
     if (trace_enabled())
         trace_record(TRACK_COMPUTE, pass == PASS_FORWARD ? "forward" : "backward", unit, model->unit_started,
                      now_seconds());
+    comm_log_mark(pass == PASS_FORWARD ? "forward_end" : "backward_end", unit, NULL, 0);
     if (model->hooks.release_params != NULL)
         model->hooks.release_params(model->hooks.ctx, unit, pass);
 }
@@ -66,6 +71,7 @@ static float *unit_grads(GPT *model, int unit)
 
 static void grads_ready(GPT *model, int unit)
 {
+    comm_log_mark("grads_ready", unit, NULL, 0);
     if (model->hooks.grads_ready != NULL)
         model->hooks.grads_ready(model->hooks.ctx, unit);
 }
@@ -400,12 +406,15 @@ void gpt_backward(GPT *model)
         release_params(model, l + 1, PASS_BACKWARD);
         grads_ready(model, l + 1);
     }
+    /* the embedding's backward needs no parameters, only unit 0's gradients */
+    comm_log_mark("backward_start", 0, NULL, unit_range(cfg, 0).count);
     double started = trace_enabled() ? now_seconds() : 0.0;
     UnitTensors g = grads_of(model, 0);
     model->kernels->encoder_backward(g.t[TENSOR_WTE], g.t[TENSOR_WPE], model->scratch.dresidual,
                                      model->inputs, model->batch, model->seq_len, cfg->channels);
     if (trace_enabled())
         trace_record(TRACK_COMPUTE, "backward embedding", 0, started, now_seconds());
+    comm_log_mark("backward_end", 0, NULL, 0);
     grads_ready(model, 0);
 }
 

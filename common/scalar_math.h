@@ -14,14 +14,15 @@
 #define SCALAR_FN static inline
 #endif
 
-/* 2^k for an integer k in the normal exponent range, from its bits. */
+/* 2^k for an integer k in the normal exponent range, from its bits. The shift is unsigned:
+ * a NaN input makes k meaningless (the result is NaN either way), never undefined behaviour. */
 SCALAR_FN float two_to_the(int32_t k)
 {
 #ifdef __CUDA_ARCH__
-    return __int_as_float((k + 127) << 23);
+    return __int_as_float((int)((uint32_t)(k + 127) << 23));
 #else
-    union { int32_t bits; float value; } two_k;
-    two_k.bits = (k + 127) << 23;
+    union { uint32_t bits; float value; } two_k;
+    two_k.bits = (uint32_t)(k + 127) << 23;
     return two_k.value;
 #endif
 }

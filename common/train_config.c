@@ -36,6 +36,8 @@ const Flag train_flags[] = {
     {"csv", FLAG_STRING, FIELD(csv_path), "write per-step figures to this CSV", 0, 0},
     {"trace", FLAG_STRING, FIELD(trace_dir), "write per-rank Perfetto timelines (rank_R.json, merged.json) here", 0, 0},
     {"summary", FLAG_STRING, FIELD(summary_path), "write the end-of-run summary to this CSV (one row)", 0, 0},
+    {"comm-log", FLAG_STRING, FIELD(comm_log_path),
+     "write every rank's communicator calls, model marks and allocations to this CSV", 0, 0},
     {"threads", FLAG_INT, FIELD(threads), "OpenBLAS threads", 1, 1024},
     {"device", FLAG_STRING, FIELD(device), "where the model runs: cpu or cuda (a build with make CUDA=1)", 0, 0},
     {"comm", FLAG_STRING, FIELD(comm_backend),

@@ -25,6 +25,7 @@ typedef struct {
     int accum_steps;  /* micro-batches per optimizer step (lesson 06's --accum); 1 elsewhere */
     const char *init_from, *save_path, *csv_path, *summary_path;
     const char *trace_dir; /* --trace: per-rank timelines for Perfetto go here */
+    const char *comm_log_path; /* --comm-log: the communication log as CSV (comm_log.h) */
     int threads;
     const char *device;       /* --device: cpu or cuda */
     const char *comm_backend; /* --comm: auto, mpi or nccl */

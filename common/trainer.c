@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "comm_log.h"
 #include "paths.h"
 #include "replicas.h"
 #include "sample.h"
@@ -27,9 +28,9 @@ const char *blas_core_name(void)
 static int refuse_overwrite(const TrainConfig *cfg, char *err, size_t err_len)
 {
     const char *inputs[] = {cfg->train_path, cfg->val_path, cfg->init_from};
-    const char *outputs[] = {cfg->save_path, cfg->csv_path, cfg->summary_path};
-    const char *output_flags[] = {"--save", "--csv", "--summary"};
-    for (int o = 0; o < 3; o++)
+    const char *outputs[] = {cfg->save_path, cfg->csv_path, cfg->summary_path, cfg->comm_log_path};
+    const char *output_flags[] = {"--save", "--csv", "--summary", "--comm-log"};
+    for (int o = 0; o < 4; o++)
         for (int i = 0; i < 3; i++)
             if (same_file(outputs[o], inputs[i])) {
                 snprintf(err, err_len, "%s %s would overwrite an input file; choose another path",
@@ -59,12 +60,14 @@ static int load_or_init(Trainer *tr, char *err, size_t err_len)
     return status;
 }
 
-/* The summary is written at the end; find out now, not after the run, if it cannot be. */
-static int check_summary_path(const Trainer *tr, char *err, size_t err_len)
+/* A file written at the end: find out now, not after the run, if it cannot be. */
+static int check_writable(const char *path, const char *flag, char *err, size_t err_len)
 {
-    FILE *probe = fopen(tr->cfg.summary_path, "w");
+    if (path == NULL)
+        return 0;
+    FILE *probe = fopen(path, "w");
     if (probe == NULL) {
-        snprintf(err, err_len, "--summary %s: cannot open for writing", tr->cfg.summary_path);
+        snprintf(err, err_len, "%s %s: cannot open for writing", flag, path);
         return -1;
     }
     fclose(probe);
@@ -75,7 +78,8 @@ static int open_outputs(Trainer *tr, char *err, size_t err_len)
 {
     if (tr->rank != 0)
         return 0;
-    if (tr->cfg.summary_path != NULL && check_summary_path(tr, err, err_len) != 0)
+    if (check_writable(tr->cfg.summary_path, "--summary", err, err_len) != 0 ||
+        check_writable(tr->cfg.comm_log_path, "--comm-log", err, err_len) != 0)
         return -1;
     if (tr->cfg.csv_path == NULL)
         return 0;
@@ -170,6 +174,7 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
     tr->comm = comm;
     tr->rank = comm_rank(comm);
     tr->world = comm_size(comm);
+    comm_log_keep(cfg->comm_log_path != NULL);
     blas_set_threads(cfg->threads);
     mem_set_limit((size_t)(cfg->mem_limit_mb * 1e6));
     int failed = refuse_overwrite(cfg, err, err_len) != 0 || split_batch(tr, err, err_len) != 0 ||
@@ -210,6 +215,7 @@ static float forward_backward(Trainer *tr, const DataLoader *dl)
     double loss = 0.0;
     for (int micro = 0; micro < tr->cfg.accum_steps; micro++) {
         tr->run.micro_step = micro;
+        comm_log_micro(micro);
         loss += gpt_forward(&tr->model, dl->inputs + micro * rows, dl->targets + micro * rows);
         gpt_backward(&tr->model);
     }
@@ -237,6 +243,7 @@ StepResult trainer_step(Trainer *tr, int step)
     GPT *model = &tr->model;
     StepResult result;
     CommStats before = comm_stats(tr->comm);
+    comm_log_step(step + 1);
     double start = now_seconds();
     dataloader_next(&tr->train);
     trace_record(TRACK_COMPUTE, "data", -1, start, now_seconds());
@@ -246,6 +253,7 @@ StepResult trainer_step(Trainer *tr, int step)
         tr->strategy.before_step(&tr->run);
     result.lr = lr_schedule(cfg->lr, step, cfg->steps, cfg->warmup_steps, cfg->min_lr_frac);
     AdamWHyper hyper = train_config_hyper(cfg, result.lr);
+    comm_log_mark("optimizer_start", -1, NULL, 0);
     double optimizer_started = now_seconds();
     if (tr->strategy.optimizer_step != NULL) {
         result.grad_norm = tr->strategy.optimizer_step(&tr->run, hyper, cfg->grad_clip);
@@ -255,6 +263,7 @@ StepResult trainer_step(Trainer *tr, int step)
     }
     model->kernels->synchronize(); /* a GPU queues work: the step ends when the device is done */
     double ended = now_seconds();
+    comm_log_mark("step_end", -1, NULL, 0);
     trace_record(TRACK_COMPUTE, "optimizer step", -1, optimizer_started, ended);
     double seconds = ended - start;
     CommStats after = comm_stats(tr->comm);
@@ -270,12 +279,14 @@ float trainer_validate(Trainer *tr)
 {
     size_t rows = (size_t)tr->micro_batch * tr->cfg.seq_len;
     double total = 0.0;
+    comm_log_mark("validate_start", -1, NULL, 0);
     dataloader_reset(&tr->val);
     for (int i = 0; i < tr->cfg.val_batches; i++) {
         dataloader_next(&tr->val);
         for (int micro = 0; micro < tr->cfg.accum_steps; micro++)
             total += gpt_forward(&tr->model, tr->val.inputs + micro * rows, tr->val.targets + micro * rows);
     }
+    comm_log_mark("validate_end", -1, NULL, 0);
     return global_mean(tr, (float)(total / ((double)tr->cfg.val_batches * tr->cfg.accum_steps)));
 }
 
@@ -506,6 +517,7 @@ int trainer_run(Trainer *tr, char *err, size_t err_len)
         show_progress(tr, step, now_seconds() - started);
     }
     clear_progress(tr);
+    comm_log_mark("train_end", -1, NULL, 0);
     if (tr->csv != NULL)
         fflush(tr->csv);
     if (finish_trace(tr, err, err_len) != 0)
@@ -518,7 +530,12 @@ int trainer_run(Trainer *tr, char *err, size_t err_len)
     int status = -1;
     if (host == NULL)
         snprintf(err, err_len, "out of memory gathering the parameters");
-    else if (check_replicas(tr, host, err, err_len) == 0)
+    else
+        status = check_replicas(tr, host, err, err_len);
+    /* written whatever the replicas said: the log is how to find out why they differ */
+    if (tr->cfg.comm_log_path != NULL && comm_log_write(tr->comm, tr->cfg.comm_log_path, err, err_len) != 0)
+        status = -1;
+    if (status == 0)
         status = finish_run(tr, host, err, err_len);
     mem_free(host);
     return status;

@@ -1,69 +1,117 @@
 #!/usr/bin/env bash
-# Grades a lesson build against the expected values in tests/expected/NN_name/.
+# Grades lessons against the expected values in tests/expected/ and the rules they teach.
 #
-#   scripts/grade.sh NN [BINARY]     (make grade LESSON=NN)
+#   scripts/grade.sh [NN [BINARY]] [--json FILE] [--check NAME]
+#   (make grade [LESSON=NN] [CHECK=NAME] [JSON=FILE])
 #
-# BINARY defaults to the student build, build/lessons/NN_name. The checks of a lesson are
-# listed in tests/expected/NN_name.checks, one per line:
-#   train PRESET     `BINARY train --config PRESET`: loss, grad norm and validation loss
-#                    per step against expected/NN_name/train_PRESET.csv, within the tolerance
-#   estimate PRESET  `BINARY estimate --config PRESET` against estimate_PRESET.csv, exactly
-#   ring N           `mpiexec -n N BINARY --verify-ring`: the ring all-reduce, exact sums
-#   dp PRESET N [FLAGS...]
-#                    `mpiexec -n N BINARY train --config PRESET FLAGS`: the run must end with
-#                    identical parameters on every rank; loss, grad norm and validation loss
-#                    per step within the tolerance, and the bytes communicated per step
-#                    exactly, against expected/NN_name/dp_PRESET_nN[_FLAGS].csv
-# Prints PASS/FAIL per check; exits non-zero if any check fails.
+# NN: the lesson (all lessons when left out, ending with one table). BINARY defaults to the
+# student build, build/lessons/NN_name; its sanitizer build is the same path under
+# build/sanitize/. A lesson's checks are listed in tests/expected/NN_name.checks, one per line:
+#   train PRESET [FLAGS]   `BINARY train --config PRESET FLAGS`: loss, grad norm and validation
+#                          loss per step against expected/NN_name/train_PRESET.csv, within the tolerance
+#   estimate PRESET [FLAGS]
+#                          `BINARY estimate --config PRESET FLAGS` against estimate_PRESET[_FLAGS].csv, exactly
+#   ring N                 `mpiexec -n N BINARY --verify-ring`: the ring all-reduce against exact sums,
+#                          and its communication log against the ring's rule (tests/check_schedule.c)
+#   dp PRESET N [FLAGS]    `mpiexec -n N BINARY train --config PRESET FLAGS`: identical parameters on
+#                          every rank at the end; loss, grad norm and validation loss per step within
+#                          the tolerance and the bytes communicated per step exactly, against
+#                          expected/NN_name/dp_PRESET_nN[_FLAGS].csv; and the run's communication log
+#                          against the lesson's schedule and memory rules
+#   sanitize CHECK...      the run of CHECK (one of the lines above), 4 steps of it, with the
+#                          AddressSanitizer + UndefinedBehaviorSanitizer build: any report fails
+# Every PASS/FAIL line is one check; a failed one is followed by the commands that reproduce it.
+# --json FILE also writes the results in Gradescope's results.json format. --check NAME (or
+# CHECK=NAME) runs only the line whose name (as printed: dp_reference_n2_bucket-mb_0.1) is NAME.
+# Exit status: 0 when every check passes, 1 when one fails, 2 on bad input.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source tests/tolerance.sh
 source scripts/check_name.sh
 
-number=${1:-}
-if [ -z "$number" ]; then
-    echo "grade: which lesson? usage: make grade LESSON=NN" >&2
-    exit 2
-fi
-lesson=$(scripts/lesson_binary.sh "$number") || exit 2
-binary=${2:-build/lessons/$lesson}
-expected_dir=tests/expected/$lesson
-checks_file=tests/expected/$lesson.checks
-[ -x "$binary" ] || { echo "grade: $binary is not built (run make)" >&2; exit 2; }
-[ -f "$checks_file" ] || { echo "grade: no checks listed in $checks_file" >&2; exit 2; }
+usage() { sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; }
+
+number="" binary="" json="" only=${CHECK:-}
+while [ $# -gt 0 ]; do
+    case $1 in
+    -h|--help) usage; exit 0 ;;
+    --json) json=${2:?grade: --json needs a file}; shift 2 ;;
+    --check) only=${2:?grade: --check needs a check name}; shift 2 ;;
+    -*) echo "grade: unknown flag $1 (see --help)" >&2; exit 2 ;;
+    *) if [ -z "$number" ]; then number=$1; elif [ -z "$binary" ]; then binary=$1
+       else echo "grade: too many arguments (see --help)" >&2; exit 2; fi
+       shift ;;
+    esac
+done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
-checks=0
+results=$work/results.tsv # lesson TAB line: every line graded, for the JSON and the table
+: >"$results"
 
+# The words of the command that runs `mode args...` with BINARY (no output files).
+run_command() {
+    local binary=$1 mode=$2 preset=${3:-}
+    case $mode in
+    train) echo "$binary train --config $preset ${*:4}" ;;
+    estimate) echo "$binary estimate --config $preset ${*:4}" ;;
+    ring) echo "mpiexec -n $preset $binary --verify-ring" ;;
+    dp) echo "mpiexec -n $4 $binary train --config $preset ${*:5}" ;;
+    esac
+}
+
+# The schedule flags of a check line: what the run was started with, for check_schedule.
+schedule_flags() {
+    local mode=$1 preset=$2
+    case $mode in
+    dp) echo "--config $preset ${*:4}" ;;
+    esac
+}
+
+# The exercise files of a lesson: a sanitizer report is traced back to the first frame in one.
+exercise_files() { (cd "solutions/$1" && ls -- *.c | paste -sd'|'); }
+
+# First sanitizer report in log, as one line naming where it happened.
+sanitizer_finding() {
+    local log=$1 lesson=$2 files kind frame
+    files=$(exercise_files "$lesson")
+    kind=$(grep -m1 -oE 'ERROR: AddressSanitizer: [a-z-]+|runtime error: .*' "$log")
+    [ -n "$kind" ] || return 1
+    frame=$(grep -m1 -E "(^|/)($files):[0-9]+" "$log" | grep -oE "in [^ ]+ [^ ]*($files):[0-9]+|[^ ]*($files):[0-9]+(:[0-9]+)?" | head -n1)
+    [ -n "$frame" ] || frame=$(grep -m1 -E '^ *#0 ' "$log" | sed 's/^ *#0 0x[0-9a-f]* //')
+    echo "${kind#ERROR: }, ${frame:-no frame}"
+}
+
+# One check line: prints its PASS/FAIL lines; returns 1 when any fails.
 run_check() {
-    local mode=$1 preset=$2 name expected actual
+    local number=$1 lesson=$2 binary=$3 mode=$4 preset=${5:-} name expected actual log
+    shift 3
     name=$(check_name "$@")
-    expected=$expected_dir/$name.csv
+    expected=tests/expected/$lesson/$name.csv
     actual=$work/$name.csv
-    checks=$((checks + 1))
+    log=$work/$name.log.csv
     case $mode in
     train)
-        if ! "$binary" train --config "$preset" --csv "$actual" >"$work/$name.log" 2>&1; then
-            echo "FAIL $name: the lesson exited with an error:"; tail -n 3 "$work/$name.log"
-            return 1
+        if ! $(run_command "$binary" "$@") --csv "$actual" >"$work/$name.out" 2>&1; then
+            echo "FAIL $name: the lesson exited with an error:"; tail -n 3 "$work/$name.out"; return 1
         fi
         build/tools/compare_runs "$expected" "$actual" --label "$name" \
             --columns loss,grad_norm,val_loss --rtol "$LOSS_RTOL" --atol "$LOSS_ATOL" ;;
     estimate)
-        "$binary" estimate --config "$preset" >"$actual" 2>"$work/$name.log" ||
-            { echo "FAIL $name: the lesson exited with an error"; return 1; }
+        $(run_command "$binary" "$@") >"$actual" 2>"$work/$name.out" ||
+            { echo "FAIL $name: the lesson exited with an error:"; tail -n 3 "$work/$name.out"; return 1; }
         build/tools/compare_runs "$expected" "$actual" --label "$name" --columns bytes --rtol 0 --atol 0 ;;
     ring)
-        timeout 300 mpiexec -n "$preset" "$binary" --verify-ring ;;
-    dp)
-        local ranks=$3
-        shift 3
         local status=0
-        if ! timeout "${GRADE_TIMEOUT:-300}" mpiexec -n "$ranks" "$binary" train --config "$preset" "$@" \
-            --step-timeout "${GRADE_STEP_TIMEOUT:-60}" --csv "$actual" >"$work/$name.log" 2>&1; then
-            echo "FAIL $name: the lesson exited with an error:"; tail -n 3 "$work/$name.log"
+        timeout "${GRADE_TIMEOUT:-300}" $(run_command "$binary" "$@") --comm-log "$log" || status=1
+        [ -s "$log" ] || { echo "FAIL $name: no communication log (the program ended early)"; return 1; }
+        build/tools/check_schedule "$number" "$log" --label "$name" || status=1
+        return $status ;;
+    dp)
+        local status=0
+        if ! timeout "${GRADE_TIMEOUT:-300}" $(run_command "$binary" "$@") \
+            --step-timeout "${GRADE_STEP_TIMEOUT:-60}" --csv "$actual" --comm-log "$log" >"$work/$name.out" 2>&1; then
+            echo "FAIL $name: the lesson exited with an error:"; tail -n 3 "$work/$name.out"
             # the figures of a run that got to the end still say where it went wrong
             [ -s "$actual" ] || return 1
             status=1
@@ -72,20 +120,114 @@ run_check() {
             --columns loss,grad_norm,val_loss --rtol "$LOSS_RTOL" --atol "$LOSS_ATOL" || status=1
         build/tools/compare_runs "$expected" "$actual" --label "$name" --columns comm_bytes --rtol 0 --atol 0 ||
             status=1
+        if [ -s "$log" ]; then
+            # shellcheck disable=SC2046 # the flags are words
+            build/tools/check_schedule "$number" "$log" --label "$name" $(schedule_flags "$@") || status=1
+        else
+            echo "FAIL $name schedule: no communication log (the run ended early)"; status=1
+        fi
         return $status ;;
+    sanitize)
+        local sanitized=build/sanitize/${binary#build/} finding
+        [ -x "$sanitized" ] || { echo "FAIL $name: $sanitized is not built (make SANITIZE=1 $sanitized)"; return 1; }
+        # shellcheck disable=SC2046
+        ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            timeout "${GRADE_TIMEOUT:-300}" $(run_command "$sanitized" "${@:2}") \
+            $([ "$2" = ring ] || echo --steps 4) >"$work/$name.out" 2>&1
+        local status=$?
+        if finding=$(sanitizer_finding "$work/$name.out" "$lesson"); then
+            echo "FAIL $name: $finding"; return 1
+        elif [ $status -ne 0 ] && [ "$2" != ring ]; then
+            echo "FAIL $name: the sanitizer build exited with an error:"; tail -n 3 "$work/$name.out"; return 1
+        fi
+        echo "PASS $name: no AddressSanitizer or UndefinedBehaviorSanitizer report" ;;
     *)
-        echo "grade: don't know how to check '$mode' ($checks_file)" >&2; return 1 ;;
+        echo "FAIL $name: grade does not know the check '$mode' (tests/expected/$lesson.checks)"; return 1 ;;
     esac
 }
 
-echo "grading $binary (BLAS core type: ${OPENBLAS_CORETYPE:-auto})"
-while read -r -a words; do
-    [ "${#words[@]}" -eq 0 ] && continue
-    run_check "${words[@]}" </dev/null || failures=$((failures + 1))
-done <"$checks_file"
-if [ "$failures" -eq 0 ]; then
-    echo "lesson $number: PASS ($checks checks)"
+# The commands that redo a failed check by hand.
+print_reproduce() {
+    local number=$1 lesson=$2 binary=$3 mode=$4 name run expected
+    shift 3
+    name=$(check_name "$@")
+    expected=tests/expected/$lesson/$name.csv
+    run=$(run_command "$binary" "$@")
+    echo "  reproduce:"
+    case $mode in
+    train)
+        echo "    $run --csv run.csv"
+        echo "    build/tools/compare_runs $expected run.csv --columns loss,grad_norm,val_loss --rtol $LOSS_RTOL --atol $LOSS_ATOL" ;;
+    dp)
+        echo "    $run --csv run.csv --comm-log run_log.csv"
+        echo "    build/tools/compare_runs $expected run.csv --columns loss,grad_norm,val_loss --rtol $LOSS_RTOL --atol $LOSS_ATOL"
+        echo "    build/tools/compare_runs $expected run.csv --columns comm_bytes --rtol 0 --atol 0"
+        echo "    build/tools/check_schedule $number run_log.csv $(schedule_flags "$@")" ;;
+    estimate)
+        echo "    $run > estimate.csv"
+        echo "    build/tools/compare_runs $expected estimate.csv --columns bytes --rtol 0 --atol 0" ;;
+    ring)
+        echo "    $run --comm-log run_log.csv"
+        echo "    build/tools/check_schedule $number run_log.csv" ;;
+    sanitize)
+        echo "    make SANITIZE=1 build/sanitize/${binary#build/}"
+        echo "    ASAN_OPTIONS=detect_leaks=0 $(run_command "build/sanitize/${binary#build/}" "${@:2}")" ;;
+    esac
+}
+
+# Grades one lesson; sets lesson_checks and lesson_failed.
+grade_lesson() {
+    local number=$1 binary=$2 lesson checks_file
+    lesson=$(scripts/lesson_binary.sh "$number") || exit 2
+    [ -n "$binary" ] || binary=build/lessons/$lesson
+    checks_file=tests/expected/$lesson.checks
+    [ -x "$binary" ] || { echo "grade: $binary is not built (make $binary)" >&2; exit 2; }
+    [ -f "$checks_file" ] || { echo "grade: no checks listed in $checks_file" >&2; exit 2; }
+    echo "grading $binary (BLAS core type: ${OPENBLAS_CORETYPE:-auto})"
+    lesson_checks=0 lesson_failed=0
+    local ran=0
+    while read -r -a words; do
+        [ "${#words[@]}" -eq 0 ] && continue
+        [ -n "$only" ] && [ "$(check_name "${words[@]}")" != "$only" ] && continue
+        ran=1
+        run_check "$number" "$lesson" "$binary" "${words[@]}" </dev/null >"$work/check.out" 2>&1
+        local status=$?
+        if [ $status -ne 0 ] && ! grep -qE '^FAIL ' "$work/check.out"; then
+            echo "FAIL $(check_name "${words[@]}"): the check failed without a FAIL line" >>"$work/check.out"
+        fi
+        [ $status -ne 0 ] && print_reproduce "$number" "$lesson" "$binary" "${words[@]}" >>"$work/check.out"
+        cat "$work/check.out"
+        sed "s/^/$number\t/" "$work/check.out" >>"$results"
+        lesson_checks=$((lesson_checks + $(grep -cE '^(PASS|FAIL) ' "$work/check.out")))
+        lesson_failed=$((lesson_failed + $(grep -cE '^FAIL ' "$work/check.out")))
+    done <"$checks_file"
+    [ $ran -eq 1 ] || { echo "grade: lesson $number has no check named '$only'" >&2; exit 2; }
+    if [ "$lesson_failed" -eq 0 ]; then
+        echo "lesson $number: PASS ($lesson_checks of $lesson_checks checks passed)"
+    else
+        echo "lesson $number: FAIL ($lesson_failed of $lesson_checks checks failed)"
+    fi
+}
+
+if [ -n "$number" ]; then
+    grade_lesson "$number" "$binary"
+    failed=$lesson_failed
 else
-    echo "lesson $number: FAIL ($failures of $checks checks failed)"
-    exit 1
+    [ -z "$binary" ] || { echo "grade: a binary needs a lesson number" >&2; exit 2; }
+    failed=0
+    table=$work/table
+    for checks_file in tests/expected/[0-9][0-9]_*.checks; do
+        lesson=$(basename "$checks_file" .checks)
+        grade_lesson "${lesson%%_*}" ""
+        echo "${lesson} ${lesson_checks} ${lesson_failed}" >>"$table"
+        failed=$((failed + lesson_failed))
+        echo
+    done
+    printf '%-18s %7s %7s  %s\n' lesson checks failed result
+    while read -r lesson checks lesson_failed; do
+        printf '%-18s %7d %7d  %s\n' "$lesson" "$checks" "$lesson_failed" \
+            "$([ "$lesson_failed" -eq 0 ] && echo PASS || echo FAIL)"
+    done <"$table"
 fi
+[ -z "$json" ] || python3 scripts/grade_results.py "$results" "$json" || exit 2
+[ "$failed" -eq 0 ]

@@ -31,12 +31,12 @@ while read -r -a words; do
         "$binary" train --config "$preset" --csv "$work/run.csv" >/dev/null </dev/null
         keep_graded "" <"$work/run.csv" >"$work/$name.csv" ;;
     estimate)
-        "$binary" estimate --config "$preset" >"$work/$name.csv" ;;
+        "$binary" estimate --config "$preset" "${words[@]:2}" >"$work/$name.csv" ;;
     dp)
         mpiexec -n "${words[2]}" "$binary" train --config "$preset" "${words[@]:3}" --csv "$work/run.csv" >/dev/null </dev/null
         keep_graded comm_bytes <"$work/run.csv" >"$work/$name.csv" ;;
     *)
-        continue ;; # checks without stored values (e.g. ring) compare against exact sums
+        continue ;; # checks without stored values: ring (exact sums), sanitize (no report)
     esac
     mkdir -p "$out"
     mv "$work/$name.csv" "$out/$name.csv"

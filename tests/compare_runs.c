@@ -1,66 +1,149 @@
 /* Compares a run's CSV with an expected-values CSV, column by column, and prints one
- * PASS/FAIL line per column. Rows are matched by position and must agree in number; a
- * field empty in one file must be empty in the other (e.g. steps without validation).
+ * PASS/FAIL line per column. Rows are matched by position and must agree in number and in
+ * their first cell (the step); a field empty in one file must be empty in the other (e.g.
+ * steps without validation).
  *
  *   compare_runs EXPECTED ACTUAL --columns a,b,c [--rtol X] [--atol Y] [--label NAME]
  *
  * A value passes when |actual - expected| <= atol + rtol * |expected|; --rtol 0 --atol 0
- * demands exact equality (the memory estimator's byte counts). Exit 0 when every column
- * passes, 1 when any fails, 2 on bad input. */
+ * demands exact equality (the memory estimator's byte counts). A failing column names its
+ * first differing row and lists the first few under it, so that a student sees whether a
+ * mistake is constant, growing or intermittent. Exit 0 when every column passes, 1 when
+ * any fails, 2 on bad input. */
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_ROWS = 100000, MAX_COLS = 32, LINE_LEN = 4096 };
+enum { MAX_COLS = 32, CELL_LEN = 64, LINE_LEN = 4096, MAX_SHOWN = 5, TEXT_LEN = 96 };
+
+static const char usage[] =
+    "usage: compare_runs EXPECTED ACTUAL --columns a,b [--rtol X] [--atol Y] [--label NAME]\n";
+
+typedef char Row[MAX_COLS][CELL_LEN];
 
 typedef struct {
-    char header[MAX_COLS][64];
+    Row header;
     int num_cols;
-    char (*cells)[MAX_COLS][40];
-    int num_rows;
+    Row *rows;
+    int num_rows, capacity;
 } Table;
 
-static int split(char *line, char fields[][40], int max_fields, size_t field_len)
+typedef struct {
+    double rtol, atol;
+} Tolerance;
+
+typedef struct {
+    const char *expected_path, *actual_path, *columns, *label;
+    Tolerance tolerance;
+} Options;
+
+/* One row where a column differs, written out as it will be printed. */
+typedef struct {
+    const char *key;            /* the row's first cell, e.g. its step */
+    char expected[TEXT_LEN], actual[TEXT_LEN];
+    char difference[TEXT_LEN];  /* the table's last column: the difference, or what is wrong */
+    char detail[3 * TEXT_LEN];  /* the same for the FAIL line, in words */
+} Difference;
+
+typedef struct {
+    int count;                  /* rows that differ */
+    Difference shown[MAX_SHOWN]; /* the first of them */
+} Differences;
+
+/* Splits a CSV line at its commas; these files hold numbers and plain names, never quotes.
+ * Returns the number of fields, or -1 when there are more than MAX_COLS or one does not
+ * fit a cell: cutting a number short would compare a different number. */
+static int split(char *line, Row fields)
 {
-    int n = 0;
     line[strcspn(line, "\r\n")] = '\0';
-    for (char *start = line; n < max_fields; n++) {
+    char *start = line;
+    for (int n = 0; n < MAX_COLS; n++) {
         char *comma = strchr(start, ',');
         size_t len = comma ? (size_t)(comma - start) : strlen(start);
-        if (len >= field_len)
-            len = field_len - 1;
+        if (len >= CELL_LEN)
+            return -1;
         memcpy(fields[n], start, len);
         fields[n][len] = '\0';
         if (comma == NULL)
             return n + 1;
         start = comma + 1;
     }
-    return n;
+    return -1;
+}
+
+/* Reads one line into line; returns 0 at the end of the file, -1 when the line does not fit. */
+static int read_line(FILE *f, char line[LINE_LEN])
+{
+    if (fgets(line, LINE_LEN, f) == NULL)
+        return 0;
+    return strchr(line, '\n') != NULL || feof(f) ? 1 : -1;
+}
+
+static Row *next_row(Table *table)
+{
+    if (table->num_rows == table->capacity) {
+        int capacity = table->capacity ? 2 * table->capacity : 64;
+        Row *rows = realloc(table->rows, (size_t)capacity * sizeof *rows);
+        if (rows == NULL)
+            return NULL;
+        table->rows = rows;
+        table->capacity = capacity;
+    }
+    Row *row = &table->rows[table->num_rows++];
+    memset(row, 0, sizeof *row); /* fields a short line leaves out read as empty */
+    return row;
+}
+
+/* Reads the rows after the header; returns 0, or -1 after saying why on stderr. */
+static int read_rows(FILE *f, const char *path, Table *table)
+{
+    char line[LINE_LEN];
+    int got, line_number = 1;
+    while ((got = read_line(f, line)) != 0) {
+        line_number++;
+        if (got < 0) {
+            fprintf(stderr, "compare_runs: %s line %d is longer than %d characters\n", path,
+                    line_number, LINE_LEN - 2);
+            return -1;
+        }
+        Row *row = next_row(table);
+        if (row == NULL) {
+            fprintf(stderr, "compare_runs: out of memory reading %s\n", path);
+            return -1;
+        }
+        if (split(line, *row) < 0) {
+            fprintf(stderr, "compare_runs: %s line %d has more than %d fields or one longer than %d characters\n",
+                    path, line_number, MAX_COLS, CELL_LEN - 1);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static int read_table(const char *path, Table *table)
 {
+    memset(table, 0, sizeof *table);
     FILE *f = fopen(path, "r");
     if (f == NULL) {
-        fprintf(stderr, "compare_runs: cannot open %s\n", path);
+        fprintf(stderr, "compare_runs: cannot open %s: %s\n", path, strerror(errno));
         return -1;
     }
-    char line[LINE_LEN], fields[MAX_COLS][40];
-    if (fgets(line, sizeof line, f) == NULL) {
+    char line[LINE_LEN];
+    int status = -1, got = read_line(f, line);
+    if (got == 0)
         fprintf(stderr, "compare_runs: %s is empty\n", path);
-        fclose(f);
-        return -1;
-    }
-    table->num_cols = split(line, fields, MAX_COLS, 40);
-    for (int c = 0; c < table->num_cols; c++)
-        snprintf(table->header[c], sizeof table->header[c], "%s", fields[c]);
-    table->cells = calloc(MAX_ROWS, sizeof *table->cells);
-    table->num_rows = 0;
-    while (table->cells != NULL && table->num_rows < MAX_ROWS && fgets(line, sizeof line, f) != NULL)
-        split(line, table->cells[table->num_rows++], MAX_COLS, 40);
+    else if (got < 0)
+        fprintf(stderr, "compare_runs: %s header line is longer than %d characters\n", path, LINE_LEN - 2);
+    else if ((table->num_cols = split(line, table->header)) < 0)
+        fprintf(stderr, "compare_runs: %s has more than %d columns or a name longer than %d characters\n",
+                path, MAX_COLS, CELL_LEN - 1);
+    else
+        status = read_rows(f, path, table);
     fclose(f);
-    return table->cells == NULL ? -1 : 0;
+    return status;
 }
 
 static int column_index(const Table *table, const char *name)
@@ -71,77 +154,277 @@ static int column_index(const Table *table, const char *name)
     return -1;
 }
 
+/* Reads a whole cell as a number; returns 0 when it is not one (strtod alone reads "abc"
+ * as 0 and "12abc" as 12). */
+static int parse_number(const char *text, double *value)
+{
+    char *end;
+    *value = strtod(text, &end);
+    if (end == text)
+        return 0;
+    while (isspace((unsigned char)*end))
+        end++;
+    return *end == '\0';
+}
+
+/* Below 2^53 a double holds a whole number, and the difference of two, exactly; they are
+ * printed in full because %g would show 33554432 and 33554433 both as 3.36e+07. */
+static int is_whole(double value) { return fabs(value) < 9007199254740992.0 && value == floor(value); }
+
+static void describe_one_empty(const char *e, const char *a, Difference *out)
+{
+    snprintf(out->expected, sizeof out->expected, "%s", e[0] ? e : "(empty)");
+    snprintf(out->actual, sizeof out->actual, "%s", a[0] ? a : "(empty)");
+    snprintf(out->difference, sizeof out->difference, "value missing");
+    snprintf(out->detail, sizeof out->detail, "a value in one file only");
+}
+
+static void describe_not_a_number(const char *e, const char *a, const char *which, Difference *out)
+{
+    snprintf(out->expected, sizeof out->expected, "%s", e);
+    snprintf(out->actual, sizeof out->actual, "%s", a);
+    snprintf(out->difference, sizeof out->difference, "not a number");
+    snprintf(out->detail, sizeof out->detail, "'%s' in the %s file is not a number",
+             which[0] == 'e' ? e : a, which);
+}
+
+static void describe_numbers(double ev, double av, double diff, double allowed, Difference *out)
+{
+    char allowed_text[TEXT_LEN];
+    if (is_whole(ev) && is_whole(av)) {
+        /* only whole differences occur, and floor(allowed) is the largest that passes */
+        snprintf(out->expected, sizeof out->expected, "%.0f", ev);
+        snprintf(out->actual, sizeof out->actual, "%.0f", av);
+        snprintf(out->difference, sizeof out->difference, "%.0f", diff);
+        snprintf(allowed_text, sizeof allowed_text, "%.0f", floor(allowed));
+    } else {
+        snprintf(out->expected, sizeof out->expected, "%.9g", ev);
+        snprintf(out->actual, sizeof out->actual, "%.9g", av);
+        snprintf(out->difference, sizeof out->difference, "%.3g", diff);
+        snprintf(allowed_text, sizeof allowed_text, "%.3g", allowed);
+    }
+    snprintf(out->detail, sizeof out->detail, "difference %s, allowed %s", out->difference, allowed_text);
+}
+
+/* Compares one pair of cells. Returns 1 when they agree, with their relative difference
+ * in *relative; 0 when they differ, described in *out. */
+static int compare_cells(const char *e, const char *a, Tolerance tolerance, double *relative, Difference *out)
+{
+    *relative = 0.0;
+    if (e[0] == '\0' && a[0] == '\0')
+        return 1;
+    if (e[0] == '\0' || a[0] == '\0') {
+        describe_one_empty(e, a, out);
+        return 0;
+    }
+    double ev, av;
+    int expected_ok = parse_number(e, &ev), actual_ok = parse_number(a, &av);
+    if (!expected_ok || !actual_ok) {
+        describe_not_a_number(e, a, expected_ok ? "actual" : "expected", out);
+        return 0;
+    }
+    double diff = fabs(av - ev), allowed = tolerance.atol + tolerance.rtol * fabs(ev);
+    if (!(diff <= allowed)) { /* written so that a NaN fails */
+        describe_numbers(ev, av, diff, allowed, out);
+        return 0;
+    }
+    *relative = ev != 0.0 ? diff / fabs(ev) : diff;
+    return 1;
+}
+
+static int max_int(int a, int b) { return a > b ? a : b; }
+
+static void print_table(const char *key_name, const Differences *found)
+{
+    int shown = found->count < MAX_SHOWN ? found->count : MAX_SHOWN;
+    int key_width = (int)strlen(key_name), width = 12;
+    for (int i = 0; i < shown; i++) {
+        const Difference *d = &found->shown[i];
+        key_width = max_int(key_width, (int)strlen(d->key));
+        width = max_int(width, max_int((int)strlen(d->expected), (int)strlen(d->actual)));
+        width = max_int(width, (int)strlen(d->difference));
+    }
+    printf("  %*s  %*s  %*s  %*s\n", key_width, key_name, width, "expected", width, "actual", width,
+           "difference");
+    for (int i = 0; i < shown; i++) {
+        const Difference *d = &found->shown[i];
+        printf("  %*s  %*s  %*s  %*s\n", key_width, d->key, width, d->expected, width, d->actual, width,
+               d->difference);
+    }
+    if (found->count > shown)
+        printf("  ... and %d more\n", found->count - shown);
+}
+
+static void print_failure(const char *label, const char *name, int num_rows, const char *key_name,
+                          const Differences *found)
+{
+    const Difference *first = &found->shown[0];
+    printf("FAIL %s %s: %d of %d rows differ; first at %s=%s: %s but expected %s (%s)\n", label, name,
+           found->count, num_rows, key_name, first->key, first->actual, first->expected, first->detail);
+    print_table(key_name, found);
+}
+
 /* Compares one column; prints its verdict; returns 1 on pass. */
-static int compare_column(const Table *expected, const Table *actual, const char *name,
-                          double rtol, double atol, const char *label)
+static int compare_column(const Table *expected, const Table *actual, const char *name, Tolerance tolerance,
+                          const char *label)
 {
     int ce = column_index(expected, name), ca = column_index(actual, name);
     if (ce < 0 || ca < 0) {
         printf("FAIL %s %s: column missing from the %s file\n", label, name, ce < 0 ? "expected" : "actual");
         return 0;
     }
+    Differences found = {0};
     double worst = 0.0;
     for (int r = 0; r < expected->num_rows; r++) {
-        const char *e = expected->cells[r][ce], *a = actual->cells[r][ca];
-        if ((e[0] == '\0') != (a[0] == '\0')) {
-            printf("FAIL %s %s: at %s=%s it is '%s' but expected '%s'\n", label, name,
-                   expected->header[0], expected->cells[r][0], a, e);
-            return 0;
-        }
-        if (e[0] == '\0')
+        Difference difference;
+        double relative;
+        if (compare_cells(expected->rows[r][ce], actual->rows[r][ca], tolerance, &relative, &difference)) {
+            worst = relative > worst ? relative : worst;
             continue;
-        double ev = strtod(e, NULL), av = strtod(a, NULL), diff = fabs(av - ev);
-        if (!(diff <= atol + rtol * fabs(ev))) {
-            printf("FAIL %s %s: at %s=%s it is %s but expected %s (difference %.3g, allowed %.3g)\n",
-                   label, name, expected->header[0], expected->cells[r][0], a, e, diff,
-                   atol + rtol * fabs(ev));
-            return 0;
         }
-        double relative = ev != 0.0 ? diff / fabs(ev) : diff;
-        worst = relative > worst ? relative : worst;
+        difference.key = expected->rows[r][0];
+        if (found.count < MAX_SHOWN)
+            found.shown[found.count] = difference;
+        found.count++;
+    }
+    if (found.count > 0) {
+        print_failure(label, name, expected->num_rows, expected->header[0], &found);
+        return 0;
     }
     printf("PASS %s %s: %d rows, largest relative difference %.2g\n", label, name, expected->num_rows, worst);
     return 1;
 }
 
+/* Rows are matched by position, so both files must hold the same steps in the same order. */
+static int rows_match(const Table *expected, const Table *actual, const char *label)
+{
+    if (expected->num_rows != actual->num_rows) {
+        printf("FAIL %s: %d rows but expected %d\n", label, actual->num_rows, expected->num_rows);
+        return 0;
+    }
+    for (int r = 0; r < expected->num_rows; r++)
+        if (strcmp(expected->rows[r][0], actual->rows[r][0]) != 0) {
+            printf("FAIL %s: row %d is %s=%s but expected %s=%s\n", label, r + 1, actual->header[0],
+                   actual->rows[r][0], expected->header[0], expected->rows[r][0]);
+            return 0;
+        }
+    return 1;
+}
+
+static int parse_tolerance(const char *flag, const char *text, double *value)
+{
+    if (!parse_number(text, value) || !(*value >= 0.0)) {
+        fprintf(stderr, "compare_runs: %s needs a number >= 0, not '%s'\n", flag, text);
+        return -1;
+    }
+    return 0;
+}
+
+static int is_known_flag(const char *arg)
+{
+    static const char *const flags[] = {"--columns", "--rtol", "--atol", "--label"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (strcmp(arg, flags[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int parse_flag(const char *flag, const char *value, Options *options)
+{
+    if (strcmp(flag, "--columns") == 0)
+        options->columns = value;
+    else if (strcmp(flag, "--label") == 0)
+        options->label = value;
+    else if (strcmp(flag, "--rtol") == 0)
+        return parse_tolerance(flag, value, &options->tolerance.rtol);
+    else
+        return parse_tolerance(flag, value, &options->tolerance.atol);
+    return 0;
+}
+
+/* Returns 0 when the options are complete, -1 after saying on stderr what is wrong. */
+static int parse_options(int argc, char **argv, Options *options)
+{
+    *options = (Options){.label = ""};
+    if (argc < 3) {
+        fputs(usage, stderr);
+        return -1;
+    }
+    for (int i = 1; i <= 2; i++)
+        if (strncmp(argv[i], "--", 2) == 0) {
+            fprintf(stderr, "compare_runs: the two CSV files come first, before %s\n", argv[i]);
+            return -1;
+        }
+    options->expected_path = argv[1];
+    options->actual_path = argv[2];
+    for (int i = 3; i < argc; i += 2) {
+        if (!is_known_flag(argv[i])) {
+            fprintf(stderr, "compare_runs: unknown flag %s\n", argv[i]);
+            return -1;
+        }
+        /* "--columns --rtol 0" is a forgotten value, not a column named --rtol */
+        if (i + 1 == argc || strncmp(argv[i + 1], "--", 2) == 0) {
+            fprintf(stderr, "compare_runs: %s needs a value\n", argv[i]);
+            return -1;
+        }
+        if (parse_flag(argv[i], argv[i + 1], options) != 0)
+            return -1;
+    }
+    if (options->columns == NULL) {
+        fprintf(stderr, "compare_runs: --columns is required (the columns to compare, e.g. loss,grad_norm)\n");
+        return -1;
+    }
+    if (options->columns[0] == '\0') {
+        fprintf(stderr, "compare_runs: --columns names no column\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return 1;
+    return 0;
+}
+
+static int compare_files(const Options *options, Table *expected, Table *actual)
+{
+    char copy[LINE_LEN];
+    Row names;
+    int num_names = -1;
+    if (strlen(options->columns) < sizeof copy) {
+        snprintf(copy, sizeof copy, "%s", options->columns);
+        num_names = split(copy, names);
+    }
+    if (num_names < 0) {
+        fprintf(stderr, "compare_runs: --columns names more than %d columns or one longer than %d characters\n",
+                MAX_COLS, CELL_LEN - 1);
+        return 2;
+    }
+    if (read_table(options->expected_path, expected) != 0 || read_table(options->actual_path, actual) != 0)
+        return 2;
+    if (!rows_match(expected, actual, options->label))
+        return 1;
+    int all_pass = 1;
+    for (int i = 0; i < num_names; i++)
+        all_pass &= compare_column(expected, actual, names[i], options->tolerance, options->label);
+    return all_pass ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
-    const char *columns = NULL, *label = "";
-    double rtol = 0.0, atol = 0.0;
-    if (argc < 3) {
-        fprintf(stderr, "usage: compare_runs EXPECTED ACTUAL --columns a,b [--rtol X] [--atol Y] [--label NAME]\n");
+    if (wants_help(argc, argv)) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    Options options;
+    if (parse_options(argc, argv, &options) != 0)
         return 2;
-    }
-    for (int i = 3; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--columns") == 0) columns = argv[i + 1];
-        else if (strcmp(argv[i], "--rtol") == 0) rtol = atof(argv[i + 1]);
-        else if (strcmp(argv[i], "--atol") == 0) atol = atof(argv[i + 1]);
-        else if (strcmp(argv[i], "--label") == 0) label = argv[i + 1];
-        else {
-            fprintf(stderr, "compare_runs: unknown flag %s\n", argv[i]);
-            return 2;
-        }
-    }
-    Table expected, actual;
-    if (columns == NULL || read_table(argv[1], &expected) != 0 || read_table(argv[2], &actual) != 0) {
-        if (columns == NULL)
-            fprintf(stderr, "compare_runs: --columns is required\n");
-        return 2;
-    }
-    if (expected.num_rows != actual.num_rows) {
-        printf("FAIL %s: %d rows but expected %d\n", label, actual.num_rows, expected.num_rows);
-        return 1;
-    }
-    for (int r = 0; r < expected.num_rows; r++)
-        if (strcmp(expected.cells[r][0], actual.cells[r][0]) != 0) {
-            printf("FAIL %s: row %d is %s=%s but expected %s=%s\n", label, r + 1, actual.header[0],
-                   actual.cells[r][0], expected.header[0], expected.cells[r][0]);
-            return 1;
-        }
-    char names[MAX_COLS][40], copy[LINE_LEN];
-    snprintf(copy, sizeof copy, "%s", columns);
-    int n = split(copy, names, MAX_COLS, 40), all_pass = 1;
-    for (int i = 0; i < n; i++)
-        all_pass &= compare_column(&expected, &actual, names[i], rtol, atol, label);
-    return all_pass ? 0 : 1;
+    Table expected = {0}, actual = {0};
+    int status = compare_files(&options, &expected, &actual);
+    free(expected.rows);
+    free(actual.rows);
+    return status;
 }

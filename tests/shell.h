@@ -45,6 +45,15 @@ static inline char *shell_temp_dir(char *dir, size_t len, const char *user)
     return mkdtemp(dir);
 }
 
+/* scripts/grade.sh on one lesson and binary (a short step timeout: a hung mistake fails
+ * fast); its output in out, its exit status returned. */
+static inline int shell_grade(const char *number, const char *binary, char *out, size_t len)
+{
+    char command[512];
+    snprintf(command, sizeof command, "GRADE_STEP_TIMEOUT=20 scripts/grade.sh %s %s", number, binary);
+    return shell_output(command, out, len);
+}
+
 static inline void shell_remove_dir(const char *dir)
 {
     char command[256];

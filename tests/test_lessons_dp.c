@@ -108,9 +108,7 @@ Test(lessons_dp, expected_values_match_the_single_device_reference)
 
 static int grade(const char *number, const char *binary, char *output, size_t len)
 {
-    char command[512];
-    snprintf(command, sizeof command, "GRADE_STEP_TIMEOUT=20 scripts/grade.sh %s %s", number, binary);
-    return shell_output(command, output, len);
+    return shell_grade(number, binary, output, len);
 }
 
 Test(lessons_dp, every_solution_passes_and_every_skeleton_fails_grading)

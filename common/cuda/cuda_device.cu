@@ -233,43 +233,9 @@ cublasHandle_t cuda_cublas_handle(void)
 
 /* ---------------------------------------------------------------- device memory */
 
-/* What each live allocation was accounted as, so free can give the bytes back to alloc.h.
- * A few hundred entries at most: a plain array searched from the newest end. */
-typedef struct {
-    void *ptr;
-    size_t bytes;
-    MemKind kind;
-} Allocation;
-
-static Allocation *allocations;
-static size_t num_allocations, allocations_capacity;
+/* Each live allocation's size and kind are kept by alloc.h's table of live blocks (which
+ * also names the block in the communication log), so free can give the bytes back. */
 static size_t alloc_failures;
-
-static void remember_allocation(void *ptr, size_t bytes, MemKind kind)
-{
-    if (num_allocations == allocations_capacity) {
-        size_t capacity = allocations_capacity == 0 ? 64 : 2 * allocations_capacity;
-        Allocation *grown = (Allocation *)realloc(allocations, capacity * sizeof *grown);
-        if (grown == NULL) {
-            fprintf(stderr, "cuda: out of host memory for the table of device allocations\n");
-            exit(1);
-        }
-        allocations = grown;
-        allocations_capacity = capacity;
-    }
-    allocations[num_allocations++] = (Allocation){ptr, bytes, kind};
-}
-
-static int forget_allocation(void *ptr, Allocation *found)
-{
-    for (size_t i = num_allocations; i-- > 0;)
-        if (allocations[i].ptr == ptr) {
-            *found = allocations[i];
-            allocations[i] = allocations[--num_allocations];
-            return 1;
-        }
-    return 0;
-}
 
 void *cuda_alloc_tracked(size_t bytes, MemKind kind)
 {
@@ -286,10 +252,15 @@ void *cuda_alloc_tracked(size_t bytes, MemKind kind)
         return NULL;
     }
     cuda_check_at(status, "cudaMalloc", __FILE__, __LINE__);
-    /* synchronised, because another stream (communication) may use the block first */
-    CUDA_CHECK(cudaMemsetAsync(ptr, 0, bytes, stream));
+    /* synchronised, because another stream (communication) may use the block first; a
+     * communication buffer starts as NaN (0xFF bytes), as on the CPU (alloc.h) */
+    CUDA_CHECK(cudaMemsetAsync(ptr, kind == MEM_COMM ? 0xFF : 0, bytes, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    remember_allocation(ptr, bytes, kind);
+    if (mem_block_added(ptr, bytes, kind) != 0) { /* free could not give the bytes back */
+        CUDA_CHECK(cudaFree(ptr));
+        mem_unaccount(bytes, kind);
+        return NULL;
+    }
     return ptr;
 }
 
@@ -297,15 +268,16 @@ void cuda_free_tracked(void *ptr)
 {
     if (ptr == NULL)
         return;
-    Allocation found;
-    if (!forget_allocation(ptr, &found)) {
+    size_t bytes;
+    MemKind kind;
+    if (!mem_block_removed(ptr, &bytes, &kind)) {
         fprintf(stderr, "cuda: free of %p, which the CUDA device did not allocate\n", ptr);
         exit(1);
     }
     /* kernels still queued may read the block */
     CUDA_CHECK(cudaStreamSynchronize(cuda_stream_checked()));
     CUDA_CHECK(cudaFree(ptr));
-    mem_unaccount(found.bytes, found.kind);
+    mem_unaccount(bytes, kind);
 }
 
 void *cuda_borrow(size_t bytes, MemKind kind)

@@ -11,6 +11,7 @@ typedef struct {
     int factor, warmup, iters, check;
     const char *op;      /* one operation or "all" */
     const char *csv_path;
+    const char *comm_log_path; /* --comm-log: every rank's communicator calls as CSV */
     int table, verify_ring;
     const char *device;       /* --device: where the buffers live, cpu or cuda */
     const char *comm_backend; /* --comm: auto, mpi or nccl */

@@ -29,6 +29,9 @@ int zero2_init(RunContext *run, Zero2 *zero, char *err, size_t err_len)
         snprintf(err, err_len, "out of memory for the gradient working buffers");
         return -1;
     }
+    /* backward adds into them, and a communication buffer starts as NaN (alloc.h) */
+    k->zero(zero->unit0_grads, unit_range(&model->cfg, 0).count * sizeof(float));
+    k->zero(zero->unit_grads, largest_unit_after_0(&model->cfg) * sizeof(float));
     return 0;
 }
 

@@ -1,0 +1,245 @@
+#include "comm_log.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm_internal.h"
+#include "timer.h"
+
+typedef struct {
+    double time;
+    const char *event;       /* a mark's name, a call's mode, "alloc" or "free" */
+    const char *op;          /* a call's operation; NULL otherwise */
+    const char *where_event; /* a call's position: the last mark before it */
+    long seq, request;
+    int step, micro, unit, where_unit, done, has_place;
+    size_t count, recv_count, bytes;
+    MemBlockPlace place;     /* the buffer, resolved when recorded (it may be freed later) */
+} LogEvent;
+
+/* Bookkeeping outside the tracking allocator: the log is not the model's memory. */
+static struct {
+    LogEvent *events;
+    size_t count, capacity;
+    long next_seq, next_request;
+    int keep, step, micro, where_unit;
+    const char *where_event;
+    double origin;
+} log_state = {.where_event = "setup", .where_unit = -1};
+
+static const char *const CSV_HEADER =
+    "rank,seq,time_ms,step,micro,event,unit,op,count,recv_count,buffer,request,done,where,kind,bytes\n";
+
+void comm_log_keep(int keep)
+{
+    log_state.keep = keep;
+}
+
+size_t comm_log_length(void)
+{
+    return log_state.count;
+}
+
+long comm_log_new_request(void)
+{
+    return log_state.next_request++;
+}
+
+/* A new event with the position filled in; NULL when out of memory (the log loses an
+ * event, the run goes on). */
+static LogEvent *append(const char *event, const void *buffer)
+{
+    if (log_state.count == log_state.capacity) {
+        size_t capacity = log_state.capacity ? 2 * log_state.capacity : 1024;
+        LogEvent *grown = realloc(log_state.events, capacity * sizeof *grown);
+        if (grown == NULL)
+            return NULL;
+        log_state.events = grown;
+        log_state.capacity = capacity;
+    }
+    double now = now_seconds();
+    if (log_state.next_seq == 0)
+        log_state.origin = now;
+    LogEvent *e = &log_state.events[log_state.count++];
+    *e = (LogEvent){.time = now - log_state.origin, .event = event, .seq = log_state.next_seq++,
+                    .request = -1, .done = -1, .step = log_state.step, .micro = log_state.micro, .unit = -1,
+                    .where_event = log_state.where_event, .where_unit = log_state.where_unit};
+    e->has_place = buffer != NULL && mem_block_find(buffer, &e->place);
+    return e;
+}
+
+void comm_log_step(int step)
+{
+    if (!log_state.keep)
+        log_state.count = 0;
+    log_state.step = step;
+    log_state.micro = 0;
+    comm_log_mark("step_start", -1, NULL, 0);
+}
+
+void comm_log_micro(int micro)
+{
+    log_state.micro = micro;
+}
+
+void comm_log_mark(const char *event, int unit, const void *buffer, size_t count)
+{
+    LogEvent *e = append(event, buffer);
+    if (e != NULL) {
+        e->unit = unit;
+        e->count = count;
+    }
+    log_state.where_event = event;
+    log_state.where_unit = unit;
+}
+
+void comm_log_call(const char *op, const char *mode, size_t send_count, size_t recv_count, const void *buffer,
+                   long request, int done)
+{
+    LogEvent *e = append(mode, buffer);
+    if (e == NULL)
+        return;
+    e->op = op;
+    e->count = send_count;
+    e->recv_count = recv_count;
+    e->request = request;
+    e->done = done;
+}
+
+void comm_log_memory(const char *event, const void *ptr, size_t bytes, MemKind kind)
+{
+    LogEvent *e = append(event, ptr);
+    if (e == NULL)
+        return;
+    e->bytes = bytes;
+    e->place.kind = kind;
+}
+
+/* ---------------------------------------------------------------- writing */
+
+static int is_call(const LogEvent *e) { return e->op != NULL; }
+/* A wait or test moves nothing of its own: its counts are the start's. */
+static int has_counts(const LogEvent *e)
+{
+    return is_call(e) && strcmp(e->event, LOG_WAIT) != 0 && strcmp(e->event, LOG_TEST) != 0;
+}
+static int is_memory(const LogEvent *e) { return strcmp(e->event, "alloc") == 0 || strcmp(e->event, "free") == 0; }
+
+static void write_place(FILE *out, const LogEvent *e)
+{
+    if (e->has_place)
+        fprintf(out, "%s#%ld+%zu", mem_kind_name(e->place.kind), e->place.serial, e->place.offset / sizeof(float));
+}
+
+/* Empty cells where a column does not apply, so a spreadsheet filter shows what is there. */
+static void write_event(FILE *out, int rank, const LogEvent *e)
+{
+    fprintf(out, "%d,%ld,%.3f,%d,%d,%s,", rank, e->seq, 1e3 * e->time, e->step, e->micro, e->event);
+    if (e->unit >= 0)
+        fprintf(out, "%d", e->unit);
+    fprintf(out, ",%s,", is_call(e) ? e->op : "");
+    if (has_counts(e) || (!is_call(e) && e->count > 0))
+        fprintf(out, "%zu", e->count);
+    fputc(',', out);
+    if (has_counts(e))
+        fprintf(out, "%zu", e->recv_count);
+    fputc(',', out);
+    write_place(out, e);
+    fputc(',', out);
+    if (e->request >= 0)
+        fprintf(out, "%ld", e->request);
+    fputc(',', out);
+    if (e->done >= 0)
+        fprintf(out, "%d", e->done);
+    fputc(',', out);
+    if (is_call(e)) {
+        fprintf(out, "%s", e->where_event);
+        if (e->where_unit >= 0)
+            fprintf(out, " %d", e->where_unit);
+    }
+    fputc(',', out);
+    if (is_memory(e))
+        fprintf(out, "%s,%zu", mem_kind_name(e->place.kind), e->bytes);
+    else
+        fputc(',', out);
+    fputc('\n', out);
+}
+
+/* This rank's rows as one block of text (malloc'd); NULL when out of memory. */
+static char *format_rows(int rank, size_t *length)
+{
+    char *text = NULL;
+    FILE *out = open_memstream(&text, length);
+    if (out == NULL)
+        return NULL;
+    for (size_t i = 0; i < log_state.count; i++)
+        write_event(out, rank, &log_state.events[i]);
+    if (fclose(out) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* Rank 0 receives every rank's text into one buffer; offsets and lengths per rank. */
+static int gather_text(Comm *comm, const char *text, int length, char **all, int *lengths, int *offsets)
+{
+    MPI_Gather(&length, 1, MPI_INT, lengths, 1, MPI_INT, 0, comm->world);
+    long total = 0;
+    if (comm->rank == 0)
+        for (int r = 0; r < comm->size; r++) {
+            offsets[r] = (int)total;
+            total += lengths[r];
+        }
+    int fits = total <= INT_MAX;
+    MPI_Bcast(&fits, 1, MPI_INT, 0, comm->world);
+    if (!fits)
+        return -1;
+    if (comm->rank == 0 && (*all = malloc((size_t)total + 1)) == NULL)
+        total = -1;
+    int ok = total >= 0;
+    MPI_Bcast(&ok, 1, MPI_INT, 0, comm->world);
+    if (!ok)
+        return -1;
+    MPI_Gatherv(text, length, MPI_CHAR, *all, lengths, offsets, MPI_CHAR, 0, comm->world);
+    return 0;
+}
+
+static int write_file(const char *path, const char *all, size_t total, char *err, size_t err_len)
+{
+    FILE *out = fopen(path, "w");
+    int ok = out != NULL && fputs(CSV_HEADER, out) >= 0 && fwrite(all, 1, total, out) == total;
+    if (out != NULL && fclose(out) != 0)
+        ok = 0;
+    if (!ok)
+        snprintf(err, err_len, "--comm-log %s: cannot write the file", path);
+    return ok ? 0 : -1;
+}
+
+int comm_log_write(Comm *comm, const char *path, char *err, size_t err_len)
+{
+    size_t length = 0;
+    char *text = format_rows(comm->rank, &length);
+    /* a rank that could not format sends nothing rather than leave the others waiting */
+    int my_length = text != NULL && length <= INT_MAX ? (int)length : 0;
+    int *lengths = calloc((size_t)comm->size, sizeof *lengths);
+    int *offsets = calloc((size_t)comm->size, sizeof *offsets);
+    char *all = NULL;
+    int status = gather_text(comm, text, my_length, &all, lengths, offsets);
+    if (comm->rank == 0) {
+        if (status != 0 || text == NULL || lengths == NULL || offsets == NULL) {
+            snprintf(err, err_len, "--comm-log %s: out of memory collecting the ranks' logs", path);
+            status = -1;
+        } else {
+            size_t total = (size_t)offsets[comm->size - 1] + (size_t)lengths[comm->size - 1];
+            status = write_file(path, all, total, err, err_len);
+        }
+    }
+    free(all);
+    free(text);
+    free(lengths);
+    free(offsets);
+    return comm->rank == 0 ? status : 0;
+}

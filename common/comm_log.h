@@ -1,0 +1,61 @@
+/* The communication log: every call this process makes to the communicator, in order, with
+ * where training was at that moment (the step, the micro-batch, and the model's last mark:
+ * which unit's forward or backward had last started or ended, or whose gradients had last
+ * become final), beside every allocation and free of the tracking allocator. A lesson's
+ * schedule (which collectives, when, relative to the model's units) and its memory are
+ * graded from it (docs/grading.md), and `--comm-log FILE` writes it as CSV so a student can
+ * put their schedule next to the reference's (the columns: docs/grading.md, "The
+ * communication log").
+ *
+ * It is always on: recording is a few stores per event. A run that does not write it keeps
+ * only the current step's events, so memory stays flat however long the run. One log per
+ * process, like the trace (trace.h): the model, the trainer, the allocator and the
+ * communicator record into it without being handed it. */
+#ifndef DTC_COMM_LOG_H
+#define DTC_COMM_LOG_H
+
+#include <stddef.h>
+
+#include "alloc.h"
+#include "comm.h"
+
+/* The modes of a communicator call, in the log's `event` column. */
+#define LOG_BLOCKING "blocking" /* a call that returns when its collective is done */
+#define LOG_START "start"       /* a non-blocking collective started: request names it */
+#define LOG_TEST "test"         /* done says whether it had finished */
+#define LOG_WAIT "wait"
+
+/* 1: keep every event until comm_log_write; 0 (the default): forget them at each step start. */
+void comm_log_keep(int keep);
+
+/* The trainer's marks: step (1-based, as --csv counts; 0 is set-up) and micro-batch. */
+void comm_log_step(int step);
+void comm_log_micro(int micro);
+
+/* A point in the run, by name (a literal that lives for the whole run): the model marks
+ * "forward_start", "forward_end", "backward_start", "backward_end" and "grads_ready" with
+ * the unit (and for a start, the parameters it computes with); the trainer "step_start",
+ * "optimizer_start", "step_end", "validate_start", "validate_end", "train_end"; a lesson
+ * may add its own (lesson 01: "ring_start", "ring_end" with the count). unit -1 and
+ * buffer NULL when they do not apply. */
+void comm_log_mark(const char *event, int unit, const void *buffer, size_t count);
+
+/* A communicator call: op ("all_reduce", "reduce_scatter", ...), mode (LOG_BLOCKING ...),
+ * the elements in this rank's send and receive buffers, the buffer the result lands in,
+ * and for non-blocking calls the request id (comm_log_new_request) and, for a test,
+ * whether it had finished. */
+void comm_log_call(const char *op, const char *mode, size_t send_count, size_t recv_count, const void *buffer,
+                   long request, int done);
+long comm_log_new_request(void);
+
+/* The tracking allocator's events: "alloc" or "free". */
+void comm_log_memory(const char *event, const void *ptr, size_t bytes, MemKind kind);
+
+/* How many events are held now (for tests and the overhead benchmark). */
+size_t comm_log_length(void);
+
+/* Every rank's events to rank 0, which writes them to path as one CSV, rank by rank. A
+ * collective: every rank calls it. Returns 0, or -1 with a one-line reason on rank 0. */
+int comm_log_write(Comm *comm, const char *path, char *err, size_t err_len);
+
+#endif

@@ -1,0 +1,894 @@
+/* Checks a run's communication log (--comm-log, comm_log.h) against the rule its lesson
+ * teaches: which collectives, when, relative to the model's units, and what memory the
+ * lesson may hold. Prints one PASS/FAIL line per rule; a FAIL names the rank, the step and
+ * the event where the rule broke.
+ *
+ *   check_schedule LESSON LOG.csv [the run's training and lesson flags] [--label NAME]
+ *
+ * LESSON is the lesson's number (01..09). The flags are those the run was started with
+ * (--config reference --batch 6, --bucket-mb 0.1, --accum 2, --no-prefetch), so the
+ * checker knows the model's units and the plan the run had to follow. The rules are
+ * stated in each lesson's doc and in docs/grading.md. Exit 0 when every rule holds, 1 when
+ * one breaks, 2 on bad input. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layout.h"
+#include "train_config.h"
+
+/* ---------------------------------------------------------------- the log */
+
+typedef struct {
+    int rank, step, micro, unit, done;
+    long seq, request;
+    long count, recv_count, bytes;
+    char event[24], op[24], buffer[64], kind[24], where[40];
+} Event;
+
+typedef struct {
+    Event *events;
+    size_t count;
+    int ranks;
+} Log;
+
+enum { NUM_COLUMNS = 16, CELL = 64 };
+static const char *const COLUMNS[NUM_COLUMNS] = {"rank", "seq", "time_ms", "step", "micro", "event",
+                                                 "unit", "op", "count", "recv_count", "buffer", "request",
+                                                 "done", "where", "kind", "bytes"};
+
+static int split_row(char *line, char cells[NUM_COLUMNS][CELL])
+{
+    line[strcspn(line, "\r\n")] = '\0';
+    int n = 0;
+    for (char *start = line;; n++) {
+        char *comma = strchr(start, ',');
+        size_t len = comma ? (size_t)(comma - start) : strlen(start);
+        if (n < NUM_COLUMNS)
+            snprintf(cells[n], CELL, "%.*s", (int)(len < CELL ? len : CELL - 1), start);
+        if (comma == NULL)
+            return n + 1;
+        start = comma + 1;
+    }
+}
+
+static long number_or(const char *cell, long empty)
+{
+    return cell[0] == '\0' ? empty : strtol(cell, NULL, 10);
+}
+
+static Event parse_event(char cells[NUM_COLUMNS][CELL])
+{
+    Event e = {.rank = (int)number_or(cells[0], 0), .seq = number_or(cells[1], 0),
+               .step = (int)number_or(cells[3], 0), .micro = (int)number_or(cells[4], 0),
+               .unit = (int)number_or(cells[6], -1), .count = number_or(cells[8], -1),
+               .recv_count = number_or(cells[9], -1), .request = number_or(cells[11], -1),
+               .done = (int)number_or(cells[12], -1), .bytes = number_or(cells[15], 0)};
+    snprintf(e.event, sizeof e.event, "%s", cells[5]);
+    snprintf(e.op, sizeof e.op, "%s", cells[7]);
+    snprintf(e.buffer, sizeof e.buffer, "%s", cells[10]);
+    snprintf(e.where, sizeof e.where, "%s", cells[13]);
+    snprintf(e.kind, sizeof e.kind, "%s", cells[14]);
+    return e;
+}
+
+static int check_header(char *line, const char *path)
+{
+    char cells[NUM_COLUMNS][CELL];
+    int n = split_row(line, cells);
+    for (int c = 0; c < NUM_COLUMNS; c++)
+        if (n != NUM_COLUMNS || strcmp(cells[c], COLUMNS[c]) != 0) {
+            fprintf(stderr, "check_schedule: %s is not a communication log (its header is not that of --comm-log)\n",
+                    path);
+            return -1;
+        }
+    return 0;
+}
+
+static int read_log(const char *path, Log *log)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        fprintf(stderr, "check_schedule: cannot open %s\n", path);
+        return -1;
+    }
+    char line[1024], cells[NUM_COLUMNS][CELL];
+    size_t capacity = 0;
+    int status = fgets(line, sizeof line, f) != NULL ? check_header(line, path) : -1;
+    if (status != 0 && !ferror(f) && feof(f))
+        fprintf(stderr, "check_schedule: %s is empty\n", path);
+    *log = (Log){0};
+    while (status == 0 && fgets(line, sizeof line, f) != NULL) {
+        if (log->count == capacity) {
+            capacity = capacity ? 2 * capacity : 4096;
+            Event *grown = realloc(log->events, capacity * sizeof *grown);
+            if (grown == NULL) {
+                fprintf(stderr, "check_schedule: out of memory reading %s\n", path);
+                status = -1;
+                break;
+            }
+            log->events = grown;
+        }
+        split_row(line, cells);
+        Event e = parse_event(cells);
+        log->events[log->count++] = e;
+        if (e.rank + 1 > log->ranks)
+            log->ranks = e.rank + 1;
+    }
+    fclose(f);
+    return status;
+}
+
+/* ---------------------------------------------------------------- what is being checked */
+
+typedef struct {
+    TrainConfig cfg;
+    float bucket_mb;
+    int accum, no_prefetch, copy_tensors;
+} RunFlags;
+
+typedef struct {
+    const Log *log;
+    const RunFlags *flags;
+    const GPTConfig *model;
+    int ranks, units;
+    long num_params;
+    const char *label;
+    int failed; /* the current rule broke (its first break is printed) */
+} Check;
+
+static int is(const Event *e, const char *event) { return strcmp(e->event, event) == 0; }
+static int is_call(const Event *e) { return e->op[0] != '\0'; }
+/* The trainer's bookkeeping (mean loss, slowest rank) and barriers move no training data. */
+static int moves_data(const Event *e)
+{
+    return is_call(e) && strcmp(e->op, "sum_double") != 0 && strcmp(e->op, "max_double") != 0 &&
+           strcmp(e->op, "barrier") != 0;
+}
+static int is_compute_start(const Event *e) { return is(e, "forward_start") || is(e, "backward_start"); }
+static int is_collective_start(const Event *e) { return is_call(e) && (is(e, "blocking") || is(e, "start")); }
+
+static void describe(const Event *e, char *out, size_t len)
+{
+    if (is_call(e) && e->count < 0) /* a wait or a test: its counts are the start's */
+        snprintf(out, len, "event %ld: %s on request %ld (%s into %s), at %s", e->seq, e->event, e->request, e->op,
+                 e->buffer, e->where);
+    else if (is_call(e))
+        snprintf(out, len, "event %ld: %s %s of %ld element(s)%s%s, at %s", e->seq, e->event, e->op,
+                 e->count, e->buffer[0] ? " into " : "", e->buffer, e->where);
+    else if (e->unit >= 0)
+        snprintf(out, len, "event %ld: %s %d", e->seq, e->event, e->unit);
+    else
+        snprintf(out, len, "event %ld: %s", e->seq, e->event);
+}
+
+/* The first break of a rule: one line with the rule, the rank, step and event, and why. */
+static void broke(Check *check, const char *rule, const Event *at, const char *format, ...)
+{
+    if (check->failed++)
+        return;
+    char why[512], where[400] = "";
+    va_list args;
+    va_start(args, format);
+    vsnprintf(why, sizeof why, format, args);
+    va_end(args);
+    if (at != NULL) {
+        char what[300];
+        describe(at, what, sizeof what);
+        snprintf(where, sizeof where, " rank %d, step %d, %s:", at->rank, at->step, what);
+    }
+    printf("FAIL %s schedule %s:%s %s\n", check->label, rule, where, why);
+}
+
+static int finish_rule(Check *check, const char *rule, const char *statement)
+{
+    if (check->failed == 0)
+        printf("PASS %s schedule %s: %s\n", check->label, rule, statement);
+    int passed = check->failed == 0;
+    check->failed = 0;
+    return passed;
+}
+
+static long unit_count(const Check *check, int unit) { return (long)unit_range(check->model, unit).count; }
+static long shard_count(const Check *check, int unit)
+{
+    return (unit_count(check, unit) + check->ranks - 1) / check->ranks;
+}
+
+/* A rank's events of one training step: [first, end) in the log. */
+typedef struct {
+    size_t first, end;
+    int rank, step;
+} Span;
+
+/* Walks the training steps, rank by rank: returns 0 when there are no more. */
+static int next_step(const Check *check, Span *span)
+{
+    const Log *log = check->log;
+    size_t i = span->end;
+    while (i < log->count && !(is(&log->events[i], "step_start")))
+        i++;
+    if (i == log->count)
+        return 0;
+    span->first = i;
+    span->rank = log->events[i].rank;
+    span->step = log->events[i].step;
+    for (i++; i < log->count && !is(&log->events[i], "step_end") && !is(&log->events[i], "step_start"); i++)
+        ;
+    span->end = i < log->count && is(&log->events[i], "step_end") ? i + 1 : i;
+    return 1;
+}
+
+/* The index of the last event of the span that is `event` (for the given unit, -1 = any)
+ * and belongs to the last micro-batch; the span's end if none. */
+static size_t last_mark(const Check *check, const Span *span, const char *event, int unit)
+{
+    int last_micro = check->flags->cfg.accum_steps - 1;
+    for (size_t i = span->end; i-- > span->first;) {
+        const Event *e = &check->log->events[i];
+        if (is(e, event) && (unit < 0 || e->unit == unit) && e->micro == last_micro)
+            return i;
+    }
+    return span->end;
+}
+
+/* ---------------------------------------------------------------- rules */
+
+/* 01: inside every ring_start..ring_end, sends and receives only, 2(N-1) chunks each way,
+ * each of count/N elements rounded down or up. */
+static int rule_ring(Check *check)
+{
+    const Log *log = check->log;
+    long N = check->ranks, rings = 0;
+    for (size_t i = 0; i < log->count; i++) {
+        if (!is(&log->events[i], "ring_start"))
+            continue;
+        const Event *ring = &log->events[i];
+        long count = ring->count, low = count / N, high = (count + N - 1) / N, sent = 0, received = 0;
+        rings++;
+        for (i++; i < log->count && !is(&log->events[i], "ring_end"); i++) {
+            const Event *e = &log->events[i];
+            if (!moves_data(e))
+                continue;
+            int p2p = strcmp(e->op, "sendrecv") == 0 || strcmp(e->op, "send") == 0 || strcmp(e->op, "recv") == 0;
+            if (!p2p) {
+                broke(check, "ring", e, "the ring of %ld elements called %s, a library collective: a ring moves "
+                      "its chunks with sends and receives only", count, e->op);
+                continue;
+            }
+            long chunks[2] = {strcmp(e->op, "recv") == 0 ? -1 : e->count, strcmp(e->op, "send") == 0 ? -1 : e->recv_count};
+            for (int c = 0; c < 2; c++)
+                if (chunks[c] >= 0 && (chunks[c] < low || chunks[c] > high))
+                    broke(check, "ring", e, "%s a chunk of %ld elements; a ring of %ld elements over %ld ranks "
+                          "moves chunks of %ld%s%ld", c == 0 ? "sent" : "received", chunks[c], count, N, low,
+                          low == high ? "" : " or ", low == high ? 0 : high);
+            sent += chunks[0] >= 0;
+            received += chunks[1] >= 0;
+        }
+        if (sent != 2 * (N - 1) || received != 2 * (N - 1))
+            broke(check, "ring", ring, "the ring of %ld elements sent %ld and received %ld chunks; over %ld ranks it "
+                  "takes 2(N-1) = %ld of each (N-1 to reduce-scatter, N-1 to all-gather)", count, sent, received,
+                  N, 2 * (N - 1));
+    }
+    if (rings == 0)
+        broke(check, "ring", NULL, "the log holds no ring_start mark: was it written by --verify-ring?");
+    return finish_rule(check, "ring", "sends and receives only, 2(N-1) chunks of count/N each way");
+}
+
+/* 02-09: every rank starts from rank 0's parameters: broadcasts covering all of them
+ * before the first step, none during training. */
+static int rule_broadcast(Check *check)
+{
+    const Log *log = check->log;
+    long *broadcast = calloc((size_t)check->ranks, sizeof *broadcast);
+    for (size_t i = 0; broadcast != NULL && i < log->count; i++) {
+        const Event *e = &log->events[i];
+        if (!is_call(e) || strcmp(e->op, "broadcast") != 0)
+            continue;
+        if (e->step == 0)
+            broadcast[e->rank] += e->count;
+        else
+            broke(check, "broadcast", e, "a broadcast during training: the ranks are made equal once, at start");
+    }
+    for (int r = 0; broadcast != NULL && r < check->ranks; r++)
+        if (broadcast[r] != check->num_params)
+            broke(check, "broadcast", NULL, "rank %d broadcast %ld elements before the first step; the model has "
+                  "%ld parameters, all of which start from rank 0's", r, broadcast[r], check->num_params);
+    free(broadcast);
+    return finish_rule(check, "broadcast", "all parameters broadcast from rank 0 before the first step");
+}
+
+/* The events of a step that move data, checked to come after the whole backward. */
+static void require_after_backward(Check *check, const char *rule, const Span *span)
+{
+    size_t backward_done = last_mark(check, span, "grads_ready", 0);
+    for (size_t i = span->first; i < span->end; i++) {
+        const Event *e = &check->log->events[i];
+        if (moves_data(e) && i < backward_done)
+            broke(check, rule, e, "communication before the backward pass has finished (every gradient is "
+                  "final only after grads_ready 0)");
+    }
+}
+
+static int compare_longs(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+/* 02: after backward, one blocking all-reduce per parameter tensor (of that tensor's size). */
+static int rule_per_tensor(Check *check)
+{
+    long expected[4096], actual[4096];
+    int num_expected = 0;
+    for (int unit = 0; unit < check->units; unit++) {
+        Range tensors[12];
+        int n = unit_tensors(check->model, unit, tensors);
+        for (int t = 0; t < n && num_expected < 4096; t++)
+            expected[num_expected++] = (long)tensors[t].count;
+    }
+    qsort(expected, (size_t)num_expected, sizeof *expected, compare_longs);
+    Span span = {0};
+    while (next_step(check, &span)) {
+        int num_actual = 0;
+        require_after_backward(check, "per_tensor", &span);
+        for (size_t i = span.first; i < span.end; i++) {
+            const Event *e = &check->log->events[i];
+            if (!moves_data(e))
+                continue;
+            if (strcmp(e->op, "all_reduce") != 0 || !is(e, "blocking"))
+                broke(check, "per_tensor", e, "lesson 02 all-reduces each tensor with a blocking all_reduce");
+            else if (num_actual < 4096)
+                actual[num_actual++] = e->count;
+        }
+        qsort(actual, (size_t)num_actual, sizeof *actual, compare_longs);
+        int same = num_actual == num_expected;
+        for (int t = 0; same && t < num_expected; t++)
+            same = actual[t] == expected[t];
+        if (!same)
+            broke(check, "per_tensor", &check->log->events[span.first],
+                  "%d all-reduce(s) in this step; the model has %d parameter tensors, and each is all-reduced "
+                  "once, with its own size", num_actual, num_expected);
+    }
+    return finish_rule(check, "per_tensor", "one blocking all-reduce per parameter tensor, after backward");
+}
+
+/* 03: after backward, exactly one all-reduce, of the whole gradient. */
+static int rule_one_flat(Check *check)
+{
+    Span span = {0};
+    while (next_step(check, &span)) {
+        int calls = 0;
+        require_after_backward(check, "one_flat", &span);
+        for (size_t i = span.first; i < span.end; i++) {
+            const Event *e = &check->log->events[i];
+            if (!moves_data(e))
+                continue;
+            calls++;
+            if (strcmp(e->op, "all_reduce") != 0 || !is(e, "blocking") || e->count != check->num_params)
+                broke(check, "one_flat", e, "lesson 03 makes one blocking all_reduce of all %ld gradients",
+                      check->num_params);
+        }
+        if (calls != 1)
+            broke(check, "one_flat", &check->log->events[span.first],
+                  "%d communication call(s) in this step; lesson 03 makes exactly one", calls);
+    }
+    return finish_rule(check, "one_flat", "exactly one all-reduce of the whole gradient per step");
+}
+
+/* The compute mark or optimizer start that follows event i in the same step: a collective
+ * started from a hook must come before it. */
+static size_t next_compute(const Check *check, const Span *span, size_t i)
+{
+    for (i++; i < span->end; i++) {
+        const Event *e = &check->log->events[i];
+        if (is_compute_start(e) || is(e, "optimizer_start"))
+            return i;
+    }
+    return span->end;
+}
+
+/* Every request started in the step ends (wait, or a test that says done) before the
+ * optimizer, and no wait comes before the whole backward is done. */
+static void require_waits_before_step(Check *check, const char *rule, const Span *span)
+{
+    const Event *events = check->log->events;
+    size_t backward_done = last_mark(check, span, "grads_ready", 0);
+    size_t optimizer = last_mark(check, span, "optimizer_start", -1);
+    for (size_t i = span->first; i < span->end; i++) {
+        const Event *e = &events[i];
+        if (is_call(e) && is(e, "wait") && i < backward_done)
+            broke(check, rule, e, "a wait during backward: the compute stops until the collective is done; wait "
+                  "only once backward is over, before the optimizer step");
+        if (!is_call(e) || !is(e, "start"))
+            continue;
+        int finished = 0;
+        for (size_t j = i + 1; j < span->end && j < optimizer && !finished; j++)
+            finished = events[j].request == e->request && is_call(&events[j]) &&
+                       (is(&events[j], "wait") || (is(&events[j], "test") && events[j].done == 1));
+        if (!finished)
+            broke(check, rule, e, "this request is not finished (waited on, or tested done) before the "
+                  "optimizer step, which reads the gradients it averages");
+    }
+}
+
+/* One planned all-reduce: the units it covers end at low_unit (backward order). */
+typedef struct {
+    int high_unit, low_unit;
+    long count;
+} Planned;
+
+/* 04 plans one per unit; 05 and 06 group units in backward order up to --bucket-mb. */
+static int plan(const Check *check, double cap_bytes, Planned *out)
+{
+    int n = 0;
+    for (int unit = check->units - 1; unit >= 0; unit--) {
+        long count = unit_count(check, unit);
+        if (n > 0 && (double)(out[n - 1].count + count) * sizeof(float) <= cap_bytes) {
+            out[n - 1].low_unit = unit;
+            out[n - 1].count += count;
+        } else {
+            out[n++] = (Planned){unit, unit, count};
+        }
+    }
+    return n;
+}
+
+/* The started all-reduces of the step's last micro-batch, in order, against the plan:
+ * same sizes, each started after its lowest unit's grads_ready and before the next
+ * compute begins. */
+static void require_plan(Check *check, const char *rule, const Span *span, const Planned *planned, int num_planned)
+{
+    const Event *events = check->log->events;
+    int last_micro = check->flags->cfg.accum_steps - 1, k = 0;
+    for (size_t i = span->first; i < span->end; i++) {
+        const Event *e = &events[i];
+        if (!moves_data(e) || e->micro != last_micro || is(e, "wait") || is(e, "test"))
+            continue;
+        if (strcmp(e->op, "all_reduce") != 0 || !is(e, "start")) {
+            broke(check, rule, e, "the gradients go by non-blocking all_reduce (started, waited on before the step)");
+            continue;
+        }
+        if (k >= num_planned) {
+            broke(check, rule, e, "one all-reduce more than the plan's %d", num_planned);
+            continue;
+        }
+        const Planned *p = &planned[k++];
+        size_t ready = last_mark(check, span, "grads_ready", p->low_unit);
+        if (e->count != p->count)
+            broke(check, rule, e, "all-reduce %d of the plan covers units %d..%d (%ld elements); this one has %ld",
+                  k, p->high_unit, p->low_unit, p->count, e->count);
+        else if (ready >= span->end || i < ready || i > next_compute(check, span, ready))
+            broke(check, rule, e, "all-reduce %d of the plan (units %d..%d) starts as soon as grads_ready %d, "
+                  "before the next unit's backward begins", k, p->high_unit, p->low_unit, p->low_unit);
+    }
+    if (k < num_planned)
+        broke(check, rule, &events[span->first], "%d all-reduce(s) started in this step; the plan has %d", k,
+              num_planned);
+}
+
+/* 04: one non-blocking all-reduce per unit, started from its hook; waits before the step. */
+static int rule_overlap(Check *check)
+{
+    Planned planned[1024];
+    int n = plan(check, 0.0, planned);
+    Span span = {0};
+    while (next_step(check, &span)) {
+        require_plan(check, "overlap", &span, planned, n);
+        require_waits_before_step(check, "overlap", &span);
+    }
+    return finish_rule(check, "overlap", "one non-blocking all-reduce per unit, each started before the next "
+                       "unit's backward begins; waits only before the step");
+}
+
+static void print_plan(const Planned *planned, int n, float bucket_mb)
+{
+    printf("  the plan for --bucket-mb %g, in backward order:", bucket_mb);
+    for (int b = 0; b < n; b++)
+        printf(" [units %d..%d, %ld]", planned[b].high_unit, planned[b].low_unit, planned[b].count);
+    printf("\n");
+}
+
+/* 05 and 06: the buckets of the plan for --bucket-mb. */
+static int rule_buckets(Check *check)
+{
+    Planned planned[1024];
+    int n = plan(check, check->flags->bucket_mb * 1e6, planned);
+    Span span = {0};
+    while (next_step(check, &span)) {
+        require_plan(check, "buckets", &span, planned, n);
+        require_waits_before_step(check, "buckets", &span);
+    }
+    if (check->failed)
+        print_plan(planned, n, check->flags->bucket_mb);
+    return finish_rule(check, "buckets", "the buckets of the plan for --bucket-mb, each started as soon as its "
+                       "last unit's gradients are final; waits only before the step");
+}
+
+/* 06: with K micro-batches, nothing moves before the last one. */
+static int rule_last_micro_batch(Check *check)
+{
+    int last_micro = check->flags->cfg.accum_steps - 1;
+    Span span = {0};
+    while (next_step(check, &span))
+        for (size_t i = span.first; i < span.end; i++) {
+            const Event *e = &check->log->events[i];
+            if (moves_data(e) && e->micro != last_micro)
+                broke(check, "last_micro_batch", e, "communication during micro-batch %d of %d: gradients "
+                      "accumulate locally and are communicated during the last micro-batch only", e->micro + 1,
+                      last_micro + 1);
+        }
+    return finish_rule(check, "last_micro_batch", "communication only during the last micro-batch");
+}
+
+/* Per step, per unit: how many reduce-scatters of that unit's padded shard, and where. */
+static int unit_of_shard(const Check *check, long shard, const int *taken)
+{
+    for (int unit = check->units - 1; unit >= 0; unit--)
+        if (shard_count(check, unit) == shard && !taken[unit])
+            return unit;
+    return -1;
+}
+
+/* 07: each unit reduce-scattered and all-gathered once per step, with its padded shard;
+ * no all-reduce of the gradient. */
+static int rule_zero1(Check *check)
+{
+    Span span = {0};
+    while (next_step(check, &span)) {
+        int scattered[1024] = {0}, gathered[1024] = {0};
+        for (size_t i = span.first; i < span.end; i++) {
+            const Event *e = &check->log->events[i];
+            if (!moves_data(e) || is(e, "wait") || is(e, "test"))
+                continue;
+            int rs = strcmp(e->op, "reduce_scatter") == 0, ag = strcmp(e->op, "all_gather") == 0;
+            long shard = rs ? e->recv_count : e->count;
+            int unit = rs || ag ? unit_of_shard(check, shard, rs ? scattered : gathered) : -1;
+            if (!rs && !ag)
+                broke(check, "shards", e, "ZeRO moves gradients by reduce-scatter and parameters by all-gather; "
+                      "an %s would give every rank what only one needs", e->op);
+            else if (unit < 0)
+                broke(check, "shards", e, "a %s with a shard of %ld elements, which is no unit's padded shard "
+                      "(unit u's shard is ceil(count_u / %d))", e->op, shard, check->ranks);
+            else
+                (rs ? scattered : gathered)[unit] = 1;
+        }
+        for (int unit = 0; unit < check->units; unit++)
+            if (!scattered[unit] || !gathered[unit])
+                broke(check, "shards", &check->log->events[span.first], "unit %d (shard %ld) was not %s in this "
+                      "step", unit, shard_count(check, unit), !scattered[unit] ? "reduce-scattered" : "all-gathered");
+    }
+    return finish_rule(check, "shards", "each unit reduce-scattered and all-gathered once per step with its "
+                       "padded shard; no all-reduce");
+}
+
+/* 08 and 09: each unit's reduce-scatter from its own backward hook. */
+static int rule_scatter_from_hook(Check *check)
+{
+    Span span = {0};
+    while (next_step(check, &span)) {
+        for (int unit = check->units - 1; unit >= 0; unit--) {
+            size_t ready = last_mark(check, &span, "grads_ready", unit), found = span.end;
+            if (ready < span.end)
+                for (size_t i = ready + 1; i < next_compute(check, &span, ready) && found == span.end; i++)
+                    if (is_call(&check->log->events[i]) && strcmp(check->log->events[i].op, "reduce_scatter") == 0)
+                        found = i;
+            if (found == span.end)
+                broke(check, "scatter_from_hook", &check->log->events[ready < span.end ? ready : span.first],
+                      "unit %d's reduce-scatter did not start between its grads_ready and the next unit's "
+                      "backward: ZeRO-2 scatters each unit's gradients as soon as they are final", unit);
+            else if (check->log->events[found].recv_count != shard_count(check, unit))
+                broke(check, "scatter_from_hook", &check->log->events[found], "unit %d's padded shard is %ld "
+                      "elements", unit, shard_count(check, unit));
+        }
+        for (size_t i = span.first; i < span.end; i++)
+            if (moves_data(&check->log->events[i]) && strcmp(check->log->events[i].op, "all_reduce") == 0)
+                broke(check, "scatter_from_hook", &check->log->events[i], "no all-reduce of the gradient in ZeRO");
+    }
+    return finish_rule(check, "scatter_from_hook", "each unit reduce-scattered from its backward hook, with its "
+                       "padded shard");
+}
+
+/* ---------------------------------------------------------------- memory */
+
+enum { KIND_PARAMS, KIND_GRADS, KIND_M, KIND_V, NUM_STATE_KINDS };
+static const char *const STATE_KINDS[NUM_STATE_KINDS] = {"parameters", "gradients", "adamw_m", "adamw_v"};
+
+/* The bytes live per model-state kind after each event, replayed from the allocations. */
+static void add_state(long live[NUM_STATE_KINDS], const Event *e)
+{
+    for (int k = 0; k < NUM_STATE_KINDS; k++)
+        if (strcmp(e->kind, STATE_KINDS[k]) == 0)
+            live[k] += is(e, "alloc") ? e->bytes : -e->bytes;
+}
+
+/* 07-09: at every step end, model state per rank equals the ZeRO formula for this run's
+ * padding: full or sharded (sum over units of ceil(count / N)) per kind. */
+static int rule_model_state(Check *check, int stage)
+{
+    long shard_total = 0;
+    for (int unit = 0; unit < check->units; unit++)
+        shard_total += shard_count(check, unit);
+    long full = check->num_params * (long)sizeof(float), sharded = shard_total * (long)sizeof(float);
+    long expected[NUM_STATE_KINDS] = {stage >= 3 ? sharded : full, stage >= 2 ? sharded : full, sharded, sharded};
+    long *live = calloc((size_t)check->ranks * NUM_STATE_KINDS, sizeof *live);
+    for (size_t i = 0; live != NULL && i < check->log->count; i++) {
+        const Event *e = &check->log->events[i];
+        long *mine = live + (size_t)e->rank * NUM_STATE_KINDS;
+        add_state(mine, e);
+        if (!is(e, "step_end"))
+            continue;
+        for (int k = 0; k < NUM_STATE_KINDS; k++)
+            if (mine[k] != expected[k])
+                broke(check, "model_state", e, "%s hold %ld bytes; ZeRO-%d keeps %s: %ld bytes", STATE_KINDS[k],
+                      mine[k], stage, expected[k] == full ? "all of them" : "one padded shard per unit",
+                      expected[k]);
+    }
+    free(live);
+    return finish_rule(check, "model_state", "parameters, gradients and AdamW moments per rank equal the ZeRO "
+                       "formula for this run's padding, exactly");
+}
+
+/* 08 and 09: no buffer as large as the whole gradient exists during a step, but the
+ * parameters (ZeRO-2 keeps them whole), the data and the activations. */
+static int rule_no_full_buffer(Check *check, int stage)
+{
+    long full = check->num_params * (long)sizeof(float);
+    const char *allowed[] = {stage < 3 ? "parameters" : "", "data", "activations", "backward_scratch"};
+    Span span = {0};
+    while (next_step(check, &span))
+        for (size_t i = 0; i < span.end; i++) {
+            const Event *e = &check->log->events[i];
+            if (e->rank != span.rank || !is(e, "alloc") || e->bytes < full)
+                continue;
+            int ok = 0;
+            for (size_t a = 0; a < sizeof allowed / sizeof allowed[0]; a++)
+                ok |= strcmp(e->kind, allowed[a]) == 0;
+            int freed_before_step = 0;
+            for (size_t j = i + 1; j < span.first && !freed_before_step; j++)
+                freed_before_step = is(&check->log->events[j], "free") &&
+                                    strcmp(check->log->events[j].buffer, e->buffer) == 0;
+            if (!ok && !freed_before_step)
+                broke(check, "no_full_buffer", e, "a %s buffer of %ld bytes is live during step %d: ZeRO-%d holds "
+                      "no buffer as large as the whole gradient (%ld bytes)", e->kind, e->bytes, span.step, stage,
+                      full);
+        }
+    return finish_rule(check, "no_full_buffer", "no buffer of the whole gradient's size during training");
+}
+
+/* ---------------------------------------------------------------- ZeRO-3 */
+
+/* The all-gather that last wrote buffer before event `at` on the same rank, or NULL. */
+static const Event *last_gather_into(const Check *check, size_t at, const char *buffer)
+{
+    for (size_t i = at; i-- > 0;) {
+        const Event *e = &check->log->events[i];
+        if (e->rank != check->log->events[at].rank)
+            break;
+        if (is_collective_start(e) && strcmp(e->op, "all_gather") == 0 && strcmp(e->buffer, buffer) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static int finished_before(const Check *check, const Event *gather, size_t at)
+{
+    if (is(gather, "blocking"))
+        return 1;
+    for (size_t i = (size_t)(gather - check->log->events) + 1; i < at; i++) {
+        const Event *e = &check->log->events[i];
+        if (is_call(e) && e->request == gather->request && (is(e, "wait") || (is(e, "test") && e->done == 1)))
+            return 1;
+    }
+    return 0;
+}
+
+/* The last optimizer_start before `at` on the same rank (a gather before it is stale). */
+static size_t last_update(const Check *check, size_t at)
+{
+    for (size_t i = at; i-- > 0;) {
+        if (check->log->events[i].rank != check->log->events[at].rank)
+            return i + 1;
+        if (is(&check->log->events[i], "optimizer_start"))
+            return i;
+    }
+    return 0;
+}
+
+/* The distinct buffers units computed with in one step (or validation): at most two. */
+typedef struct {
+    char names[3][64];
+    int count;
+} BufferSet;
+
+static void note_buffer(Check *check, BufferSet *set, const Event *e)
+{
+    for (int b = 0; b < set->count; b++)
+        if (strcmp(set->names[b], e->buffer) == 0)
+            return;
+    if (set->count < 3)
+        snprintf(set->names[set->count++], sizeof set->names[0], "%s", e->buffer);
+    if (set->count > 2)
+        broke(check, "gathers", e, "a third buffer of gathered parameters (%s, besides %s and %s): ZeRO-3 holds "
+              "the unit in use and the next one arriving, no more", set->names[2], set->names[0], set->names[1]);
+}
+
+/* One compute start on gathered parameters: filled for this unit since the last update,
+ * and arrived. Returns the gather, or NULL when the rule broke. */
+static const Event *check_gathered(Check *check, size_t i)
+{
+    const Event *e = &check->log->events[i];
+    const Event *gather = last_gather_into(check, i, e->buffer);
+    if (gather == NULL || (size_t)(gather - check->log->events) < last_update(check, i))
+        broke(check, "gathers", e, "unit %d computes with %s, which no all-gather has filled since the last update: "
+              "gather each unit before its forward and its backward", e->unit, e->buffer);
+    else if (gather->count != shard_count(check, e->unit))
+        broke(check, "gathers", e, "unit %d's padded shard is %ld elements, but %s was filled by an all-gather of "
+              "%ld", e->unit, shard_count(check, e->unit), e->buffer, gather->count);
+    else if (!finished_before(check, gather, i))
+        broke(check, "gathers", e, "unit %d computes before its all-gather (event %ld) has finished: wait for it "
+              "before handing the parameters to the model", e->unit, gather->seq);
+    else
+        return gather;
+    return NULL;
+}
+
+/* 09: every unit's compute runs on parameters all-gathered for it since the last update,
+ * and arrived, in at most two buffers at a time. */
+static int rule_gathers(Check *check)
+{
+    const Log *log = check->log;
+    BufferSet buffers = {0};
+    for (size_t i = 0; i < log->count; i++) {
+        const Event *e = &log->events[i];
+        if (is(e, "step_start") || is(e, "validate_start"))
+            buffers.count = 0;
+        if (e->step == 0 || !is_compute_start(e) || e->buffer[0] == '\0')
+            continue;
+        check_gathered(check, i);
+        note_buffer(check, &buffers, e);
+    }
+    return finish_rule(check, "gathers", "each unit gathered, and arrived, before its forward and its backward; at "
+                       "most two gathered units at a time");
+}
+
+/* 09 with prefetch: each unit's gather started before the previous unit's compute began (a
+ * unit still held from its previous use needs no new gather). */
+static int rule_prefetch(Check *check)
+{
+    const Log *log = check->log;
+    size_t previous = log->count; /* the last compute start in this step or validation */
+    for (size_t i = 0; i < log->count; i++) {
+        const Event *e = &log->events[i];
+        if (is(e, "step_start") || is(e, "validate_start"))
+            previous = log->count;
+        if (e->step == 0 || !is_compute_start(e) || e->buffer[0] == '\0')
+            continue;
+        const Event *gather = last_gather_into(check, i, e->buffer);
+        if (gather != NULL && previous < log->count && gather->seq > log->events[previous].seq)
+            broke(check, "prefetch", e, "unit %d's all-gather (event %ld) started after unit %d's compute began "
+                  "(event %ld): start the next unit's gather before computing this one", e->unit, gather->seq,
+                  log->events[previous].unit, log->events[previous].seq);
+        previous = i;
+    }
+    return finish_rule(check, "prefetch", "the next unit's all-gather started before this unit's compute");
+}
+
+/* ---------------------------------------------------------------- main */
+
+/* Which rules a lesson is graded on. */
+static int check_lesson(Check *check, int lesson)
+{
+    int ok = 1;
+    if (lesson == 1)
+        return rule_ring(check);
+    ok &= rule_broadcast(check);
+    switch (lesson) {
+    case 2: ok &= rule_per_tensor(check); break;
+    case 3: ok &= rule_one_flat(check); break;
+    case 4: ok &= rule_overlap(check); break;
+    case 5: ok &= rule_buckets(check); break;
+    case 6: ok &= rule_last_micro_batch(check); ok &= rule_buckets(check); break;
+    case 7: ok &= rule_zero1(check); ok &= rule_model_state(check, 1); break;
+    case 8:
+        ok &= rule_scatter_from_hook(check);
+        ok &= rule_model_state(check, 2);
+        ok &= rule_no_full_buffer(check, 2);
+        break;
+    case 9:
+        ok &= rule_scatter_from_hook(check);
+        ok &= rule_gathers(check);
+        if (!check->flags->no_prefetch)
+            ok &= rule_prefetch(check);
+        ok &= rule_model_state(check, 3);
+        ok &= rule_no_full_buffer(check, 3);
+        break;
+    }
+    return ok;
+}
+
+/* Every rank must have logged every step: a run that stopped early is checked no further. */
+static int check_complete(const Check *check)
+{
+    int steps = check->flags->cfg.steps;
+    for (int r = 0; r < check->ranks; r++) {
+        int ends = 0;
+        for (size_t i = 0; i < check->log->count; i++)
+            ends += check->log->events[i].rank == r && is(&check->log->events[i], "step_end");
+        if (ends != steps) {
+            printf("FAIL %s schedule: rank %d logged %d of the run's %d steps\n", check->label, r, ends, steps);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+#define LESSON_FIELD(name) offsetof(RunFlags, name)
+static const Flag lesson_flags[] = {
+    {"bucket-mb", FLAG_FLOAT, LESSON_FIELD(bucket_mb), "lesson 05/06's bucket cap, MB", 0, 1e9},
+    {"accum", FLAG_INT, LESSON_FIELD(accum), "lesson 06's micro-batches per step", 1, 1 << 20},
+    {"no-prefetch", FLAG_SWITCH, LESSON_FIELD(no_prefetch), "lesson 09 run without prefetch", 0, 1},
+    {"copy-tensors", FLAG_SWITCH, LESSON_FIELD(copy_tensors), "lesson 03 run packing its tensors", 0, 1},
+    {NULL, 0, 0, NULL, 0, 0},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: check_schedule LESSON LOG.csv [--label NAME] [the run's flags: --config PRESET, "
+                 "--batch, --accum, --bucket-mb, --no-prefetch, ...]\n"
+                 "  checks a --comm-log file against the schedule lesson LESSON (01..09) teaches\n");
+}
+
+/* --label is the checker's own; everything else is the run's. */
+static const char *take_label(int *argc, char **argv)
+{
+    const char *label = "";
+    for (int i = 3; i + 1 < *argc; i++)
+        if (strcmp(argv[i], "--label") == 0) {
+            label = argv[i + 1];
+            memmove(&argv[i], &argv[i + 2], (size_t)(*argc - i - 2) * sizeof *argv);
+            *argc -= 2;
+            break;
+        }
+    return label;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc < 3) {
+        usage(stderr);
+        return 2;
+    }
+    char *end;
+    long lesson = strtol(argv[1], &end, 10);
+    if (*end != '\0' || lesson < 1 || lesson > 9) {
+        fprintf(stderr, "check_schedule: lesson '%s' has no schedule rules (01..09)\n", argv[1]);
+        return 2;
+    }
+    const char *label = take_label(&argc, argv);
+    RunFlags flags = {.bucket_mb = 1.0f}; /* the lessons' defaults */
+    FlagSet extra = {"lesson", lesson_flags, &flags};
+    char err[512];
+    if (train_config_from_args(&flags.cfg, argc, argv, 3, &extra, 1, err, sizeof err) != 0) {
+        fprintf(stderr, "check_schedule: %s\n", err);
+        return 2;
+    }
+    if (flags.accum == 0)
+        flags.accum = lesson == 6 ? 2 : 1;
+    flags.cfg.accum_steps = flags.accum;
+    Log log;
+    if (read_log(argv[2], &log) != 0)
+        return 2;
+    Check check = {.log = &log, .flags = &flags, .model = &flags.cfg.model, .ranks = log.ranks,
+                   .units = gpt_num_units(&flags.cfg.model), .num_params = (long)gpt_num_params(&flags.cfg.model),
+                   .label = label};
+    int ok = lesson == 1 ? rule_ring(&check) : check_complete(&check) && check_lesson(&check, (int)lesson);
+    free(log.events);
+    return ok ? 0 : 1;
+}
