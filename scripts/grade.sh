@@ -82,68 +82,98 @@ sanitizer_finding() {
     echo "${kind#ERROR: }, ${frame:-no frame}"
 }
 
-# One check line: prints its PASS/FAIL lines; returns 1 when any fails.
+# The columns of a run's CSV against the expected values: one PASS/FAIL line each, also
+# when the run wrote nothing (each column then fails, saying so).
+compare_columns() {
+    local expected=$1 actual=$2 name=$3 columns=$4 rtol=$5 atol=$6 column
+    if [ -s "$actual" ]; then
+        build/tools/compare_runs "$expected" "$actual" --label "$name" --columns "$columns" --rtol "$rtol" --atol "$atol"
+        return
+    fi
+    for column in ${columns//,/ }; do echo "FAIL $name $column: no figures (the run ended before writing them)"; done
+    return 1
+}
+
+# The run itself, as one check: PASS when it exits 0, else FAIL with its last lines.
+run_verdict() {
+    local name=$1 status=$2 output=$3 passed=$4
+    if [ "$status" -eq 0 ]; then
+        echo "PASS $name run: $passed"
+        return 0
+    fi
+    echo "FAIL $name run: the lesson exited with an error$([ "$status" -eq 124 ] && echo " (timed out)"):"
+    tail -n 3 "$output" | sed 's/^/  /'
+    return 1
+}
+
+# One check line: prints its PASS/FAIL lines, the same number whatever happens; returns 1
+# when any fails.
 run_check() {
-    local number=$1 lesson=$2 binary=$3 mode=$4 preset=${5:-} name expected actual log
+    local number=$1 lesson=$2 binary=$3 mode=$4 preset=${5:-} name expected actual log out status=0
     shift 3
     name=$(check_name "$@")
     expected=tests/expected/$lesson/$name.csv
     actual=$work/$name.csv
     log=$work/$name.log.csv
+    out=$work/$name.out
     case $mode in
     train)
-        if ! $(run_command "$binary" "$@") --csv "$actual" >"$work/$name.out" 2>&1; then
-            echo "FAIL $name: the lesson exited with an error:"; tail -n 3 "$work/$name.out"; return 1
-        fi
-        build/tools/compare_runs "$expected" "$actual" --label "$name" \
-            --columns loss,grad_norm,val_loss --rtol "$LOSS_RTOL" --atol "$LOSS_ATOL" ;;
+        $(run_command "$binary" "$@") --csv "$actual" >"$out" 2>&1
+        run_verdict "$name" $? "$out" "exited normally" || status=1
+        compare_columns "$expected" "$actual" "$name" loss,grad_norm,val_loss "$LOSS_RTOL" "$LOSS_ATOL" || status=1 ;;
     estimate)
-        $(run_command "$binary" "$@") >"$actual" 2>"$work/$name.out" ||
-            { echo "FAIL $name: the lesson exited with an error:"; tail -n 3 "$work/$name.out"; return 1; }
-        build/tools/compare_runs "$expected" "$actual" --label "$name" --columns bytes --rtol 0 --atol 0 ;;
+        $(run_command "$binary" "$@") >"$actual" 2>"$out"
+        run_verdict "$name" $? "$out" "exited normally" || status=1
+        compare_columns "$expected" "$actual" "$name" bytes 0 0 || status=1 ;;
     ring)
-        local status=0
-        timeout "${GRADE_TIMEOUT:-300}" $(run_command "$binary" "$@") --comm-log "$log" || status=1
-        [ -s "$log" ] || { echo "FAIL $name: no communication log (the program ended early)"; return 1; }
-        build/tools/check_schedule "$number" "$log" --label "$name" || status=1
-        return $status ;;
-    dp)
-        local status=0
-        if ! timeout "${GRADE_TIMEOUT:-300}" $(run_command "$binary" "$@") \
-            --step-timeout "${GRADE_STEP_TIMEOUT:-60}" --csv "$actual" --comm-log "$log" >"$work/$name.out" 2>&1; then
-            echo "FAIL $name: the lesson exited with an error:"; tail -n 3 "$work/$name.out"
-            # the figures of a run that got to the end still say where it went wrong
-            [ -s "$actual" ] || return 1
-            status=1
-        fi
-        build/tools/compare_runs "$expected" "$actual" --label "$name" \
-            --columns loss,grad_norm,val_loss --rtol "$LOSS_RTOL" --atol "$LOSS_ATOL" || status=1
-        build/tools/compare_runs "$expected" "$actual" --label "$name" --columns comm_bytes --rtol 0 --atol 0 ||
-            status=1
-        if [ -s "$log" ]; then
-            # shellcheck disable=SC2046 # the flags are words
-            build/tools/check_schedule "$number" "$log" --label "$name" $(schedule_flags "$@") || status=1
+        timeout "${GRADE_TIMEOUT:-300}" $(run_command "$binary" "$@") --comm-log "$log" >"$out" 2>&1
+        local ring_status=$? exact
+        exact=$(grep -c '^PASS ring all-reduce' "$out")
+        if [ $ring_status -eq 0 ]; then
+            echo "PASS $name sums: exact on all $exact uneven counts"
         else
-            echo "FAIL $name schedule: no communication log (the run ended early)"; status=1
+            echo "FAIL $name sums: $exact of 8 counts exact$([ $ring_status -eq 124 ] && echo " (timed out)")"
+            status=1
         fi
-        return $status ;;
+        sed 's/^/  /' "$out"
+        schedule "$number" "$log" "$name" "the program ended before writing it" || status=1 ;;
+    dp)
+        timeout "${GRADE_TIMEOUT:-300}" $(run_command "$binary" "$@") \
+            --step-timeout "${GRADE_STEP_TIMEOUT:-60}" --csv "$actual" --comm-log "$log" >"$out" 2>&1
+        run_verdict "$name" $? "$out" "exited normally, with identical parameters on every rank" || status=1
+        compare_columns "$expected" "$actual" "$name" loss,grad_norm,val_loss "$LOSS_RTOL" "$LOSS_ATOL" || status=1
+        compare_columns "$expected" "$actual" "$name" comm_bytes 0 0 || status=1
+        # shellcheck disable=SC2046 # the flags are words
+        schedule "$number" "$log" "$name" "the run ended before writing it" $(schedule_flags "$@") || status=1 ;;
     sanitize)
         local sanitized=build/sanitize/${binary#build/} finding
         [ -x "$sanitized" ] || { echo "FAIL $name: $sanitized is not built (make SANITIZE=1 $sanitized)"; return 1; }
         # shellcheck disable=SC2046
         ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             timeout "${GRADE_TIMEOUT:-300}" $(run_command "$sanitized" "${@:2}") \
-            $([ "$2" = ring ] || echo --steps 4) >"$work/$name.out" 2>&1
-        local status=$?
-        if finding=$(sanitizer_finding "$work/$name.out" "$lesson"); then
+            $([ "$2" = ring ] || echo --steps 4) >"$out" 2>&1
+        local run_status=$?
+        if finding=$(sanitizer_finding "$out" "$lesson"); then
             echo "FAIL $name: $finding"; return 1
-        elif [ $status -ne 0 ] && [ "$2" != ring ]; then
-            echo "FAIL $name: the sanitizer build exited with an error:"; tail -n 3 "$work/$name.out"; return 1
+        elif [ $run_status -ne 0 ] && [ "$2" != ring ]; then
+            echo "FAIL $name: the sanitizer build exited with an error:"; tail -n 3 "$out" | sed 's/^/  /'; return 1
         fi
         echo "PASS $name: no AddressSanitizer or UndefinedBehaviorSanitizer report" ;;
     *)
         echo "FAIL $name: grade does not know the check '$mode' (tests/expected/$lesson.checks)"; return 1 ;;
     esac
+    return $status
+}
+
+# The log against the lesson's rules; every rule fails, saying why, when there is no log.
+schedule() {
+    local number=$1 log=$2 name=$3 why=$4
+    shift 4
+    if [ -s "$log" ]; then
+        build/tools/check_schedule "$number" "$log" --label "$name" "$@"
+    else
+        build/tools/check_schedule "$number" "$log" --label "$name" --no-log "no communication log: $why" "$@"
+    fi
 }
 
 # The commands that redo a failed check by hand.
@@ -192,9 +222,6 @@ grade_lesson() {
         ran=1
         run_check "$number" "$lesson" "$binary" "${words[@]}" </dev/null >"$work/check.out" 2>&1
         local status=$?
-        if [ $status -ne 0 ] && ! grep -qE '^FAIL ' "$work/check.out"; then
-            echo "FAIL $(check_name "${words[@]}"): the check failed without a FAIL line" >>"$work/check.out"
-        fi
         [ $status -ne 0 ] && print_reproduce "$number" "$lesson" "$binary" "${words[@]}" >>"$work/check.out"
         cat "$work/check.out"
         sed "s/^/$number\t/" "$work/check.out" >>"$results"

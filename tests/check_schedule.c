@@ -136,6 +136,7 @@ typedef struct {
     int ranks, units;
     long num_params;
     const char *label;
+    int lesson;
     int failed; /* the current rule broke (its first break is printed) */
 } Check;
 
@@ -778,48 +779,67 @@ static int rule_prefetch(Check *check)
 
 /* ---------------------------------------------------------------- main */
 
-/* Which rules a lesson is graded on. */
-static int check_lesson(Check *check, int lesson)
+static int rule_model_state_of_lesson(Check *check) { return rule_model_state(check, check->lesson - 6); }
+static int rule_no_full_buffer_of_lesson(Check *check) { return rule_no_full_buffer(check, check->lesson - 6); }
+
+typedef struct {
+    const char *name;
+    int (*check)(Check *check);
+} Rule;
+
+/* Which rules a lesson is graded on, in the order they print. */
+static const Rule RULES[10][6] = {
+    [1] = {{"ring", rule_ring}},
+    [2] = {{"broadcast", rule_broadcast}, {"per_tensor", rule_per_tensor}},
+    [3] = {{"broadcast", rule_broadcast}, {"one_flat", rule_one_flat}},
+    [4] = {{"broadcast", rule_broadcast}, {"overlap", rule_overlap}},
+    [5] = {{"broadcast", rule_broadcast}, {"buckets", rule_buckets}},
+    [6] = {{"broadcast", rule_broadcast}, {"last_micro_batch", rule_last_micro_batch}, {"buckets", rule_buckets}},
+    [7] = {{"broadcast", rule_broadcast}, {"shards", rule_zero1}, {"model_state", rule_model_state_of_lesson}},
+    [8] = {{"broadcast", rule_broadcast}, {"scatter_from_hook", rule_scatter_from_hook},
+           {"model_state", rule_model_state_of_lesson}, {"no_full_buffer", rule_no_full_buffer_of_lesson}},
+    [9] = {{"broadcast", rule_broadcast}, {"scatter_from_hook", rule_scatter_from_hook}, {"gathers", rule_gathers},
+           {"prefetch", rule_prefetch}, {"model_state", rule_model_state_of_lesson},
+           {"no_full_buffer", rule_no_full_buffer_of_lesson}},
+};
+
+static int applies(const Rule *rule, const RunFlags *flags)
+{
+    return rule->name != NULL && !(strcmp(rule->name, "prefetch") == 0 && flags->no_prefetch);
+}
+
+/* Every rule fails alike when there is nothing to check: a check is a check, run or not. */
+static int fail_every_rule(int lesson, const RunFlags *flags, const char *label, const char *why)
+{
+    for (const Rule *rule = RULES[lesson]; rule < RULES[lesson] + 6; rule++)
+        if (applies(rule, flags))
+            printf("FAIL %s schedule %s: %s\n", label, rule->name, why);
+    return 0;
+}
+
+static int check_lesson(Check *check)
 {
     int ok = 1;
-    if (lesson == 1)
-        return rule_ring(check);
-    ok &= rule_broadcast(check);
-    switch (lesson) {
-    case 2: ok &= rule_per_tensor(check); break;
-    case 3: ok &= rule_one_flat(check); break;
-    case 4: ok &= rule_overlap(check); break;
-    case 5: ok &= rule_buckets(check); break;
-    case 6: ok &= rule_last_micro_batch(check); ok &= rule_buckets(check); break;
-    case 7: ok &= rule_zero1(check); ok &= rule_model_state(check, 1); break;
-    case 8:
-        ok &= rule_scatter_from_hook(check);
-        ok &= rule_model_state(check, 2);
-        ok &= rule_no_full_buffer(check, 2);
-        break;
-    case 9:
-        ok &= rule_scatter_from_hook(check);
-        ok &= rule_gathers(check);
-        if (!check->flags->no_prefetch)
-            ok &= rule_prefetch(check);
-        ok &= rule_model_state(check, 3);
-        ok &= rule_no_full_buffer(check, 3);
-        break;
-    }
+    for (const Rule *rule = RULES[check->lesson]; rule < RULES[check->lesson] + 6; rule++)
+        if (applies(rule, check->flags))
+            ok &= rule->check(check);
     return ok;
 }
 
 /* Every rank must have logged every step: a run that stopped early is checked no further. */
 static int check_complete(const Check *check)
 {
+    if (check->lesson == 1)
+        return 1;
     int steps = check->flags->cfg.steps;
+    char why[256];
     for (int r = 0; r < check->ranks; r++) {
         int ends = 0;
         for (size_t i = 0; i < check->log->count; i++)
             ends += check->log->events[i].rank == r && is(&check->log->events[i], "step_end");
         if (ends != steps) {
-            printf("FAIL %s schedule: rank %d logged %d of the run's %d steps\n", check->label, r, ends, steps);
-            return 0;
+            snprintf(why, sizeof why, "rank %d logged %d of the run's %d steps", r, ends, steps);
+            return fail_every_rule(check->lesson, check->flags, check->label, why);
         }
     }
     return 1;
@@ -836,23 +856,23 @@ static const Flag lesson_flags[] = {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: check_schedule LESSON LOG.csv [--label NAME] [the run's flags: --config PRESET, "
-                 "--batch, --accum, --bucket-mb, --no-prefetch, ...]\n"
-                 "  checks a --comm-log file against the schedule lesson LESSON (01..09) teaches\n");
+    fprintf(out, "usage: check_schedule LESSON LOG.csv [--label NAME] [--no-log REASON] [the run's flags: "
+                 "--config PRESET, --batch, --accum, --bucket-mb, --no-prefetch, ...]\n"
+                 "  checks a --comm-log file against the schedule lesson LESSON (01..09) teaches;\n"
+                 "  --no-log REASON: the run wrote no log; every rule fails with REASON\n");
 }
 
-/* --label is the checker's own; everything else is the run's. */
-static const char *take_label(int *argc, char **argv)
+/* --label and --no-log are the checker's own; everything else is the run's. */
+static const char *take_option(int *argc, char **argv, const char *name, const char *otherwise)
 {
-    const char *label = "";
     for (int i = 3; i + 1 < *argc; i++)
-        if (strcmp(argv[i], "--label") == 0) {
-            label = argv[i + 1];
+        if (strcmp(argv[i], name) == 0) {
+            const char *value = argv[i + 1];
             memmove(&argv[i], &argv[i + 2], (size_t)(*argc - i - 2) * sizeof *argv);
             *argc -= 2;
-            break;
+            return value;
         }
-    return label;
+    return otherwise;
 }
 
 int main(int argc, char **argv)
@@ -871,7 +891,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "check_schedule: lesson '%s' has no schedule rules (01..09)\n", argv[1]);
         return 2;
     }
-    const char *label = take_label(&argc, argv);
+    const char *label = take_option(&argc, argv, "--label", "");
+    const char *no_log = take_option(&argc, argv, "--no-log", NULL);
     RunFlags flags = {.bucket_mb = 1.0f}; /* the lessons' defaults */
     FlagSet extra = {"lesson", lesson_flags, &flags};
     char err[512];
@@ -882,13 +903,17 @@ int main(int argc, char **argv)
     if (flags.accum == 0)
         flags.accum = lesson == 6 ? 2 : 1;
     flags.cfg.accum_steps = flags.accum;
+    if (no_log != NULL) {
+        fail_every_rule((int)lesson, &flags, label, no_log);
+        return 1;
+    }
     Log log;
     if (read_log(argv[2], &log) != 0)
         return 2;
     Check check = {.log = &log, .flags = &flags, .model = &flags.cfg.model, .ranks = log.ranks,
                    .units = gpt_num_units(&flags.cfg.model), .num_params = (long)gpt_num_params(&flags.cfg.model),
-                   .label = label};
-    int ok = lesson == 1 ? rule_ring(&check) : check_complete(&check) && check_lesson(&check, (int)lesson);
+                   .label = label, .lesson = (int)lesson};
+    int ok = check_complete(&check) && check_lesson(&check);
     free(log.events);
     return ok ? 0 : 1;
 }

@@ -167,5 +167,5 @@ Test(grading, json_results_in_gradescope_format)
                               " [x[\"name\"] for x in t if x[\"status\"] == \"failed\"])' $dir/r.json",
                               output, sizeof output);
     cr_expect_eq(status, 0, "%s", output);
-    cr_expect_str_eq(output, "7 6 7 ['lesson 04: dp_reference_n2 schedule overlap']\n");
+    cr_expect_str_eq(output, "8 7 8 ['lesson 04: dp_reference_n2 schedule overlap']\n");
 }
