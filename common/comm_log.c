@@ -14,7 +14,8 @@ typedef struct {
     const char *op;          /* a call's operation; NULL otherwise */
     const char *where_event; /* a call's position: the last mark before it */
     long seq, request;
-    int step, micro, unit, where_unit, done, has_place;
+    int step, micro, unit, where_unit, done;
+    int has_place, untracked; /* the buffer found among the live blocks, or given but not found */
     size_t count, recv_count, bytes;
     MemBlockPlace place;     /* the buffer, resolved when recorded (it may be freed later) */
 } LogEvent;
@@ -67,6 +68,7 @@ static LogEvent *append(const char *event, const void *buffer)
                     .request = -1, .done = -1, .step = log_state.step, .micro = log_state.micro, .unit = -1,
                     .where_event = log_state.where_event, .where_unit = log_state.where_unit};
     e->has_place = buffer != NULL && mem_block_find(buffer, &e->place);
+    e->untracked = buffer != NULL && !e->has_place;
     return e;
 }
 
@@ -131,6 +133,8 @@ static void write_place(FILE *out, const LogEvent *e)
 {
     if (e->has_place)
         fprintf(out, "%s#%ld+%zu", mem_kind_name(e->place.kind), e->place.serial, e->place.offset / sizeof(float));
+    else if (e->untracked)
+        fputs("untracked", out);
 }
 
 /* Empty cells where a column does not apply, so a spreadsheet filter shows what is there. */
@@ -241,5 +245,6 @@ int comm_log_write(Comm *comm, const char *path, char *err, size_t err_len)
     free(text);
     free(lengths);
     free(offsets);
+    log_state.count = 0; /* written: a second run in the same process starts a log of its own */
     return comm->rank == 0 ? status : 0;
 }

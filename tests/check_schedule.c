@@ -722,7 +722,10 @@ static const Event *check_gathered(Check *check, size_t i)
 {
     const Event *e = &check->log->events[i];
     const Event *gather = last_gather_into(check, i, e->buffer);
-    if (gather == NULL || (size_t)(gather - check->log->events) < last_update(check, i))
+    if (strcmp(e->buffer, "untracked") == 0)
+        broke(check, "gathers", e, "unit %d computes with memory the tracking allocator did not hand out: allocate "
+              "working buffers with the device's alloc, so that what they hold can be followed", e->unit);
+    else if (gather == NULL || (size_t)(gather - check->log->events) < last_update(check, i))
         broke(check, "gathers", e, "unit %d computes with %s, which no all-gather has filled since the last update: "
               "gather each unit before its forward and its backward", e->unit, e->buffer);
     else if (gather->count != shard_count(check, e->unit))
