@@ -29,7 +29,7 @@ cd "$(dirname "$0")/.."
 source tests/tolerance.sh
 source scripts/check_name.sh
 
-usage() { sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^set -uo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
 
 number="" binary="" json="" only=${CHECK:-}
 while [ $# -gt 0 ]; do
