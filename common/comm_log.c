@@ -23,7 +23,7 @@ typedef struct {
 /* Bookkeeping outside the tracking allocator: the log is not the model's memory. */
 static struct {
     LogEvent *events;
-    size_t count, capacity;
+    size_t count, capacity, dropped; /* dropped: events lost to a failed allocation */
     long next_seq, next_request;
     int keep, step, micro, where_unit;
     const char *where_event;
@@ -55,8 +55,10 @@ static LogEvent *append(const char *event, const void *buffer)
     if (log_state.count == log_state.capacity) {
         size_t capacity = log_state.capacity ? 2 * log_state.capacity : 1024;
         LogEvent *grown = realloc(log_state.events, capacity * sizeof *grown);
-        if (grown == NULL)
+        if (grown == NULL) {
+            log_state.dropped++;
             return NULL;
+        }
         log_state.events = grown;
         log_state.capacity = capacity;
     }
@@ -187,7 +189,8 @@ static char *format_rows(int rank, size_t *length)
     return text;
 }
 
-/* Rank 0 receives every rank's text into one buffer; offsets and lengths per rank. */
+/* Rank 0 receives every rank's text into one buffer; offsets and lengths per rank. Every
+ * rank takes the same path through the collectives whatever fails where. */
 static int gather_text(Comm *comm, const char *text, int length, char **all, int *lengths, int *offsets)
 {
     MPI_Gather(&length, 1, MPI_INT, lengths, 1, MPI_INT, 0, comm->world);
@@ -197,13 +200,7 @@ static int gather_text(Comm *comm, const char *text, int length, char **all, int
             offsets[r] = (int)total;
             total += lengths[r];
         }
-    int fits = total <= INT_MAX;
-    MPI_Bcast(&fits, 1, MPI_INT, 0, comm->world);
-    if (!fits)
-        return -1;
-    if (comm->rank == 0 && (*all = malloc((size_t)total + 1)) == NULL)
-        total = -1;
-    int ok = total >= 0;
+    int ok = total <= INT_MAX && (comm->rank != 0 || (*all = malloc((size_t)total + 1)) != NULL);
     MPI_Bcast(&ok, 1, MPI_INT, 0, comm->world);
     if (!ok)
         return -1;
@@ -222,20 +219,28 @@ static int write_file(const char *path, const char *all, size_t total, char *err
     return ok ? 0 : -1;
 }
 
+/* Whether every rank has its whole log in text and rank 0 has room to collect them: a
+ * log missing a rank's events would read as a rank that did nothing. */
+static int every_rank_ready(Comm *comm, int ready)
+{
+    int all_ready = 0;
+    MPI_Allreduce(&ready, &all_ready, 1, MPI_INT, MPI_MIN, comm->world);
+    return all_ready;
+}
+
 int comm_log_write(Comm *comm, const char *path, char *err, size_t err_len)
 {
     size_t length = 0;
     char *text = format_rows(comm->rank, &length);
-    /* a rank that could not format sends nothing rather than leave the others waiting */
-    int my_length = text != NULL && length <= INT_MAX ? (int)length : 0;
-    int *lengths = calloc((size_t)comm->size, sizeof *lengths);
-    int *offsets = calloc((size_t)comm->size, sizeof *offsets);
+    int *lengths = comm->rank == 0 ? calloc((size_t)comm->size, sizeof *lengths) : NULL;
+    int *offsets = comm->rank == 0 ? calloc((size_t)comm->size, sizeof *offsets) : NULL;
+    int ready = text != NULL && length <= INT_MAX && log_state.dropped == 0 &&
+                (comm->rank != 0 || (lengths != NULL && offsets != NULL));
     char *all = NULL;
-    int status = gather_text(comm, text, my_length, &all, lengths, offsets);
+    int status = every_rank_ready(comm, ready) ? gather_text(comm, text, (int)length, &all, lengths, offsets) : -1;
     if (comm->rank == 0) {
-        if (status != 0 || text == NULL || lengths == NULL || offsets == NULL) {
+        if (status != 0) {
             snprintf(err, err_len, "--comm-log %s: out of memory collecting the ranks' logs", path);
-            status = -1;
         } else {
             size_t total = (size_t)offsets[comm->size - 1] + (size_t)lengths[comm->size - 1];
             status = write_file(path, all, total, err, err_len);
@@ -246,5 +251,6 @@ int comm_log_write(Comm *comm, const char *path, char *err, size_t err_len)
     free(lengths);
     free(offsets);
     log_state.count = 0; /* written: a second run in the same process starts a log of its own */
+    log_state.dropped = 0;
     return comm->rank == 0 ? status : 0;
 }

@@ -64,8 +64,14 @@ run_command() {
 schedule_flags() {
     local mode=$1 preset=$2
     case $mode in
-    dp) echo "--config $preset ${*:4}" ;;
+    dp) echo "--ranks $3 --config $preset ${*:4}" ;;
+    ring) echo "--ranks $preset" ;;
     esac
+}
+
+# What a sanitizer run adds to its line's command: 4 steps, and the step timeout.
+sanitize_flags() {
+    [ "$1" = ring ] || echo "--steps 4 --step-timeout ${GRADE_STEP_TIMEOUT:-60}"
 }
 
 # The exercise files of a lesson: a sanitizer report is traced back to the first frame in one.
@@ -75,7 +81,7 @@ exercise_files() { (cd "solutions/$1" && ls -- *.c | paste -sd'|'); }
 sanitizer_finding() {
     local log=$1 lesson=$2 files kind frame
     files=$(exercise_files "$lesson")
-    kind=$(grep -m1 -oE 'ERROR: AddressSanitizer: [a-z-]+|runtime error: .*' "$log")
+    kind=$(grep -m1 -oE 'ERROR: AddressSanitizer: [A-Za-z-]+|runtime error: .*' "$log")
     [ -n "$kind" ] || return 1
     frame=$(grep -m1 -E "(^|/)($files):[0-9]+" "$log" | grep -oE "in [^ ]+ [^ ]*($files):[0-9]+|[^ ]*($files):[0-9]+(:[0-9]+)?" | head -n1)
     [ -n "$frame" ] || frame=$(grep -m1 -E '^ *#0 ' "$log" | sed 's/^ *#0 0x[0-9a-f]* //')
@@ -86,11 +92,15 @@ sanitizer_finding() {
 # when the run wrote nothing (each column then fails, saying so).
 compare_columns() {
     local expected=$1 actual=$2 name=$3 columns=$4 rtol=$5 atol=$6 column
+    local why="no figures (the run ended before writing them)"
     if [ -s "$actual" ]; then
-        build/tools/compare_runs "$expected" "$actual" --label "$name" --columns "$columns" --rtol "$rtol" --atol "$atol"
-        return
+        build/tools/compare_runs "$expected" "$actual" --label "$name" --columns "$columns" --rtol "$rtol" \
+            --atol "$atol" 2>"$work/compare.err"
+        local status=$?
+        [ $status -ne 2 ] && return $status
+        why="could not compare: $(head -n 1 "$work/compare.err")"
     fi
-    for column in ${columns//,/ }; do echo "FAIL $name $column: no figures (the run ended before writing them)"; done
+    for column in ${columns//,/ }; do echo "FAIL $name $column: $why"; done
     return 1
 }
 
@@ -118,11 +128,11 @@ run_check() {
     out=$work/$name.out
     case $mode in
     train)
-        $(run_command "$binary" "$@") --csv "$actual" >"$out" 2>&1
+        timeout "${GRADE_TIMEOUT:-300}" $(run_command "$binary" "$@") --csv "$actual" >"$out" 2>&1
         run_verdict "$name" $? "$out" "exited normally" || status=1
         compare_columns "$expected" "$actual" "$name" loss,grad_norm,val_loss "$LOSS_RTOL" "$LOSS_ATOL" || status=1 ;;
     estimate)
-        $(run_command "$binary" "$@") >"$actual" 2>"$out"
+        timeout "${GRADE_TIMEOUT:-300}" $(run_command "$binary" "$@") >"$actual" 2>"$out"
         run_verdict "$name" $? "$out" "exited normally" || status=1
         compare_columns "$expected" "$actual" "$name" bytes 0 0 || status=1 ;;
     ring)
@@ -136,7 +146,8 @@ run_check() {
             status=1
         fi
         sed 's/^/  /' "$out"
-        schedule "$number" "$log" "$name" "the program ended before writing it" || status=1 ;;
+        # shellcheck disable=SC2046
+        schedule "$number" "$log" "$name" "the program ended before writing it" $(schedule_flags "$@") || status=1 ;;
     dp)
         timeout "${GRADE_TIMEOUT:-300}" $(run_command "$binary" "$@") \
             --step-timeout "${GRADE_STEP_TIMEOUT:-60}" --csv "$actual" --comm-log "$log" >"$out" 2>&1
@@ -151,11 +162,12 @@ run_check() {
         # shellcheck disable=SC2046
         ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             timeout "${GRADE_TIMEOUT:-300}" $(run_command "$sanitized" "${@:2}") \
-            $([ "$2" = ring ] || echo --steps 4) >"$out" 2>&1
+            $(sanitize_flags "$2") >"$out" 2>&1
         local run_status=$?
         if finding=$(sanitizer_finding "$out" "$lesson"); then
             echo "FAIL $name: $finding"; return 1
-        elif [ $run_status -ne 0 ] && [ "$2" != ring ]; then
+        # wrong sums are the ring check's to report (exit 1); anything else is this one's
+        elif [ $run_status -ne 0 ] && ! { [ "$2" = ring ] && [ $run_status -eq 1 ]; }; then
             echo "FAIL $name: the sanitizer build exited with an error:"; tail -n 3 "$out" | sed 's/^/  /'; return 1
         fi
         echo "PASS $name: no AddressSanitizer or UndefinedBehaviorSanitizer report" ;;
@@ -170,10 +182,14 @@ schedule() {
     local number=$1 log=$2 name=$3 why=$4
     shift 4
     if [ -s "$log" ]; then
-        build/tools/check_schedule "$number" "$log" --label "$name" "$@"
+        build/tools/check_schedule "$number" "$log" --label "$name" "$@" 2>"$work/schedule.err"
+        local status=$?
+        [ $status -ne 2 ] && return $status
+        why="the log could not be read: $(head -n 1 "$work/schedule.err")"
     else
-        build/tools/check_schedule "$number" "$log" --label "$name" --no-log "no communication log: $why" "$@"
+        why="no communication log: $why"
     fi
+    build/tools/check_schedule "$number" "$log" --label "$name" --no-log "$why" "$@"
 }
 
 # The commands that redo a failed check by hand.
@@ -198,10 +214,10 @@ print_reproduce() {
         echo "    build/tools/compare_runs $expected estimate.csv --columns bytes --rtol 0 --atol 0" ;;
     ring)
         echo "    $run --comm-log run_log.csv"
-        echo "    build/tools/check_schedule $number run_log.csv" ;;
+        echo "    build/tools/check_schedule $number run_log.csv $(schedule_flags "$@")" ;;
     sanitize)
         echo "    make SANITIZE=1 build/sanitize/${binary#build/}"
-        echo "    ASAN_OPTIONS=detect_leaks=0 $(run_command "build/sanitize/${binary#build/}" "${@:2}")" ;;
+        echo "    ASAN_OPTIONS=detect_leaks=0 $(run_command "build/sanitize/${binary#build/}" "${@:2}") $(sanitize_flags "$2")" ;;
     esac
 }
 
@@ -210,6 +226,7 @@ grade_lesson() {
     local number=$1 binary=$2 lesson checks_file
     lesson=$(scripts/lesson_binary.sh "$number") || exit 2
     [ -n "$binary" ] || binary=build/lessons/$lesson
+    binary=${binary#./} # its sanitizer build is the same path under build/sanitize/
     checks_file=tests/expected/$lesson.checks
     [ -x "$binary" ] || { echo "grade: $binary is not built (make $binary)" >&2; exit 2; }
     [ -f "$checks_file" ] || { echo "grade: no checks listed in $checks_file" >&2; exit 2; }
@@ -222,6 +239,10 @@ grade_lesson() {
         ran=1
         run_check "$number" "$lesson" "$binary" "${words[@]}" </dev/null >"$work/check.out" 2>&1
         local status=$?
+        if [ $status -ne 0 ] && ! grep -qE '^FAIL ' "$work/check.out"; then
+            echo "FAIL $(check_name "${words[@]}"): the check failed without saying why (exit status $status)" \
+                >>"$work/check.out"
+        fi
         [ $status -ne 0 ] && print_reproduce "$number" "$lesson" "$binary" "${words[@]}" >>"$work/check.out"
         cat "$work/check.out"
         sed "s/^/$number\t/" "$work/check.out" >>"$results"

@@ -34,7 +34,7 @@ typedef struct {
     int ranks;
 } Log;
 
-enum { NUM_COLUMNS = 16, CELL = 64 };
+enum { NUM_COLUMNS = 16, CELL = 64, MAX_RANKS = 4096, MAX_UNITS = 1024 };
 static const char *const COLUMNS[NUM_COLUMNS] = {"rank", "seq", "time_ms", "step", "micro", "event",
                                                  "unit", "op", "count", "recv_count", "buffer", "request",
                                                  "done", "where", "kind", "bytes"};
@@ -111,8 +111,20 @@ static int read_log(const char *path, Log *log)
             }
             log->events = grown;
         }
-        split_row(line, cells);
+        size_t length = strlen(line);
+        int complete = length > 0 && line[length - 1] == '\n';
+        if (!complete || split_row(line, cells) != NUM_COLUMNS) {
+            fprintf(stderr, "check_schedule: %s: line %zu is not a row of %d cells\n", path, log->count + 2,
+                    NUM_COLUMNS);
+            status = -1;
+            break;
+        }
         Event e = parse_event(cells);
+        if (e.rank < 0 || e.rank >= MAX_RANKS) {
+            fprintf(stderr, "check_schedule: %s: line %zu names rank %d\n", path, log->count + 2, e.rank);
+            status = -1;
+            break;
+        }
         log->events[log->count++] = e;
         if (e.rank + 1 > log->ranks)
             log->ranks = e.rank + 1;
@@ -393,6 +405,19 @@ static size_t next_compute(const Check *check, const Span *span, size_t i)
 
 /* Every request started in the step ends (wait, or a test that says done) before the
  * optimizer, and no wait comes before the whole backward is done. */
+/* Whether the request tested at event `at` was already tested since the last compute mark. */
+static int tested_since_compute(const Check *check, const Span *span, size_t at)
+{
+    const Event *events = check->log->events;
+    for (size_t i = at; i-- > span->first;) {
+        if (is_compute_start(&events[i]) || is(&events[i], "grads_ready"))
+            return 0;
+        if (is_call(&events[i]) && is(&events[i], "test") && events[i].request == events[at].request)
+            return 1;
+    }
+    return 0;
+}
+
 static void require_waits_before_step(Check *check, const char *rule, const Span *span)
 {
     const Event *events = check->log->events;
@@ -403,6 +428,10 @@ static void require_waits_before_step(Check *check, const char *rule, const Span
         if (is_call(e) && is(e, "wait") && i < backward_done)
             broke(check, rule, e, "a wait during backward: the compute stops until the collective is done; wait "
                   "only once backward is over, before the optimizer step");
+        if (is_call(e) && is(e, "test") && i < backward_done && tested_since_compute(check, span, i))
+            broke(check, rule, e, "request %ld tested again before the next unit's backward: a loop on comm_test "
+                  "holds the backward up as a wait does; test once from each hook, wait before the step",
+                  e->request);
         if (!is_call(e) || !is(e, "start"))
             continue;
         int finished = 0;
@@ -674,16 +703,23 @@ static const Event *last_gather_into(const Check *check, size_t at, const char *
     return NULL;
 }
 
+/* Where a non-blocking gather was finished (its wait, or a test that found it done) on the
+ * same rank; the log's length when never. */
+static size_t finished_at(const Check *check, const Event *gather)
+{
+    for (size_t i = (size_t)(gather - check->log->events) + 1; i < check->log->count; i++) {
+        const Event *e = &check->log->events[i];
+        if (e->rank != gather->rank)
+            break;
+        if (is_call(e) && e->request == gather->request && (is(e, "wait") || (is(e, "test") && e->done == 1)))
+            return i;
+    }
+    return check->log->count;
+}
+
 static int finished_before(const Check *check, const Event *gather, size_t at)
 {
-    if (is(gather, "blocking"))
-        return 1;
-    for (size_t i = (size_t)(gather - check->log->events) + 1; i < at; i++) {
-        const Event *e = &check->log->events[i];
-        if (is_call(e) && e->request == gather->request && (is(e, "wait") || (is(e, "test") && e->done == 1)))
-            return 1;
-    }
-    return 0;
+    return is(gather, "blocking") || finished_at(check, gather) < at;
 }
 
 /* The last optimizer_start before `at` on the same rank (a gather before it is stale). */
@@ -698,11 +734,30 @@ static size_t last_update(const Check *check, size_t at)
     return 0;
 }
 
-/* The distinct buffers units computed with in one step (or validation): at most two. */
+/* The distinct buffers units computed with in one step (or validation), while allocated: at
+ * most two. */
 typedef struct {
     char names[3][64];
     int count;
 } BufferSet;
+
+/* The block a buffer name lies in: "communication#3+128" is in "communication#3". */
+static int same_block(const char *a, const char *b)
+{
+    size_t length = strcspn(a, "+");
+    return length == strcspn(b, "+") && strncmp(a, b, length) == 0;
+}
+
+/* A freed block holds no gathered unit any more. */
+static void forget_block(BufferSet *set, const Event *freed)
+{
+    for (int b = 0; b < set->count; b++)
+        if (same_block(set->names[b], freed->buffer)) {
+            memmove(set->names[b], set->names[set->count - 1], sizeof set->names[0]);
+            set->count--;
+            b--;
+        }
+}
 
 static void note_buffer(Check *check, BufferSet *set, const Event *e)
 {
@@ -749,6 +804,8 @@ static int rule_gathers(Check *check)
         const Event *e = &log->events[i];
         if (is(e, "step_start") || is(e, "validate_start"))
             buffers.count = 0;
+        if (is(e, "free"))
+            forget_block(&buffers, e);
         if (e->step == 0 || !is_compute_start(e) || e->buffer[0] == '\0')
             continue;
         check_gathered(check, i);
@@ -758,8 +815,17 @@ static int rule_gathers(Check *check)
                        "most two gathered units at a time");
 }
 
-/* 09 with prefetch: each unit's gather started before the previous unit's compute began (a
- * unit still held from its previous use needs no new gather). */
+/* Whether a compute between the gather and event `at` already used what it gathered. */
+static int fed_earlier(const Check *check, const Event *gather, size_t at)
+{
+    for (size_t i = (size_t)(gather - check->log->events) + 1; i < at; i++)
+        if (is_compute_start(&check->log->events[i]) && strcmp(check->log->events[i].buffer, gather->buffer) == 0)
+            return 1;
+    return 0;
+}
+
+/* 09 with prefetch: each unit's gather started before the previous unit's compute began, and
+ * was still arriving then (a unit still held from its previous use needs no new gather). */
 static int rule_prefetch(Check *check)
 {
     const Log *log = check->log;
@@ -771,10 +837,17 @@ static int rule_prefetch(Check *check)
         if (e->step == 0 || !is_compute_start(e) || e->buffer[0] == '\0')
             continue;
         const Event *gather = last_gather_into(check, i, e->buffer);
-        if (gather != NULL && previous < log->count && gather->seq > log->events[previous].seq)
+        /* a unit still held from an earlier use needs no new gather */
+        int fresh = gather != NULL && previous < log->count && !fed_earlier(check, gather, i);
+        if (fresh && gather->seq > log->events[previous].seq)
             broke(check, "prefetch", e, "unit %d's all-gather (event %ld) started after unit %d's compute began "
                   "(event %ld): start the next unit's gather before computing this one", e->unit, gather->seq,
                   log->events[previous].unit, log->events[previous].seq);
+        else if (fresh && (is(gather, "blocking") || finished_at(check, gather) < previous))
+            broke(check, "prefetch", e, "unit %d's all-gather (event %ld) was over before unit %d's compute began "
+                  "(event %ld): a prefetch overlaps that compute, so start it without blocking and wait for it "
+                  "only when unit %d is needed", e->unit, gather->seq, log->events[previous].unit,
+                  log->events[previous].seq, e->unit);
         previous = i;
     }
     return finish_rule(check, "prefetch", "the next unit's all-gather started before this unit's compute");
@@ -829,23 +902,26 @@ static int check_lesson(Check *check)
     return ok;
 }
 
-/* Every rank must have logged every step: a run that stopped early is checked no further. */
-static int check_complete(const Check *check)
+/* Every rank of the run must have logged every step (lesson 01: a ring): a run that stopped
+ * early, or a log missing a rank, is checked no further. */
+static int check_complete(const Check *check, int ranks_run)
 {
-    if (check->lesson == 1)
-        return 1;
     int steps = check->flags->cfg.steps;
-    char why[256];
-    for (int r = 0; r < check->ranks; r++) {
-        int ends = 0;
+    const char *mark = check->lesson == 1 ? "ring_start" : "step_end";
+    char why[256] = "";
+    if (check->log->ranks > ranks_run)
+        snprintf(why, sizeof why, "the log holds rank %d, but the run had %d rank(s)", check->log->ranks - 1,
+                 ranks_run);
+    for (int r = 0; r < ranks_run && why[0] == '\0'; r++) {
+        int marks = 0;
         for (size_t i = 0; i < check->log->count; i++)
-            ends += check->log->events[i].rank == r && is(&check->log->events[i], "step_end");
-        if (ends != steps) {
-            snprintf(why, sizeof why, "rank %d logged %d of the run's %d steps", r, ends, steps);
-            return fail_every_rule(check->lesson, check->flags, check->label, why);
-        }
+            marks += check->log->events[i].rank == r && is(&check->log->events[i], mark);
+        if (check->lesson == 1 && marks == 0)
+            snprintf(why, sizeof why, "rank %d logged no ring", r);
+        else if (check->lesson != 1 && marks != steps)
+            snprintf(why, sizeof why, "rank %d logged %d of the run's %d steps", r, marks, steps);
     }
-    return 1;
+    return why[0] == '\0' ? 1 : fail_every_rule(check->lesson, check->flags, check->label, why);
 }
 
 #define LESSON_FIELD(name) offsetof(RunFlags, name)
@@ -859,9 +935,10 @@ static const Flag lesson_flags[] = {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: check_schedule LESSON LOG.csv [--label NAME] [--no-log REASON] [the run's flags: "
-                 "--config PRESET, --batch, --accum, --bucket-mb, --no-prefetch, ...]\n"
+    fprintf(out, "usage: check_schedule LESSON LOG.csv [--label NAME] [--ranks N] [--no-log REASON] [the run's "
+                 "flags: --config PRESET, --batch, --accum, --bucket-mb, --no-prefetch, ...]\n"
                  "  checks a --comm-log file against the schedule lesson LESSON (01..09) teaches;\n"
+                 "  --ranks N: the run had N ranks, and every one of them must be in the log;\n"
                  "  --no-log REASON: the run wrote no log; every rule fails with REASON\n");
 }
 
@@ -896,6 +973,12 @@ int main(int argc, char **argv)
     }
     const char *label = take_option(&argc, argv, "--label", "");
     const char *no_log = take_option(&argc, argv, "--no-log", NULL);
+    const char *ranks_text = take_option(&argc, argv, "--ranks", NULL);
+    long ranks_run = ranks_text != NULL ? strtol(ranks_text, &end, 10) : 0;
+    if (ranks_text != NULL && (*end != '\0' || ranks_run < 1 || ranks_run > MAX_RANKS)) {
+        fprintf(stderr, "check_schedule: --ranks '%s' is not a number of ranks\n", ranks_text);
+        return 2;
+    }
     RunFlags flags = {.bucket_mb = 1.0f}; /* the lessons' defaults */
     FlagSet extra = {"lesson", lesson_flags, &flags};
     char err[512];
@@ -906,6 +989,10 @@ int main(int argc, char **argv)
     if (flags.accum == 0)
         flags.accum = lesson == 6 ? 2 : 1;
     flags.cfg.accum_steps = flags.accum;
+    if (gpt_num_units(&flags.cfg.model) > MAX_UNITS) {
+        fprintf(stderr, "check_schedule: more than %d units (--layers %d)\n", MAX_UNITS, flags.cfg.model.num_layers);
+        return 2;
+    }
     if (no_log != NULL) {
         fail_every_rule((int)lesson, &flags, label, no_log);
         return 1;
@@ -913,10 +1000,12 @@ int main(int argc, char **argv)
     Log log;
     if (read_log(argv[2], &log) != 0)
         return 2;
-    Check check = {.log = &log, .flags = &flags, .model = &flags.cfg.model, .ranks = log.ranks,
+    if (ranks_text == NULL)
+        ranks_run = log.ranks > 0 ? log.ranks : 1; /* by hand: the ranks the log holds */
+    Check check = {.log = &log, .flags = &flags, .model = &flags.cfg.model, .ranks = (int)ranks_run,
                    .units = gpt_num_units(&flags.cfg.model), .num_params = (long)gpt_num_params(&flags.cfg.model),
                    .label = label, .lesson = (int)lesson};
-    int ok = check_complete(&check) && check_lesson(&check);
+    int ok = check_complete(&check, (int)ranks_run) && check_lesson(&check);
     free(log.events);
     return ok ? 0 : 1;
 }

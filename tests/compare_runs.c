@@ -296,19 +296,20 @@ static int compare_column(const Table *expected, const Table *actual, const char
 }
 
 /* Rows are matched by position, so both files must hold the same steps in the same order. */
-static int rows_match(const Table *expected, const Table *actual, const char *label)
+/* Rows that do not pair up fail every column asked for, one line each: a column is a
+ * check whether or not the run got far enough to compare it. */
+static int rows_match(const Table *expected, const Table *actual, const char *label, Row names, int num_names)
 {
-    if (expected->num_rows != actual->num_rows) {
-        printf("FAIL %s: %d rows but expected %d\n", label, actual->num_rows, expected->num_rows);
-        return 0;
-    }
-    for (int r = 0; r < expected->num_rows; r++)
-        if (strcmp(expected->rows[r][0], actual->rows[r][0]) != 0) {
-            printf("FAIL %s: row %d is %s=%s but expected %s=%s\n", label, r + 1, actual->header[0],
-                   actual->rows[r][0], expected->header[0], expected->rows[r][0]);
-            return 0;
-        }
-    return 1;
+    char why[4 * CELL_LEN + 64] = "";
+    if (expected->num_rows != actual->num_rows)
+        snprintf(why, sizeof why, "%d rows but expected %d", actual->num_rows, expected->num_rows);
+    for (int r = 0; r < expected->num_rows && why[0] == '\0'; r++)
+        if (strcmp(expected->rows[r][0], actual->rows[r][0]) != 0)
+            snprintf(why, sizeof why, "row %d is %s=%s but expected %s=%s", r + 1, actual->header[0],
+                     actual->rows[r][0], expected->header[0], expected->rows[r][0]);
+    for (int i = 0; i < num_names && why[0] != '\0'; i++)
+        printf("FAIL %s %s: %s\n", label, names[i], why);
+    return why[0] == '\0';
 }
 
 static int parse_tolerance(const char *flag, const char *text, double *value)
@@ -405,7 +406,7 @@ static int compare_files(const Options *options, Table *expected, Table *actual)
     }
     if (read_table(options->expected_path, expected) != 0 || read_table(options->actual_path, actual) != 0)
         return 2;
-    if (!rows_match(expected, actual, options->label))
+    if (!rows_match(expected, actual, options->label, names, num_names))
         return 1;
     int all_pass = 1;
     for (int i = 0; i < num_names; i++)

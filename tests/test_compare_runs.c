@@ -225,7 +225,7 @@ Test(compare_runs, a_different_number_of_rows_fails)
     write_steps("actual.csv", 2, 0.5, 10);
     char output[4096];
     cr_assert_eq(compare("--columns loss --label r", output, sizeof output), 1, "%s", output);
-    expect_contains(output, "FAIL r: 2 rows but expected 3\n");
+    expect_contains(output, "FAIL r loss: 2 rows but expected 3\n");
 }
 
 Test(compare_runs, rows_for_different_steps_fail)
@@ -234,7 +234,7 @@ Test(compare_runs, rows_for_different_steps_fail)
     write_file("actual.csv", "step,loss\n1,2\n3,2\n");
     char output[4096];
     cr_assert_eq(compare("--columns loss --label s", output, sizeof output), 1, "%s", output);
-    expect_contains(output, "FAIL s: row 2 is step=3 but expected step=2\n");
+    expect_contains(output, "FAIL s loss: row 2 is step=3 but expected step=2\n");
 }
 
 /* Bad input exits 2 with one line on stderr that names the problem. */

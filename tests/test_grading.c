@@ -150,7 +150,7 @@ Test(grading, one_check_by_name_and_its_reproduce_commands)
     cr_expect_not_null(strstr(output, "  reproduce:\n    mpiexec -n 2 build/mutants/05_bucketed_ddp/bucket_per_unit "
                                       "train --config reference --bucket-mb 0.25 --csv run.csv --comm-log run_log.csv\n"),
                        "%s", output);
-    cr_expect_not_null(strstr(output, "    build/tools/check_schedule 05 run_log.csv --config reference "
+    cr_expect_not_null(strstr(output, "    build/tools/check_schedule 05 run_log.csv --ranks 2 --config reference "
                                       "--bucket-mb 0.25\n"), "%s", output);
     cr_expect_eq(shell_output("scripts/grade.sh 05 --check nosuchcheck", output, sizeof output), 2);
 }
