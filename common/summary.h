@@ -1,4 +1,4 @@
-/* The end-of-run table every lesson prints (seed 003's: step time and communication time,
+/* The end-of-run table every lesson prints (step time and communication time,
  * average and spread, the communication fraction, throughput, memory per rank) and the
  * one-row CSV of the same figures that `make run` collects into its comparison table. */
 #ifndef DTC_SUMMARY_H

@@ -60,20 +60,6 @@ static int load_or_init(Trainer *tr, char *err, size_t err_len)
     return status;
 }
 
-/* A file written at the end: find out now, not after the run, if it cannot be. */
-static int check_writable(const char *path, const char *flag, char *err, size_t err_len)
-{
-    if (path == NULL)
-        return 0;
-    FILE *probe = fopen(path, "w");
-    if (probe == NULL) {
-        snprintf(err, err_len, "%s %s: cannot open for writing", flag, path);
-        return -1;
-    }
-    fclose(probe);
-    return 0;
-}
-
 static int open_outputs(Trainer *tr, char *err, size_t err_len)
 {
     if (tr->rank != 0)

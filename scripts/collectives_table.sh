@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 003's table (backend x workers x size -> seconds) for a run of world sizes:
+# The fixed-sizes table of lesson 01 (backend x workers x size -> seconds) for a run of world sizes:
 #   scripts/collectives_table.sh [RANKS...]     (default: 2 4)
 # More ranks than cores oversubscribes the CPU and the times stop meaning anything
 # about the network or memory: see docs/01_collectives.md.

@@ -372,8 +372,8 @@ int run_benchmark(Comm *comm, const BenchOptions *opts)
     return total_wrong == 0 ? 0 : 1;
 }
 
-/* Seed 003's table: one row per size for this world size; run it under several -n. */
-int seed_table(Comm *comm, const BenchOptions *opts)
+/* The fixed-sizes table: one row per size for this world size; run it under several -n. */
+int sizes_table(Comm *comm, const BenchOptions *opts)
 {
     static const size_t sizes[] = {1000000, 10000000, 100000000, 1000000000};
     static const char *const labels[] = {"1MB", "10MB", "100MB", "1000MB"};

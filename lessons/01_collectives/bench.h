@@ -21,7 +21,7 @@ typedef struct {
 /* 0 = run; 1 = help was asked for; -1 = bad flag (err says which). */
 int bench_parse(int argc, char **argv, BenchOptions *opts, char *err, size_t err_len);
 int run_benchmark(Comm *comm, const BenchOptions *opts);
-int seed_table(Comm *comm, const BenchOptions *opts);
+int sizes_table(Comm *comm, const BenchOptions *opts);
 int verify_ring(Comm *comm, const BenchOptions *opts);
 
 #endif

@@ -2,7 +2,7 @@
  * hand-written ring all-reduce beside the library's.
  *
  *   mpiexec -n 2 build/solutions/01_collectives -b 1M -e 64M -f 4 -c 1
- *   mpiexec -n 2 build/solutions/01_collectives --table        (seed 003's layout)
+ *   mpiexec -n 2 build/solutions/01_collectives --table        (fixed sizes, one row each)
  *   mpiexec -n 3 build/solutions/01_collectives --verify-ring  (what grading runs, with --comm-log)
  */
 #include <stdio.h>
@@ -14,6 +14,7 @@
 #include "comm.h"
 #include "comm_log.h"
 #include "device.h"
+#include "paths.h"
 
 static void usage(void)
 {
@@ -29,7 +30,7 @@ static void usage(void)
            "  --comm-log FILE  write every rank's communicator calls as CSV (docs/grading.md)\n"
            "  --device DEV  where the buffers live: cpu, or cuda (a make CUDA=1 build) [cpu]\n"
            "  --comm NAME   auto, mpi or nccl; auto = nccl on GPUs when each rank has its own [auto]\n"
-           "  --table       seed 003's layout: backend, workers, size (1, 10, 100, 1000 MB), seconds\n"
+           "  --table       fixed sizes, a row each: backend, workers, size (1, 10, 100, 1000 MB), seconds\n"
            "  --verify-ring check the ring all-reduce against the library on uneven counts\n"
            "  -h, --help    this text\n"
            "on --device cuda the ring (a host-memory exercise) is left out\n"
@@ -40,15 +41,10 @@ static void usage(void)
 /* Found out before any work, not after it: rank 0 writes the log. */
 static int log_writable(Comm *comm, const char *path)
 {
-    double unwritable = 0;
-    if (comm_rank(comm) == 0) {
-        FILE *probe = fopen(path, "w");
-        unwritable = probe == NULL;
-        if (probe != NULL)
-            fclose(probe);
-        else
-            fprintf(stderr, "01_collectives: --comm-log %s: cannot open for writing\n", path);
-    }
+    char err[512];
+    double unwritable = comm_rank(comm) == 0 && check_writable(path, "--comm-log", err, sizeof err) != 0;
+    if (unwritable)
+        fprintf(stderr, "01_collectives: %s\n", err);
     comm_check(comm, comm_max_double(comm, &unwritable));
     return unwritable == 0;
 }
@@ -85,7 +81,7 @@ int main(int argc, char **argv)
     if (opts.verify_ring)
         result = verify_ring(comm, &opts);
     else if (opts.table)
-        result = seed_table(comm, &opts);
+        result = sizes_table(comm, &opts);
     else
         result = run_benchmark(comm, &opts);
     if (opts.comm_log_path != NULL && comm_log_write(comm, opts.comm_log_path, err, sizeof err) != 0) {
