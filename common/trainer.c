@@ -1,11 +1,11 @@
 #include "trainer.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "blas_kernels.h"
 #include "checkpoint.h"
 #include "comm_log.h"
 #include "paths.h"
@@ -14,16 +14,6 @@
 #include "timer.h"
 #include "trace.h"
 #include "watchdog.h"
-
-void blas_set_threads(int threads)
-{
-    openblas_set_num_threads(threads);
-}
-
-const char *blas_core_name(void)
-{
-    return openblas_get_corename();
-}
 
 static int refuse_overwrite(const TrainConfig *cfg, char *err, size_t err_len)
 {

@@ -61,8 +61,4 @@ float trainer_validate(Trainer *tr);
  * (including ranks that ended with different parameters). */
 int trainer_run(Trainer *tr, char *err, size_t err_len);
 
-/* Sets OpenBLAS's thread count (one busy thread per core is fastest). */
-void blas_set_threads(int threads);
-const char *blas_core_name(void);
-
 #endif

@@ -1,7 +1,7 @@
 /* Lesson 00: training on one device, and measuring what that costs.
  *
  *   00_single_device train    [flags]   train and report loss, grad norm, speed
- *   00_single_device profile  [flags]   memory breakdown, throughput, batch sweep
+ *   00_single_device profile  [flags]   memory, throughput, where the time goes, batch sweep
  *   00_single_device estimate [flags]   the memory estimator's figures as CSV
  */
 #include <stdio.h>
@@ -23,8 +23,9 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: 00_single_device train|profile|estimate [flags]\n"
             "  train     train on the token shards; a line per step, CSV with --csv\n"
-            "  profile   memory (estimated vs measured), throughput, FLOPs, batch-size sweep,\n"
-            "            and an extrapolation to larger models\n"
+            "  profile   memory (estimated vs measured), throughput, FLOPs against the peak,\n"
+            "            where a step's time goes (every kernel timed), batch-size sweep, and\n"
+            "            an extrapolation to larger models\n"
             "  estimate  print the memory estimator's figures (component,bytes) for the config\n");
 }
 

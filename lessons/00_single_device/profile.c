@@ -5,7 +5,10 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "blas_kernels.h"
+#include "cpu_peak.h"
 #include "device.h"
+#include "kernel_times.h"
 #include "memory_estimate.h"
 #include "timer.h"
 #include "trainer.h"
@@ -34,6 +37,8 @@ void print_estimate_csv(const TrainConfig *cfg, FILE *out)
 }
 
 /* ---------------------------------------------------------------- timing */
+
+static const Strategy single_device = {.name = "single_device"};
 
 typedef struct {
     double seconds_per_step;
@@ -116,7 +121,6 @@ static void print_sweep(const SweepRow *rows, int n)
 
 /* Doubles B from 1 until memory runs out (the --mem-limit budget, or the GPU's own) or the
  * maximum. */
-static const Strategy single_device = {.name = "single_device"};
 
 static int batch_sweep(const TrainConfig *base, const ProfileOptions *opts, const Kernels *kernels, Comm *comm)
 {
@@ -172,17 +176,63 @@ static void print_extrapolation(double flops_per_s, size_t our_params)
     }
 }
 
-/* Model FLOPs utilisation: the achieved rate against the device's data-sheet peak for the
- * number format the matrix products use. */
-static void print_mfu(const Kernels *kernels, int tf32, double flops_per_s)
+/* The yardstick for the achieved rate: on a GPU its data-sheet peak for the matrix
+ * products' number format; on the CPU the measured FMA peak of one core times the threads
+ * the run uses. 0 when there is none. */
+typedef struct {
+    double flops_per_s;
+    char what[96];
+} Peak;
+
+static Peak device_peak(const Kernels *kernels, int tf32, int threads)
 {
-    double peak = device_peak_flops(kernels, tf32);
-    if (peak <= 0) {
-        printf("  MFU               n/a (no data-sheet peak for %s)\n", device_label(kernels));
-        return;
+    Peak peak = {0, ""};
+    if (kernels == &cpu_kernels) {
+        CpuPeak core = cpu_fma_peak();
+        peak.flops_per_s = threads * core.flops_per_s;
+        snprintf(peak.what, sizeof peak.what, "%d x one core's measured %s FMA peak", threads,
+                 core.vectors ? core.vectors : "(none)");
+    } else {
+        peak.flops_per_s = device_peak_flops(kernels, tf32);
+        snprintf(peak.what, sizeof peak.what, "%s peak, dense", tf32 ? "TF32 tensor-core" : "fp32");
     }
-    printf("  MFU               %.1f%% of %.1f TFLOP/s (%s peak, dense)\n", 100.0 * flops_per_s / peak, peak / 1e12,
-           tf32 ? "TF32 tensor-core" : "fp32");
+    return peak;
+}
+
+/* Model FLOPs utilisation: the achieved rate as a share of the peak. */
+static void print_utilisation(const Kernels *kernels, const Peak *peak, double flops_per_s)
+{
+    int tera = peak->flops_per_s >= 1e12;
+    if (peak->flops_per_s <= 0)
+        printf("  MFU               n/a (no peak known for %s)\n", device_label(kernels));
+    else
+        printf("  MFU               %.1f%% of %.1f %s (%s)\n", 100.0 * flops_per_s / peak->flops_per_s,
+               peak->flops_per_s / (tera ? 1e12 : 1e9), tera ? "TFLOP/s" : "GFLOP/s", peak->what);
+}
+
+/* A second run of the same steps through the timed kernel table (kernel_times.h). */
+static int print_time_breakdown(const TrainConfig *cfg, const ProfileOptions *opts, const Kernels *kernels,
+                                Comm *comm, const Peak *peak)
+{
+    Trainer tr;
+    char err[512];
+    if (trainer_setup(&tr, cfg, kernel_times_wrap(kernels), comm, &single_device, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "00_single_device profile: %s\n", err);
+        trainer_teardown(&tr);
+        return -1;
+    }
+    for (int i = 0; i < opts->warmup_iters; i++)
+        trainer_step(&tr, i);
+    kernel_times_reset();
+    double start = now_seconds();
+    for (int i = 0; i < opts->iters; i++)
+        trainer_step(&tr, opts->warmup_iters + i);
+    double step_seconds = (now_seconds() - start) / opts->iters;
+    trainer_teardown(&tr);
+    printf("\n== where a step's time goes (every kernel call timed; %d steps of %.2f ms) ==\n", opts->iters,
+           1e3 * step_seconds);
+    kernel_times_print(opts->iters, step_seconds, peak->flops_per_s);
+    return 0;
 }
 
 int run_profile(const TrainConfig *cfg, const ProfileOptions *opts, Comm *comm)
@@ -197,9 +247,14 @@ int run_profile(const TrainConfig *cfg, const ProfileOptions *opts, Comm *comm)
         fprintf(stderr, "00_single_device profile: %s\n", err);
         return 1;
     }
-    printf("lesson 00 profile | %s%s | BLAS core %s, %d thread(s) | L%d H%d C%d V%d T%d B%d\n",
-           device_label(kernels), cfg->tf32 ? " (TF32)" : "", blas_core_name(), cfg->threads, cfg->model.num_layers,
-           cfg->model.num_heads, cfg->model.channels, cfg->model.vocab_size, cfg->seq_len, cfg->batch_size);
+    printf("lesson 00 profile | %s%s, %d thread(s) | L%d H%d C%d V%d T%d B%d\n", device_label(kernels),
+           cfg->tf32 ? " (TF32)" : "", cfg->threads, cfg->model.num_layers, cfg->model.num_heads,
+           cfg->model.channels, cfg->model.vocab_size, cfg->seq_len, cfg->batch_size);
+    if (kernels == &cpu_kernels) {
+        char blas[160];
+        blas_kernels_describe(blas, sizeof blas);
+        printf("matrix products: %s\n", blas);
+    }
     if (trainer_setup(&tr, &run_cfg, kernels, comm, &single_device, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "00_single_device profile: %s\n", err);
         trainer_teardown(&tr);
@@ -215,9 +270,12 @@ int run_profile(const TrainConfig *cfg, const ProfileOptions *opts, Comm *comm)
     printf("  tokens/s          %.0f\n", t.tokens_per_s);
     printf("  FLOPs per token   %.4g (6 x matmul weights + attention)\n", flops_per_token);
     printf("  achieved          %.2f GFLOP/s (%.3f TFLOP/s)\n", flops_per_s / 1e9, flops_per_s / 1e12);
-    print_mfu(kernels, cfg->tf32, flops_per_s);
+    Peak peak = device_peak(kernels, cfg->tf32, cfg->threads);
+    print_utilisation(kernels, &peak, flops_per_s);
     size_t num_params = tr.model.num_params;
     trainer_teardown(&tr);
+    if (print_time_breakdown(&run_cfg, opts, kernels, comm, &peak) != 0)
+        return 1;
     if (batch_sweep(cfg, opts, kernels, comm) != 0)
         return 1;
     print_extrapolation(flops_per_s, num_params);

@@ -13,7 +13,8 @@ typedef struct {
 extern const Flag profile_flags[];
 ProfileOptions profile_defaults(void);
 
-/* Memory breakdown, throughput, FLOPs, batch-size sweep and extrapolation. */
+/* Memory breakdown, throughput and FLOPs against the peak, where a step's time goes,
+ * batch-size sweep and extrapolation. */
 int run_profile(const TrainConfig *cfg, const ProfileOptions *opts, Comm *comm);
 
 /* Prints the estimator's figures as CSV (component,bytes): what grading compares. */
