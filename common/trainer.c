@@ -286,7 +286,22 @@ static void clear_progress(const Trainer *tr)
         fprintf(stderr, "\r%40s\r", "");
 }
 
-static void print_step(Trainer *tr, int step, const StepResult *r, double tokens_per_s, float val_loss)
+/* "42 s", "3 min 05 s", "2 h 07 min". */
+static void format_duration(double seconds, char *out, size_t size)
+{
+    long s = lround(seconds);
+    if (s < 60)
+        snprintf(out, size, "%ld s", s);
+    else if (s < 3600)
+        snprintf(out, size, "%ld min %02ld s", s / 60, s % 60);
+    else
+        snprintf(out, size, "%ld h %02ld min", s / 3600, s % 3600 / 60);
+}
+
+/* Every line but the last says how long the rest of the run will take at the pace so far
+ * (steps and validation), wherever the output goes: a log file, or mpiexec's pipes. */
+static void print_step(Trainer *tr, int step, const StepResult *r, double tokens_per_s, float val_loss,
+                       double elapsed)
 {
     const TrainConfig *cfg = &tr->cfg;
     clear_progress(tr);
@@ -295,18 +310,23 @@ static void print_step(Trainer *tr, int step, const StepResult *r, double tokens
            tokens_per_s);
     if (!isnan(val_loss))
         printf(" | val loss %.6f", val_loss);
+    if (step + 1 < cfg->steps) {
+        char left[32];
+        format_duration(elapsed / (step + 1) * (cfg->steps - step - 1), left, sizeof left);
+        printf(" | %s left", left);
+    }
     printf("\n");
     fflush(stdout);
 }
 
-static void report_step(Trainer *tr, int step, const StepResult *r, float val_loss)
+static void report_step(Trainer *tr, int step, const StepResult *r, float val_loss, double elapsed)
 {
     const TrainConfig *cfg = &tr->cfg;
     if (tr->rank != 0 || cfg->quiet)
         return;
     double tokens_per_s = (double)cfg->batch_size * cfg->seq_len / r->seconds;
     if ((step + 1) % cfg->log_every == 0 || step == 0 || step + 1 == cfg->steps || !isnan(val_loss))
-        print_step(tr, step, r, tokens_per_s, val_loss);
+        print_step(tr, step, r, tokens_per_s, val_loss, elapsed);
     if (tr->csv == NULL)
         return;
     fprintf(tr->csv, "%d,%.9g,%.9g,%.9g,%.4f,%.1f,", step + 1, r->loss, r->grad_norm, r->lr,
@@ -488,7 +508,7 @@ int trainer_run(Trainer *tr, char *err, size_t err_len)
         StepResult r = trainer_step(tr, step);
         float val_loss = is_val_step(&tr->cfg, step) && tr->has_val ? trainer_validate(tr) : NAN;
         watchdog_disarm();
-        report_step(tr, step, &r, val_loss);
+        report_step(tr, step, &r, val_loss, now_seconds() - started);
         record_step(tr, step, &r);
         show_progress(tr, step, now_seconds() - started);
     }

@@ -1,42 +1,22 @@
 #!/usr/bin/env bash
-# make bench:
-#  1. lesson 00 throughput on L4 H4 C128 T128 B8 V256 (842,496 parameters), one thread.
-#     The figure that counts uses OpenBLAS's auto-detected kernels (the environment may
-#     force OPENBLAS_CORETYPE; that is unset here); the AVX2 kernels are measured beside it.
-#     Each is the median of BENCH_REPEATS runs (default 5).
+# make bench, in one run on this machine (compare its figures with each other, not with
+# another machine's):
+#  1. lesson 00 on one thread with the kernels chosen automatically and with each OpenBLAS
+#     kernel set this CPU can run, against PyTorch eager on the same kernels, with GFLOP/s
+#     and MFU against one core's measured FMA peak (scripts/bench_kernels.sh).
 #  2. lesson 01: 2-rank all-reduce bandwidth, the library against the ring.
-#  3. lessons 02-06 on 2 ranks x 1 thread against lesson 00 on one, and PyTorch DDP when
-#     python3-torch is installed, on the course shape and on L6 H4 C256 T256 B8
-#     (scripts/bench_dp.sh).
+#  3. lessons 02-06 on 2 ranks x 1 thread against lesson 00 on one, and PyTorch DDP over
+#     gloo on the same kernels (scripts/bench_dp.sh).
 #  4. the ZeRO stages at 2 ranks: step time against bucketed DDP, bytes per step against
 #     the formulas (scripts/bench_zero.sh).
+# Parts 1 and 3 run the course shape and L6 H4 C256 T256 in interleaved rounds
+# (BENCH_ROUNDS, default 3); PyTorch's rows need python3-torch (apt-get install python3-torch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
-repeats=${BENCH_REPEATS:-5}
-binary=build/solutions/00_single_device
-target=12000
-
-# Prints the median tokens/s of $repeats profile runs under the given environment.
-median_rate() {
-    local rates=() out rate
-    for _ in $(seq "$repeats"); do
-        out=$(env "$@" "$binary" profile --config course --threads 1 --warmup-iters 5 --iters 30 --sweep-max-batch 1)
-        rate=$(echo "$out" | awk '/^  tokens\/s/ {print $2; exit}')
-        rates+=("$rate")
-        echo "$out" | head -n 1 >&2
-        echo "    $rate tokens/s" >&2
-    done
-    printf '%s\n' "${rates[@]}" | median
-}
-
-auto=$(median_rate -u OPENBLAS_CORETYPE)
-avx2=$(median_rate OPENBLAS_CORETYPE=Haswell)
+echo "CPU: $(grep -m 1 '^model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//') (family $(grep -m 1 '^cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ') model $(grep -m 1 '^model[[:space:]]*:' /proc/cpuinfo | cut -d: -f2 | tr -d ' '))"
 echo
-echo "lesson 00, course config, 1 thread, median of $repeats runs:"
-awk -v a="$auto" -v h="$avx2" -v t="$target" 'BEGIN {
-    printf "  auto-detected kernels: %6d tokens/s  (%.2fx the %d target)\n", a, a / t, t
-    printf "  AVX2 kernels (Haswell): %5d tokens/s\n", h }'
+scripts/bench_kernels.sh
 
 # Lesson 01: 2-rank all-reduce busbw, the library against the ring solution, one run.
 echo

@@ -1,75 +1,83 @@
 #!/usr/bin/env bash
 # Data-parallel throughput: each lesson 02-06 on 2 ranks x 1 thread against lesson 00 on one
-# device x 1 thread, OpenBLAS's auto-detected kernels, and PyTorch's DDP over gloo when
-# python3-torch is installed. Two shapes: the course's (L4 H4 C128 T128, global batch 8) and
-# a larger one (L6 H4 C256 T256, global batch 8). Each figure is the median tokens/s of
-# BENCH_REPEATS runs (default 3) of the summary's steady state (warm-up steps left out).
+# device x 1 thread, and PyTorch's DDP over gloo (2 ranks x 1 thread) when python3-torch is
+# installed. Every program runs the same OpenBLAS kernels: the C programs choose theirs from
+# the CPU's features, and PyTorch, whose OpenBLAS would pick by itself, is given the same in
+# OPENBLAS_CORETYPE. Two shapes: the course's (L4 H4 C128 T128, global batch 8) and a
+# larger one (L6 H4 C256 T256, global batch 8). Rounds are interleaved (each round runs
+# every configuration once, so a slow minute of the machine falls on all of them); each
+# figure is the median over BENCH_ROUNDS rounds (default 3) of the summary's steady-state
+# tokens/s (warm-up steps left out).
 #
 #   scripts/bench_dp.sh [small|big ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
 unset OPENBLAS_CORETYPE
-repeats=${BENCH_REPEATS:-3}
+rounds=${BENCH_ROUNDS:-3}
 ranks=2
+lessons=(02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-shape_flags() {
-    case $1 in
-    small) echo "--config course" ;;
-    big) echo "--config course --layers 6 --channels 256 --seq 256 --max-seq 256" ;;
-    *) echo "bench_dp: unknown shape '$1' (small or big)" >&2; return 2 ;;
-    esac
+# Runs a command that writes the summary CSV $2 and appends "tokens/s comm_fraction" to
+# $work/$1.
+run_once() {
+    local label=$1 summary=$2
+    shift 2
+    rm -f "$summary"
+    "$@" >"$work/log" 2>&1 </dev/null || { cat "$work/log" >&2; return 1; }
+    [ -f "$summary" ] || return 0 # PyTorch skipped
+    echo "$(summary_field "$summary" tokens_per_s) $(summary_field "$summary" comm_frac_avg)" >>"$work/$label"
 }
-shape_steps() { [ "$1" = small ] && echo 40 || echo 14; }
 
-# Runs a command that writes a summary to $work/s.csv $repeats times; prints
-# "median_tokens_per_s median_comm_fraction".
-measure() {
-    local rates=() fractions=()
-    for _ in $(seq "$repeats"); do
-        rm -f "$work/s.csv"
-        "$@" >"$work/log" 2>&1 </dev/null || { cat "$work/log" >&2; return 1; }
-        rates+=("$(summary_field "$work/s.csv" tokens_per_s)")
-        fractions+=("$(summary_field "$work/s.csv" comm_frac_avg)")
-    done
-    echo "$(printf '%s\n' "${rates[@]}" | median) $(printf '%s\n' "${fractions[@]}" | median)"
-}
+# The median of column $2 of $work/$1.
+median_of() { awk -v c="$2" '{ print $c }' "$work/$1" | median; }
 
 bench_shape() {
-    local shape=$1 flags steps common single pytorch=""
+    local shape=$1 flags steps common kernels
     flags=$(shape_flags "$shape")
     steps=$(shape_steps "$shape")
+    kernels=$(chosen_kernels)
     common="$flags --steps $steps --val-every 0 --gen-tokens 0 --threads 1 --summary $work/s.csv"
-    echo "== $shape shape ($flags), $ranks ranks x 1 thread, $steps steps, median of $repeats =="
-    # shellcheck disable=SC2086 # flag lists are words
-    read -r single _ < <(measure build/solutions/00_single_device train $common)
+    rm -f "$work"/{single,pytorch} "${lessons[@]/#/$work/}"
+    for _ in $(seq "$rounds"); do
+        # shellcheck disable=SC2086 # flag lists are words
+        run_once single "$work/s.csv" build/solutions/00_single_device train $common
+        for lesson in "${lessons[@]}"; do
+            # shellcheck disable=SC2046,SC2086
+            run_once "$lesson" "$work/s.csv" mpiexec -n "$ranks" "build/solutions/$lesson" train $common \
+                $(lesson_flags "$lesson")
+        done
+        # shellcheck disable=SC2086
+        run_once pytorch "$work/pytorch/pytorch_ddp_summary.csv" env OPENBLAS_CORETYPE="$kernels" \
+            scripts/pytorch_ddp.sh run "$work/pytorch" $flags --steps "$steps"
+    done
+    local single pytorch=""
+    single=$(median_of single 1)
+    [ -s "$work/pytorch" ] && pytorch=$(median_of pytorch 1)
+    echo "== $shape shape ($flags), $ranks ranks x 1 thread, $steps steps, OpenBLAS $kernels kernels, median of $rounds interleaved rounds =="
     printf '  %-16s %10s %12s %10s\n' strategy tokens/s "x lesson 00" "comm frac"
     printf '  %-16s %10.0f %12.2f %10s\n' single_device "$single" 1 -
-    if scripts/pytorch_ddp.sh run "$work/pytorch" $flags --steps "$steps" >"$work/pt.log" 2>&1 &&
-        [ -f "$work/pytorch/pytorch_ddp_summary.csv" ]; then
-        pytorch=$(summary_field "$work/pytorch/pytorch_ddp_summary.csv" tokens_per_s)
-    fi
-    for lesson in 02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum; do
-        local rate fraction
-        # shellcheck disable=SC2046,SC2086
-        read -r rate fraction < <(measure mpiexec -n "$ranks" "build/solutions/$lesson" train $common \
-            $(lesson_flags "$lesson"))
-        printf '  %-16s %10.0f %12s %10.4f' "${lesson#0?_}" "$rate" "$(ratio "$rate" "$single")" "$fraction"
+    for lesson in "${lessons[@]}"; do
+        local rate
+        rate=$(median_of "$lesson" 1)
+        printf '  %-16s %10.0f %12s %10.4f' "${lesson#0?_}" "$rate" "$(ratio "$rate" "$single")" \
+            "$(median_of "$lesson" 2)"
         [ -n "$pytorch" ] && printf '   %s x pytorch_ddp' "$(ratio "$rate" "$pytorch")"
         printf '\n'
     done
     if [ -n "$pytorch" ]; then
-        printf '  %-16s %10.0f %12s %10s   (one run)\n' pytorch_ddp "$pytorch" "$(ratio "$pytorch" "$single")" -
+        printf '  %-16s %10.0f %12s %10s\n' pytorch_ddp "$pytorch" "$(ratio "$pytorch" "$single")" -
     else
-        echo "  pytorch_ddp: $(tail -n 1 "$work/pt.log")"
+        echo "  pytorch_ddp: skipped: python3-torch is not installed (apt-get install python3-torch)"
     fi
 }
 
 shapes=("$@")
 [ ${#shapes[@]} -gt 0 ] || shapes=(small big)
-echo "data-parallel lessons, OpenBLAS auto-detected kernels; target: bucketed_ddp >= 1.8x lesson 00 and >= 2x pytorch_ddp"
+echo "data-parallel lessons; target: bucketed_ddp >= 1.8x lesson 00 and >= 2x pytorch_ddp"
 for shape in "${shapes[@]}"; do
+    shape_flags "$shape" >/dev/null
     bench_shape "$shape"
 done

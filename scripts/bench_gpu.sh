@@ -3,13 +3,13 @@
 #   - the GPT-2 124M shape (--config gpt2: L12 H12 C768 T1024 B8, V256), fp32 and TF32;
 #   - the same with GPT-2's real vocabulary (V 50257, padded to 50304), fp32 and TF32;
 #   - the course config (L4 H4 C128 T128 B8), fp32.
-# Each figure is the median tokens/s of BENCH_REPEATS profile runs (default 3), with the MFU
+# Each figure is the median tokens/s of BENCH_ROUNDS profile runs (default 3), with the MFU
 # that run printed against the GPU's data-sheet peak for its number format.
 # Without a CUDA build or a GPU it says so and exits 0: the CPU benchmarks stand alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
-repeats=${BENCH_REPEATS:-3}
+repeats=${BENCH_ROUNDS:-3}
 binary=build/cuda/solutions/00_single_device
 
 if [[ ! -x $binary ]]; then

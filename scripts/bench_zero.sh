@@ -4,12 +4,12 @@
 # multiples of the fp32 parameter bytes (psi): 2 psi for DDP (an all-reduce), ZeRO-1 and
 # ZeRO-2 (a reduce-scatter and an all-gather), 3 psi for ZeRO-3 (an all-gather before
 # forward and again before backward, and the reduce-scatter). OpenBLAS's auto-detected
-# kernels; median step time of BENCH_REPEATS runs (default 3).
+# kernels; median step time of BENCH_ROUNDS runs (default 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
 unset OPENBLAS_CORETYPE
-repeats=${BENCH_REPEATS:-3}
+repeats=${BENCH_ROUNDS:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 common="--config course --steps 40 --val-every 0 --gen-tokens 0 --threads 1"

@@ -12,7 +12,10 @@ The configuration is never written down here: it is asked from lesson 00 itself
 this script trains exactly what lesson 00 would train with the same flags.
 
     pytorch_ddp.py --init-from CKPT [--config PRESET] [lesson 00 flags] [--csv PATH]
-                   [--summary PATH] [--ranks N] [--steps N]
+                   [--summary PATH] [--ranks N | --eager] [--steps N]
+
+--eager trains in one process without DDP or a process group: PyTorch eager, the baseline
+beside lesson 00 on one device (strategy "pytorch_eager" in the summary).
 
 Exit status: 0 done, 2 bad input, 77 PyTorch is not installed (a test reports a skip).
 """
@@ -86,12 +89,19 @@ def parse_args(argv):
     parser.add_argument("--summary", metavar="PATH", help="write a one-row summary CSV here")
     parser.add_argument("--ranks", type=int, default=2, metavar="N",
                         help="DDP ranks (CPU processes) [2]")
+    parser.add_argument("--eager", action="store_true",
+                        help="one process, no DDP: plain PyTorch eager (the baseline for "
+                             "lesson 00); --ranks is then 1")
     parser.add_argument("--steps", type=int, metavar="N",
                         help="optimizer steps (the preset's when left out)")
     parser.add_argument("--lesson-binary", default=DEFAULT_LESSON_BINARY, metavar="PATH",
                         help="lesson 00 program that resolves the configuration "
                              "[build/solutions/00_single_device]")
     args, pass_through = parser.parse_known_args(argv)
+    if args.eager and "--ranks" in argv:
+        raise InputError("--eager runs one process: leave out --ranks")
+    if args.eager:
+        args.ranks = 1
     check_pass_through(pass_through)
     args.pass_through = pass_through
     return args
@@ -431,7 +441,8 @@ class AdamW:
 # ---------------------------------------------------------------- one rank
 
 class Rank:
-    """One DDP process: its model replica, data cursors and optimizer."""
+    """One DDP process: its model replica, data cursors and optimizer. Eager (one process,
+    no process group): the model itself stands where DDP's wrapper would."""
 
     def __init__(self, torch, rank, settings):
         self.torch, self.rank, self.settings = torch, rank, settings
@@ -442,7 +453,8 @@ class Rank:
         self.flat_params = torch.from_numpy(load_checkpoint(settings["init_from"], config))
         model = make_model_class(torch)(config, self.flat_params)
         self.model = model
-        self.ddp = torch.nn.parallel.DistributedDataParallel(model)
+        self.eager = settings["eager"]
+        self.ddp = model if self.eager else torch.nn.parallel.DistributedDataParallel(model)
         self.optimizer = AdamW(torch, self.flat_params, config)
         self.train = BatchCursor(load_shard(config["train"], config), config["batch"],
                                  config["seq"], rank, self.world)
@@ -473,6 +485,8 @@ class Rank:
 
     def global_mean(self, local_value):
         """Mean of one number over the ranks (their batches are the same size)."""
+        if self.eager:
+            return local_value
         total = self.torch.tensor([local_value], dtype=self.torch.float64)
         self.torch.distributed.all_reduce(total)
         return total.item() / self.world
@@ -495,6 +509,8 @@ class Rank:
     def slowest(self, seconds):
         """Per-step wall times, the slowest rank's for each step (one collective at the end,
         so that timing does not add a synchronisation to every step)."""
+        if self.eager:
+            return seconds
         times = self.torch.tensor(seconds, dtype=self.torch.float64)
         self.torch.distributed.all_reduce(times, op=self.torch.distributed.ReduceOp.MAX)
         return times.tolist()
@@ -513,8 +529,9 @@ def log_step(config, step, row):
 def train_rank(rank, settings, init_file):
     import torch
     import torch.distributed as dist
-    dist.init_process_group("gloo", init_method="file://" + init_file,
-                            rank=rank, world_size=settings["ranks"])
+    if not settings["eager"]:
+        dist.init_process_group("gloo", init_method="file://" + init_file,
+                                rank=rank, world_size=settings["ranks"])
     worker = Rank(torch, rank, settings)
     config = worker.config
     tokens_per_step = config["batch"] * config["seq"]
@@ -531,7 +548,8 @@ def train_rank(rank, settings, init_file):
         row["seconds"], row["tokens_per_s"] = seconds, tokens_per_step / seconds
     if rank == 0:
         write_outputs(settings, rows, peak_rss_mb())
-    leave_without_teardown(dist)
+    if not settings["eager"]:
+        leave_without_teardown(dist)
 
 
 def leave_without_teardown(dist):
@@ -576,7 +594,7 @@ def summary_fields(settings, rows, peak_rss_mb):
     # DDP overlaps its all-reduce with backward inside autograd and exposes no timing for
     # it, so the communication columns stay empty instead of holding a guess.
     comm = ["", "", "", ""]
-    return (["pytorch_ddp", str(settings["ranks"]), str(config["threads"]), str(len(measured)),
+    return (["pytorch_eager" if settings["eager"] else "pytorch_ddp", str(settings["ranks"]), str(config["threads"]), str(len(measured)),
              f"{average:.6f}", f"{spread:.6f}"] + comm +
             [f"{tokens_per_s:.1f}", f"{peak_rss_mb:.1f}", fmt(rows[-1]["loss"])])
 
@@ -611,8 +629,9 @@ def check_inputs(args, config):
 
 
 def describe(torch, args, config):
-    print(f"pytorch_ddp: {args.ranks} ranks x {config['threads']} thread(s) | torch "
-          f"{torch.__version__} | gloo | BLAS {blas_name(torch)}")
+    how = "eager, one process" if args.eager else f"{args.ranks} ranks over gloo"
+    print(f"pytorch_ddp: {how} x {config['threads']} thread(s) | torch "
+          f"{torch.__version__} | BLAS {blas_name(torch)}")
     print(f"model L{config['layers']} H{config['heads']} C{config['channels']} "
           f"T{config['seq']} B{config['batch']} V{config['vocab']} | {config['steps']} steps "
           f"from {args.init_from}", flush=True)
@@ -641,7 +660,10 @@ def launch(args, config):
     import torch.multiprocessing as mp
     describe(torch, args, config)
     settings = {"config": config, "ranks": args.ranks, "init_from": args.init_from,
-                "csv": args.csv, "summary": args.summary}
+                "csv": args.csv, "summary": args.summary, "eager": args.eager}
+    if args.eager:
+        train_rank(0, settings, None)
+        return
     with tempfile.TemporaryDirectory(prefix="pytorch_ddp.") as rendezvous_dir:
         init_file = os.path.join(rendezvous_dir, "rendezvous")
         mp.spawn(train_rank, args=(settings, init_file), nprocs=args.ranks, join=True)

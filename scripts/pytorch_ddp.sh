@@ -6,11 +6,12 @@
 #       from the same initial weights; their loss, grad norm and validation loss must agree
 #       within tests/tolerance.sh. Exit 0 agree, 1 disagree, 77 skipped (no PyTorch),
 #       2 anything else went wrong.
-#   scripts/pytorch_ddp.sh run OUT_DIR [--config PRESET] [--ranks N] [lesson 00 flags]
+#   scripts/pytorch_ddp.sh run OUT_DIR [--config PRESET] [--ranks N | --eager] [lesson 00 flags]
 #       Saves lesson 00's initial weights for that configuration in OUT_DIR/init.bin and
-#       trains them with PyTorch DDP (2 ranks unless --ranks): OUT_DIR/pytorch_ddp.csv and
-#       OUT_DIR/pytorch_ddp_summary.csv. Exit 0 (also when skipped: no PyTorch). Paths
-#       inside the flags (--train, --val) are relative to the repository root.
+#       trains them with PyTorch DDP (2 ranks unless --ranks), or with --eager in one
+#       process without DDP: OUT_DIR/pytorch_ddp.csv and OUT_DIR/pytorch_ddp_summary.csv.
+#       Exit 0 (also when skipped: no PyTorch). Paths inside the flags (--train, --val) are
+#       relative to the repository root.
 #
 # PyTorch is never required: Debian's python3-torch is used when some python3 on this
 # machine can import it (PYTHON=... picks one), otherwise the script says so and skips.
@@ -92,16 +93,19 @@ check() {
     return "$status"
 }
 
-# Splits "--ranks N" (ours) from the lesson 00 flags, which go to both programs.
+# Splits "--ranks N" and "--eager" (ours) from the lesson 00 flags, which go to both programs.
 run() {
-    local python=$1 out_dir=$2 ranks=2
+    local python=$1 out_dir=$2 how=(--ranks 2)
     shift 2
     local flags=()
     while [ $# -gt 0 ]; do
         if [ "$1" = --ranks ]; then
             [ $# -ge 2 ] || die "--ranks needs a value"
-            ranks=$2
+            how=(--ranks "$2")
             shift 2
+        elif [ "$1" = --eager ]; then
+            how=(--eager)
+            shift
         else
             flags+=("$1")
             shift
@@ -109,7 +113,7 @@ run() {
     done
     mkdir -p "$out_dir" || die "cannot create $out_dir"
     save_initial_weights "$out_dir/init.bin" "${flags[@]}"
-    "$python" scripts/pytorch_ddp.py --ranks "$ranks" --init-from "$out_dir/init.bin" \
+    "$python" scripts/pytorch_ddp.py "${how[@]}" --init-from "$out_dir/init.bin" \
         --csv "$out_dir/pytorch_ddp.csv" --summary "$out_dir/pytorch_ddp_summary.csv" "${flags[@]}"
 }
 

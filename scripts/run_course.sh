@@ -34,6 +34,34 @@ else
     config=(--config course) profile=() collectives=() sweep_sizes=0.05,0.25,1,4,1000 zero_ranks=(1 2 4)
 fi
 trace_steps=$([ "$small" = 1 ] && echo 6 || echo 30)
+
+# The run's parts in order, with the seconds each took in one full run (2-core AMD EPYC,
+# Zen 4): lesson 00 train, profile, lesson 01, lessons 02-09, traces, bucket sweep,
+# PyTorch DDP, comparison, ZeRO memory, report. The estimate of the time left scales the
+# parts still to come by how this run's pace so far compares with that one's.
+part_seconds=(150 30 20 90 90 90 90 90 90 90 120 40 60 180 1 30 20)
+part_index=0
+
+# "42 s", "3 min 05 s".
+duration() { (($1 < 60)) && echo "$1 s" || printf '%d min %02d s\n' $(($1 / 60)) $(($1 % 60)); }
+
+# Starts the next part: "== [k/N] title | time so far, about T left ==".
+part() {
+    local i measured_done=0 measured_left=0 spent=$SECONDS progress=""
+    for ((i = 0; i < ${#part_seconds[@]}; i++)); do
+        if ((i < part_index)); then
+            measured_done=$((measured_done + part_seconds[i]))
+        else
+            measured_left=$((measured_left + part_seconds[i]))
+        fi
+    done
+    part_index=$((part_index + 1))
+    if ((part_index > 1)); then
+        progress=" | $(duration "$spent") so far"
+        ((spent > 0)) && progress+=", about $(duration $((spent * measured_left / measured_done))) left"
+    fi
+    echo "== [$part_index/${#part_seconds[@]}] $1$progress =="
+}
 mkdir -p "$runs/traces"
 summaries=()
 
@@ -46,28 +74,28 @@ train() {
     "${launcher[@]}" "build/solutions/$lesson" train "${config[@]}" $(lesson_flags "$lesson") "$@" </dev/null
 }
 
-echo "== lesson 00: single-device training (${config[*]}) =="
+part "lesson 00: single-device training (${config[*]})"
 train 00_single_device --csv "$runs/00_single_device.csv" --summary "$runs/00_single_device.summary.csv" \
     --save "$runs/00_single_device.bin"
 summaries+=("$runs/00_single_device.summary.csv")
 echo
-echo "== lesson 00: profile =="
+part "lesson 00: profile"
 build/solutions/00_single_device profile "${config[@]}" "${profile[@]}" --mem-limit 64
 
 echo
-echo "== lesson 01: collectives, $ranks ranks =="
+part "lesson 01: collectives, $ranks ranks"
 mpiexec -n "$ranks" build/solutions/01_collectives "${collectives[@]}" --csv "$runs/collectives.csv" </dev/null
 
 lessons=(02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum 07_zero1 08_zero2 09_zero3)
 for lesson in "${lessons[@]}"; do
     echo
-    echo "== lesson $lesson: $ranks ranks (${config[*]}) =="
+    part "lesson $lesson: $ranks ranks (${config[*]})"
     train "$lesson" --csv "$runs/$lesson.csv" --summary "$runs/$lesson.summary.csv"
     summaries+=("$runs/$lesson.summary.csv")
 done
 
 echo
-echo "== traces: $trace_steps steps of each lesson, analysed (traces/NN_name/summary.csv) =="
+part "traces: $trace_steps steps of each lesson, analysed (traces/NN_name/summary.csv)"
 for lesson in 00_single_device "${lessons[@]}"; do
     rm -rf "${runs:?}/traces/$lesson"
     train "$lesson" --steps "$trace_steps" --val-every 0 --gen-tokens 0 --log-every 1000000 \
@@ -77,25 +105,25 @@ for lesson in 00_single_device "${lessons[@]}"; do
 done
 
 echo
-echo "== lesson 05: bucket-size sweep, $ranks ranks =="
+part "lesson 05: bucket-size sweep, $ranks ranks"
 mpiexec -n "$ranks" build/solutions/05_bucketed_ddp sweep "${config[@]}" --sizes "$sweep_sizes" \
     --csv "$runs/bucket_sweep.csv" </dev/null
 
 echo
-echo "== PyTorch DDP (gloo, $ranks ranks) =="
+part "PyTorch DDP (gloo, $ranks ranks)"
 rm -f "$runs/pytorch/pytorch_ddp_summary.csv"
 if scripts/pytorch_ddp.sh run "$runs/pytorch" "${config[@]}"; then
     [ -f "$runs/pytorch/pytorch_ddp_summary.csv" ] && summaries+=("$runs/pytorch/pytorch_ddp_summary.csv")
 fi
 
 echo
-echo "== comparison (${config[*]}; per-step figures in $runs/*.csv) =="
+part "comparison (${config[*]}; per-step figures in $runs/*.csv)"
 scripts/compare_table.sh --csv "$runs/comparison.csv" "${summaries[@]}"
 echo "table: $runs/comparison.csv; checkpoint: $runs/00_single_device.bin"
 echo
-echo "== model state per rank, ZeRO stages against the formulas =="
+part "model state per rank, ZeRO stages against the formulas"
 scripts/zero_memory.sh --csv "$runs/zero_memory.csv" --config "${config[1]}" "${zero_ranks[@]}"
 
 echo
-echo "== the course report =="
+part "the course report"
 scripts/make_report.sh --ranks "$ranks" --config "${config[*]}" "$runs" "$report"

@@ -22,3 +22,21 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 # The flags a lesson runs with in the course's tables (lesson 06 accumulates 2 micro-batches).
 lesson_flags() { [ "$1" = 06_grad_accum ] && echo "--accum 2" || echo ""; }
+
+# The two shapes the benchmarks measure: the course's (L4 H4 C128 T128, batch 8) and a
+# larger one (L6 H4 C256 T256, batch 8); the steps a run of each takes.
+shape_flags() {
+    case $1 in
+    small) echo "--config course" ;;
+    big) echo "--config course --layers 6 --channels 256 --seq 256 --max-seq 256" ;;
+    *) echo "unknown shape '$1' (small or big)" >&2; return 2 ;;
+    esac
+}
+shape_steps() { [ "$1" = small ] && echo 40 || echo 14; }
+
+# The OpenBLAS kernel set lesson 00 runs with here when nothing forces one (its header's
+# "matrix products:" line), e.g. SkylakeX: what PyTorch is given, so that both run the same.
+chosen_kernels() {
+    env -u OPENBLAS_CORETYPE build/solutions/00_single_device profile --config tiny --warmup-iters 0 --iters 1 \
+        --sweep-max-batch 1 | sed -n 's/^matrix products: OpenBLAS \([A-Za-z0-9_]*\) kernels.*/\1/p'
+}

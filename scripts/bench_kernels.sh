@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Lesson 00 on one thread with the kernels chosen automatically (from the CPU's features)
+# and with each OpenBLAS kernel set this CPU can run forced in OPENBLAS_CORETYPE, one per
+# vector width (AVX-512, AVX2, AVX, SSE), beside PyTorch eager on one thread given the same
+# kernels as the automatic choice, when python3-torch is installed. Two shapes: the
+# course's (L4 H4 C128 T128, batch 8) and a larger one (L6 H4 C256 T256, batch 8). Rounds
+# are interleaved (each round runs every configuration once); each figure is the median
+# over BENCH_ROUNDS rounds (default 3) of the summary's steady-state tokens/s. GFLOP/s and
+# MFU use lesson 00's FLOPs per token and one core's FMA peak, measured by its profile.
+#
+#   scripts/bench_kernels.sh [small|big ...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/summary_lib.sh
+unset OPENBLAS_CORETYPE
+rounds=${BENCH_ROUNDS:-3}
+lesson=build/solutions/00_single_device
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# One kernel set per vector width this CPU has, widest first (what common/blas_kernels.c
+# would choose at that width).
+forced_sets() {
+    local flags
+    flags=" $(grep -m 1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+    has() { [[ $flags == *" $1 "* ]]; }
+    if has avx512f && has avx512dq && has avx512bw && has avx512vl; then
+        has avx512_bf16 && echo Cooperlake || echo SkylakeX
+    fi
+    if has avx2 && has fma; then echo Haswell; fi
+    if has avx; then echo Sandybridge; fi
+    echo Prescott
+}
+
+# Runs a command writing the summary $2 and appends its tokens/s to $work/$1.
+run_once() {
+    local label=$1 summary=$2
+    shift 2
+    rm -f "$summary"
+    "$@" >"$work/log" 2>&1 </dev/null || { cat "$work/log" >&2; return 1; }
+    [ -f "$summary" ] || return 0 # PyTorch skipped
+    summary_field "$summary" tokens_per_s >>"$work/$label"
+}
+
+bench_shape() {
+    local shape=$1 flags steps train chosen profile flops_per_token peak
+    flags=$(shape_flags "$shape")
+    steps=$(shape_steps "$shape")
+    chosen=$(chosen_kernels)
+    # shellcheck disable=SC2086 # flag lists are words
+    profile=$($lesson profile $flags --threads 1 --warmup-iters 1 --iters 1 --sweep-max-batch 1)
+    flops_per_token=$(echo "$profile" | awk '/^  FLOPs per token/ { print $4 }')
+    peak=$(echo "$profile" | awk '/^  MFU/ { print $4 * ($5 == "TFLOP/s" ? 1e12 : 1e9) }')
+    train="$flags --steps $steps --val-every 0 --gen-tokens 0 --threads 1 --summary $work/s.csv"
+    local sets=(auto $(forced_sets))
+    rm -f "$work"/{auto,pytorch} "${sets[@]/#/$work/}"
+    for _ in $(seq "$rounds"); do
+        for set in "${sets[@]}"; do
+            local kernels=(env -u OPENBLAS_CORETYPE)
+            [ "$set" = auto ] || kernels=(env OPENBLAS_CORETYPE="$set")
+            # shellcheck disable=SC2086
+            run_once "$set" "$work/s.csv" "${kernels[@]}" $lesson train $train
+        done
+        # shellcheck disable=SC2086
+        run_once pytorch "$work/pt/pytorch_ddp_summary.csv" env OPENBLAS_CORETYPE="$chosen" \
+            scripts/pytorch_ddp.sh run "$work/pt" --eager $flags --steps "$steps"
+    done
+    local auto
+    auto=$(median <"$work/auto")
+    echo "== $shape shape ($flags), 1 thread, $steps steps, median of $rounds interleaved rounds =="
+    printf '  %-28s %10s %9s %9s %7s\n' "kernels" tokens/s "x auto" GFLOP/s MFU
+    for set in "${sets[@]}"; do
+        local rate label=$set
+        rate=$(median <"$work/$set")
+        [ "$set" = auto ] && label="auto ($chosen)"
+        awk -v l="$label" -v r="$rate" -v a="$auto" -v f="$flops_per_token" -v p="$peak" 'BEGIN {
+            printf "  %-28s %10.0f %9.2f %9.1f %6.1f%%\n", l, r, r / a, r * f / 1e9, 100 * r * f / p }'
+    done
+    if [ -s "$work/pytorch" ]; then
+        local pytorch
+        pytorch=$(median <"$work/pytorch")
+        awk -v l="pytorch eager ($chosen)" -v r="$pytorch" -v a="$auto" -v f="$flops_per_token" -v p="$peak" 'BEGIN {
+            printf "  %-28s %10.0f %9.2f %9.1f %6.1f%%   lesson 00 (auto) = %.2fx pytorch eager\n",
+                l, r, r / a, r * f / 1e9, 100 * r * f / p, a / r }'
+    else
+        echo "  pytorch eager: skipped: python3-torch is not installed (apt-get install python3-torch)"
+    fi
+    echo "  peak: $(echo "$profile" | awk '/^  MFU/ { sub(/.*\(/, ""); sub(/\)$/, ""); print }'), $(awk -v p="$peak" 'BEGIN { printf "%.1f GFLOP/s", p / 1e9 }')"
+}
+
+shapes=("$@")
+[ ${#shapes[@]} -gt 0 ] || shapes=(small big)
+echo "lesson 00, kernel sets; targets: auto within 10% of the best set, MFU >= 60%, >= 2x pytorch eager"
+for shape in "${shapes[@]}"; do
+    shape_flags "$shape" >/dev/null
+    bench_shape "$shape"
+done
