@@ -429,6 +429,8 @@ double gpt_flops_per_token(const GPTConfig *cfg, int T)
 {
     double L = cfg->num_layers, C = cfg->channels, V = cfg->vocab_size;
     double matmul_weights = L * 12.0 * C * C + V * C; /* every weight a token meets in a matmul */
-    double attention = L * 2.0 * T * C;              /* q.k^T and p.v, full T x T as computed */
+    /* q.k^T and p.v over the whole T x T square, as MFU is usually defined (PaLM's 12 L T C
+     * per token); a causal kernel computes about half of it */
+    double attention = L * 2.0 * T * C;
     return 6.0 * matmul_weights + 6.0 * attention;   /* 2 flops per MAC, backward = 2x forward */
 }

@@ -52,7 +52,8 @@ bench_shape() {
     flops_per_token=$(echo "$profile" | awk '/^  FLOPs per token/ { print $4 }')
     peak=$(echo "$profile" | awk '/^  MFU/ { print $4 * ($5 == "TFLOP/s" ? 1e12 : 1e9) }')
     train="$flags --steps $steps --val-every 0 --gen-tokens 0 --threads 1 --summary $work/s.csv"
-    local sets=(auto $(forced_sets))
+    local sets
+    mapfile -t sets < <(echo auto; forced_sets)
     rm -f "$work"/{auto,pytorch} "${sets[@]/#/$work/}"
     for _ in $(seq "$rounds"); do
         for set in "${sets[@]}"; do

@@ -230,7 +230,9 @@ grade_lesson() {
     checks_file=tests/expected/$lesson.checks
     [ -x "$binary" ] || { echo "grade: $binary is not built (make $binary)" >&2; exit 2; }
     [ -f "$checks_file" ] || { echo "grade: no checks listed in $checks_file" >&2; exit 2; }
-    echo "grading $binary (BLAS core type: ${OPENBLAS_CORETYPE:-auto})"
+    local kernels="chosen from the CPU's features"
+    [ -z "${OPENBLAS_CORETYPE:-}" ] || kernels="OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE"
+    echo "grading $binary (OpenBLAS kernels: $kernels)"
     lesson_checks=0 lesson_failed=0
     local ran=0
     while read -r -a words; do

@@ -39,7 +39,7 @@ trace_steps=$([ "$small" = 1 ] && echo 6 || echo 30)
 # Zen 4): lesson 00 train, profile, lesson 01, lessons 02-09, traces, bucket sweep,
 # PyTorch DDP, comparison, ZeRO memory, report. The estimate of the time left scales the
 # parts still to come by how this run's pace so far compares with that one's.
-part_seconds=(150 30 20 90 90 90 90 90 90 90 120 40 60 180 1 30 20)
+part_seconds=(164 5 6 93 87 83 87 90 88 90 89 15 6 188 1 8 15)
 part_index=0
 
 # "42 s", "3 min 05 s".

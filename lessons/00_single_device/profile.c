@@ -268,7 +268,7 @@ int run_profile(const TrainConfig *cfg, const ProfileOptions *opts, Comm *comm)
     printf("  parameters        %zu\n", tr.model.num_params);
     printf("  step time         %.2f ms\n", 1e3 * t.seconds_per_step);
     printf("  tokens/s          %.0f\n", t.tokens_per_s);
-    printf("  FLOPs per token   %.4g (6 x matmul weights + attention)\n", flops_per_token);
+    printf("  FLOPs per token   %.4g (6 x matmul weights + attention over all T x T, as MFU counts it)\n", flops_per_token);
     printf("  achieved          %.2f GFLOP/s (%.3f TFLOP/s)\n", flops_per_s / 1e9, flops_per_s / 1e12);
     Peak peak = device_peak(kernels, cfg->tf32, cfg->threads);
     print_utilisation(kernels, &peak, flops_per_s);
