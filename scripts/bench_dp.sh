@@ -50,8 +50,8 @@ bench_shape() {
                 $(lesson_flags "$lesson")
         done
         # shellcheck disable=SC2086
-        run_once pytorch "$work/pytorch/pytorch_ddp_summary.csv" env OPENBLAS_CORETYPE="$kernels" \
-            scripts/pytorch_ddp.sh run "$work/pytorch" $flags --steps "$steps"
+        run_once pytorch "$work/pt/pytorch_ddp_summary.csv" env OPENBLAS_CORETYPE="$kernels" \
+            scripts/pytorch_ddp.sh run "$work/pt" $flags --steps "$steps"
     done
     local single pytorch=""
     single=$(median_of single 1)
