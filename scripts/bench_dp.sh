@@ -20,20 +20,6 @@ lessons=(02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# Runs a command that writes the summary CSV $2 and appends "tokens/s comm_fraction" to
-# $work/$1.
-run_once() {
-    local label=$1 summary=$2
-    shift 2
-    rm -f "$summary"
-    "$@" >"$work/log" 2>&1 </dev/null || { cat "$work/log" >&2; return 1; }
-    [ -f "$summary" ] || return 0 # PyTorch skipped
-    echo "$(summary_field "$summary" tokens_per_s) $(summary_field "$summary" comm_frac_avg)" >>"$work/$label"
-}
-
-# The median of column $2 of $work/$1.
-median_of() { awk -v c="$2" '{ print $c }' "$work/$1" | median; }
-
 bench_shape() {
     local shape=$1 flags steps common kernels
     flags=$(shape_flags "$shape")
@@ -43,27 +29,27 @@ bench_shape() {
     rm -f "$work"/{single,pytorch} "${lessons[@]/#/$work/}"
     for _ in $(seq "$rounds"); do
         # shellcheck disable=SC2086 # flag lists are words
-        run_once single "$work/s.csv" build/solutions/00_single_device train $common
+        record_run "$work" single "$work/s.csv" build/solutions/00_single_device train $common
         for lesson in "${lessons[@]}"; do
             # shellcheck disable=SC2046,SC2086
-            run_once "$lesson" "$work/s.csv" mpiexec -n "$ranks" "build/solutions/$lesson" train $common \
+            record_run "$work" "$lesson" "$work/s.csv" mpiexec -n "$ranks" "build/solutions/$lesson" train $common \
                 $(lesson_flags "$lesson")
         done
         # shellcheck disable=SC2086
-        run_once pytorch "$work/pt/pytorch_ddp_summary.csv" env OPENBLAS_CORETYPE="$kernels" \
+        record_run "$work" pytorch "$work/pt/pytorch_ddp_summary.csv" env OPENBLAS_CORETYPE="$kernels" \
             scripts/pytorch_ddp.sh run "$work/pt" $flags --steps "$steps"
     done
     local single pytorch=""
-    single=$(median_of single 1)
-    [ -s "$work/pytorch" ] && pytorch=$(median_of pytorch 1)
+    single=$(median_of "$work/single" 1)
+    [ -s "$work/pytorch" ] && pytorch=$(median_of "$work/pytorch" 1)
     echo "== $shape shape ($flags), $ranks ranks x 1 thread, $steps steps, OpenBLAS $kernels kernels, median of $rounds interleaved rounds =="
     printf '  %-16s %10s %12s %10s\n' strategy tokens/s "x lesson 00" "comm frac"
     printf '  %-16s %10.0f %12.2f %10s\n' single_device "$single" 1 -
     for lesson in "${lessons[@]}"; do
         local rate
-        rate=$(median_of "$lesson" 1)
+        rate=$(median_of "$work/$lesson" 1)
         printf '  %-16s %10.0f %12s %10.4f' "${lesson#0?_}" "$rate" "$(ratio "$rate" "$single")" \
-            "$(median_of "$lesson" 2)"
+            "$(median_of "$work/$lesson" 2)"
         [ -n "$pytorch" ] && printf '   %s x pytorch_ddp' "$(ratio "$rate" "$pytorch")"
         printf '\n'
     done

@@ -32,16 +32,6 @@ forced_sets() {
     echo Prescott
 }
 
-# Runs a command writing the summary $2 and appends its tokens/s to $work/$1.
-run_once() {
-    local label=$1 summary=$2
-    shift 2
-    rm -f "$summary"
-    "$@" >"$work/log" 2>&1 </dev/null || { cat "$work/log" >&2; return 1; }
-    [ -f "$summary" ] || return 0 # PyTorch skipped
-    summary_field "$summary" tokens_per_s >>"$work/$label"
-}
-
 bench_shape() {
     local shape=$1 flags steps train chosen profile flops_per_token peak
     flags=$(shape_flags "$shape")
@@ -60,26 +50,26 @@ bench_shape() {
             local kernels=(env -u OPENBLAS_CORETYPE)
             [ "$set" = auto ] || kernels=(env OPENBLAS_CORETYPE="$set")
             # shellcheck disable=SC2086
-            run_once "$set" "$work/s.csv" "${kernels[@]}" $lesson train $train
+            record_run "$work" "$set" "$work/s.csv" "${kernels[@]}" $lesson train $train
         done
         # shellcheck disable=SC2086
-        run_once pytorch "$work/pt/pytorch_ddp_summary.csv" env OPENBLAS_CORETYPE="$chosen" \
+        record_run "$work" pytorch "$work/pt/pytorch_ddp_summary.csv" env OPENBLAS_CORETYPE="$chosen" \
             scripts/pytorch_ddp.sh run "$work/pt" --eager $flags --steps "$steps"
     done
     local auto
-    auto=$(median <"$work/auto")
+    auto=$(median_of "$work/auto" 1)
     echo "== $shape shape ($flags), 1 thread, $steps steps, median of $rounds interleaved rounds =="
     printf '  %-28s %10s %9s %9s %7s\n' "kernels" tokens/s "x auto" GFLOP/s MFU
     for set in "${sets[@]}"; do
         local rate label=$set
-        rate=$(median <"$work/$set")
+        rate=$(median_of "$work/$set" 1)
         [ "$set" = auto ] && label="auto ($chosen)"
         awk -v l="$label" -v r="$rate" -v a="$auto" -v f="$flops_per_token" -v p="$peak" 'BEGIN {
             printf "  %-28s %10.0f %9.2f %9.1f %6.1f%%\n", l, r, r / a, r * f / 1e9, 100 * r * f / p }'
     done
     if [ -s "$work/pytorch" ]; then
         local pytorch
-        pytorch=$(median <"$work/pytorch")
+        pytorch=$(median_of "$work/pytorch" 1)
         awk -v l="pytorch eager ($chosen)" -v r="$pytorch" -v a="$auto" -v f="$flops_per_token" -v p="$peak" 'BEGIN {
             printf "  %-28s %10.0f %9.2f %9.1f %6.1f%%   lesson 00 (auto) = %.2fx pytorch eager\n",
                 l, r, r / a, r * f / 1e9, 100 * r * f / p, a / r }'

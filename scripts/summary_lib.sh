@@ -17,6 +17,21 @@ summary_field() {
 # The median of the numbers on standard input, one per line.
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
+# The median of column $2 of file $1 (numbers separated by spaces).
+median_of() { awk -v c="$2" '{ print $c }' "$1" | median; }
+
+# For the benchmarks' interleaved rounds: runs a command that writes the one-row summary $3
+# and appends "tokens/s comm_fraction" from it to $1/$2; appends nothing when the command
+# wrote no summary (PyTorch skipped). The command's output goes to $1/log, shown if it fails.
+record_run() {
+    local work=$1 label=$2 summary=$3
+    shift 3
+    rm -f "$summary"
+    "$@" >"$work/log" 2>&1 </dev/null || { cat "$work/log" >&2; return 1; }
+    [ -f "$summary" ] || return 0
+    echo "$(summary_field "$summary" tokens_per_s) $(summary_field "$summary" comm_frac_avg)" >>"$work/$label"
+}
+
 # a / b to two decimals.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
