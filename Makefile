@@ -68,7 +68,7 @@ LESSONS := $(notdir $(wildcard lessons/[0-9][0-9]_*))
 STUDENT_BINS  := $(LESSONS:%=$(BUILD)/lessons/%)
 SOLUTION_BINS := $(LESSONS:%=$(BUILD)/solutions/%)
 TOOLS := $(BUILD)/tools/gen_reviews $(BUILD)/tools/import_tokens $(BUILD)/tools/compare_runs \
-         $(BUILD)/tools/check_schedule $(BUILD)/tools/analyze_traces
+         $(BUILD)/tools/check_schedule $(BUILD)/tools/analyze_traces $(BUILD)/tools/cpu_kernels
 ifeq ($(CUDA),1)
 TOOLS += $(BUILD)/tools/doctor
 endif
@@ -144,7 +144,7 @@ $(BUILD)/tools/analyze_traces: $(BUILD)/obj/tools/analyze_traces.o
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tools/doctor: $(BUILD)/obj/tools/doctor.o $(LIB)
+$(BUILD)/tools/doctor $(BUILD)/tools/cpu_kernels: $(BUILD)/tools/%: $(BUILD)/obj/tools/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)

@@ -148,4 +148,11 @@ void blas_kernels_describe(char *out, size_t size)
         snprintf(out, size, ", OpenBLAS's own pick, as wide as the CPU's features allow");
 }
 
+void blas_kernels_print(FILE *out)
+{
+    char description[160];
+    blas_kernels_describe(description, sizeof description);
+    fprintf(out, "matrix products: %s\n", description);
+}
+
 void blas_set_threads(int threads) { openblas_set_num_threads(threads); }

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* The CPU features that decide which kernels can run: each true only when the operating
  * system also saves the registers they use. */
@@ -51,6 +52,9 @@ BlasKernelsSource blas_kernels_source(void);
 /* The kernels in use, for run headers: e.g. "OpenBLAS SkylakeX kernels (AVX-512), chosen
  * from the CPU's features; OpenBLAS's own pick, Prescott, uses SSE". */
 void blas_kernels_describe(char *out, size_t size);
+
+/* The run header's line: "matrix products: " and the description above. */
+void blas_kernels_print(FILE *out);
 
 /* The core type OpenBLAS loaded, e.g. "SkylakeX". */
 const char *blas_core_name(void);

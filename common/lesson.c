@@ -87,11 +87,8 @@ static void print_header(const Lesson *lesson, const Trainer *tr)
     printf("lesson %s: %s\n", lesson->name, lesson->title);
     printf("%d rank(s) over %s | %s, %d thread(s) per rank | strategy %s\n", tr->world, comm_backend_name(tr->comm),
            device_label(tr->model.kernels), tr->cfg.threads, lesson->strategy.name);
-    if (tr->model.kernels == &cpu_kernels) {
-        char blas[160];
-        blas_kernels_describe(blas, sizeof blas);
-        printf("matrix products: %s\n", blas);
-    }
+    if (tr->model.kernels == &cpu_kernels)
+        blas_kernels_print(stdout);
     train_config_print(&tr->cfg, stdout, "config ");
     printf("parameters %zu (%.3f MB of gradients)\n", tr->model.num_params,
            tr->model.num_params * sizeof(float) / 1e6);

@@ -60,10 +60,5 @@ bench_shape() {
     fi
 }
 
-shapes=("$@")
-[ ${#shapes[@]} -gt 0 ] || shapes=(small big)
 echo "data-parallel lessons; target: bucketed_ddp >= 1.8x lesson 00 and >= 2x pytorch_ddp"
-for shape in "${shapes[@]}"; do
-    shape_flags "$shape" >/dev/null
-    bench_shape "$shape"
-done
+for_each_shape bench_shape "$@"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Lesson 00 on one thread with the kernels chosen automatically (from the CPU's features)
 # and with each OpenBLAS kernel set this CPU can run forced in OPENBLAS_CORETYPE, one per
-# vector width (AVX-512, AVX2, AVX, SSE), beside PyTorch eager on one thread given the same
-# kernels as the automatic choice, when python3-torch is installed. Two shapes: the
+# vector width (AVX-512, AVX2, AVX, SSE; build/tools/cpu_kernels lists them), beside
+# PyTorch eager on one thread given the same kernels as the automatic choice, when
+# python3-torch is installed. Two shapes: the
 # course's (L4 H4 C128 T128, batch 8) and a larger one (L6 H4 C256 T256, batch 8). Rounds
 # are interleaved (each round runs every configuration once); each figure is the median
 # over BENCH_ROUNDS rounds (default 3) of the summary's steady-state tokens/s. GFLOP/s and
@@ -18,20 +19,6 @@ lesson=build/solutions/00_single_device
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# One kernel set per vector width this CPU has, widest first (what common/blas_kernels.c
-# would choose at that width).
-forced_sets() {
-    local flags
-    flags=" $(grep -m 1 '^flags' /proc/cpuinfo | cut -d: -f2) "
-    has() { [[ $flags == *" $1 "* ]]; }
-    if has avx512f && has avx512dq && has avx512bw && has avx512vl; then
-        has avx512_bf16 && echo Cooperlake || echo SkylakeX
-    fi
-    if has avx2 && has fma; then echo Haswell; fi
-    if has avx; then echo Sandybridge; fi
-    echo Prescott
-}
-
 bench_shape() {
     local shape=$1 flags steps train chosen profile flops_per_token peak
     flags=$(shape_flags "$shape")
@@ -43,7 +30,7 @@ bench_shape() {
     peak=$(echo "$profile" | awk '/^  MFU/ { print $4 * ($5 == "TFLOP/s" ? 1e12 : 1e9) }')
     train="$flags --steps $steps --val-every 0 --gen-tokens 0 --threads 1 --summary $work/s.csv"
     local sets
-    mapfile -t sets < <(echo auto; forced_sets)
+    mapfile -t sets < <(echo auto; build/tools/cpu_kernels)
     rm -f "$work"/{auto,pytorch} "${sets[@]/#/$work/}"
     for _ in $(seq "$rounds"); do
         for set in "${sets[@]}"; do
@@ -79,10 +66,5 @@ bench_shape() {
     echo "  peak: $(echo "$profile" | awk '/^  MFU/ { sub(/.*\(/, ""); sub(/\)$/, ""); print }'), $(awk -v p="$peak" 'BEGIN { printf "%.1f GFLOP/s", p / 1e9 }')"
 }
 
-shapes=("$@")
-[ ${#shapes[@]} -gt 0 ] || shapes=(small big)
 echo "lesson 00, kernel sets; targets: auto within 10% of the best set, MFU >= 60%, >= 2x pytorch eager"
-for shape in "${shapes[@]}"; do
-    shape_flags "$shape" >/dev/null
-    bench_shape "$shape"
-done
+for_each_shape bench_shape "$@"

@@ -49,6 +49,17 @@ shape_flags() {
 }
 shape_steps() { [ "$1" = small ] && echo 40 || echo 14; }
 
+# Runs the function $1 on each shape named after it, or on both when none is: a benchmark
+# script's main loop. An unknown shape stops the script before any run.
+for_each_shape() {
+    local run=$1 shape
+    shift
+    local shapes=("$@")
+    [ ${#shapes[@]} -gt 0 ] || shapes=(small big)
+    for shape in "${shapes[@]}"; do shape_flags "$shape" >/dev/null; done
+    for shape in "${shapes[@]}"; do "$run" "$shape"; done
+}
+
 # The OpenBLAS kernel set lesson 00 runs with here when nothing forces one (its header's
 # "matrix products:" line), e.g. SkylakeX: what PyTorch is given, so that both run the same.
 chosen_kernels() {

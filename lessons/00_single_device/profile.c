@@ -46,10 +46,15 @@ typedef struct {
     size_t peak_bytes; /* tracked, everything but host-side data */
 } Throughput;
 
-static Throughput measure(Trainer *tr, const ProfileOptions *opts)
+static void warm_up(Trainer *tr, const ProfileOptions *opts)
 {
     for (int i = 0; i < opts->warmup_iters; i++)
         trainer_step(tr, i);
+}
+
+/* The timed steps, after warm_up. */
+static Throughput time_steps(Trainer *tr, const ProfileOptions *opts)
+{
     double start = now_seconds();
     for (int i = 0; i < opts->iters; i++)
         trainer_step(tr, opts->warmup_iters + i);
@@ -58,6 +63,12 @@ static Throughput measure(Trainer *tr, const ProfileOptions *opts)
     t.tokens_per_s = (double)tr->cfg.batch_size * tr->cfg.seq_len / t.seconds_per_step;
     t.peak_bytes = mem_peak_total() - mem_in_use(MEM_DATA);
     return t;
+}
+
+static Throughput measure(Trainer *tr, const ProfileOptions *opts)
+{
+    warm_up(tr, opts);
+    return time_steps(tr, opts);
 }
 
 /* ---------------------------------------------------------------- memory */
@@ -221,13 +232,9 @@ static int print_time_breakdown(const TrainConfig *cfg, const ProfileOptions *op
         trainer_teardown(&tr);
         return -1;
     }
-    for (int i = 0; i < opts->warmup_iters; i++)
-        trainer_step(&tr, i);
+    warm_up(&tr, opts);
     kernel_times_reset();
-    double start = now_seconds();
-    for (int i = 0; i < opts->iters; i++)
-        trainer_step(&tr, opts->warmup_iters + i);
-    double step_seconds = (now_seconds() - start) / opts->iters;
+    double step_seconds = time_steps(&tr, opts).seconds_per_step;
     trainer_teardown(&tr);
     printf("\n== where a step's time goes (every kernel call timed; %d steps of %.2f ms) ==\n", opts->iters,
            1e3 * step_seconds);
@@ -250,11 +257,8 @@ int run_profile(const TrainConfig *cfg, const ProfileOptions *opts, Comm *comm)
     printf("lesson 00 profile | %s%s, %d thread(s) | L%d H%d C%d V%d T%d B%d\n", device_label(kernels),
            cfg->tf32 ? " (TF32)" : "", cfg->threads, cfg->model.num_layers, cfg->model.num_heads,
            cfg->model.channels, cfg->model.vocab_size, cfg->seq_len, cfg->batch_size);
-    if (kernels == &cpu_kernels) {
-        char blas[160];
-        blas_kernels_describe(blas, sizeof blas);
-        printf("matrix products: %s\n", blas);
-    }
+    if (kernels == &cpu_kernels)
+        blas_kernels_print(stdout);
     if (trainer_setup(&tr, &run_cfg, kernels, comm, &single_device, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "00_single_device profile: %s\n", err);
         trainer_teardown(&tr);
