@@ -7,7 +7,9 @@
 # larger one (L6 H4 C256 T256, global batch 8). Rounds are interleaved (each round runs
 # every configuration once, so a slow minute of the machine falls on all of them); each
 # figure is the median over BENCH_ROUNDS rounds (default 3) of the summary's steady-state
-# tokens/s (warm-up steps left out).
+# tokens/s (warm-up steps left out). The ceiling line is the most the ranks could reach with
+# these kernels: each rank's share of the batch timed by lesson 00's profile, counting only
+# its matrix products.
 #
 #   scripts/bench_dp.sh [small|big ...]
 set -euo pipefail
@@ -16,6 +18,7 @@ source scripts/summary_lib.sh
 unset OPENBLAS_CORETYPE
 rounds=${BENCH_ROUNDS:-3}
 ranks=2
+global_batch=8 # both shapes' (shape_flags)
 lessons=(02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -26,10 +29,13 @@ bench_shape() {
     steps=$(shape_steps "$shape")
     kernels=$(chosen_kernels)
     common="$flags --steps $steps --val-every 0 --gen-tokens 0 --threads 1 --summary $work/s.csv"
-    rm -f "$work"/{single,pytorch} "${lessons[@]/#/$work/}"
+    rm -f "$work"/{single,pytorch,rank_profiles} "${lessons[@]/#/$work/}"
     for _ in $(seq "$rounds"); do
         # shellcheck disable=SC2086 # flag lists are words
         record_run "$work" single "$work/s.csv" build/solutions/00_single_device train $common
+        # shellcheck disable=SC2086
+        build/solutions/00_single_device profile $flags --batch $((global_batch / ranks)) --threads 1 \
+            --warmup-iters 1 --iters 2 --sweep-max-batch 1 >>"$work/rank_profiles"
         for lesson in "${lessons[@]}"; do
             # shellcheck disable=SC2046,SC2086
             record_run "$work" "$lesson" "$work/s.csv" mpiexec -n "$ranks" "build/solutions/$lesson" train $common \
@@ -58,6 +64,11 @@ bench_shape() {
     else
         echo "  pytorch_ddp: skipped: python3-torch is not installed (apt-get install python3-torch)"
     fi
+    local ceiling
+    ceiling=$(($(matmul_ceiling "$work/rank_profiles") * ranks))
+    printf '  ceiling: %.0f tokens/s if each rank did nothing but its matrix products (no other kernel, no communication)' "$ceiling"
+    [ -n "$pytorch" ] && printf ', i.e. at most %sx pytorch_ddp' "$(ratio "$ceiling" "$pytorch")"
+    printf '\n'
 }
 
 echo "data-parallel lessons; target: bucketed_ddp >= 1.8x lesson 00 and >= 2x pytorch_ddp"

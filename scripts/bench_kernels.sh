@@ -8,7 +8,9 @@
 # are interleaved (each round runs every configuration once); each figure is the median
 # over BENCH_ROUNDS rounds (default 3) of the summary's steady-state tokens/s. GFLOP/s and
 # MFU use lesson 00's FLOPs per token and one core's FMA peak, measured by its profile once
-# per round (the highest counts).
+# per round (the highest counts). The ceiling line says how fast lesson 00 could be with the
+# same kernels if every kernel but the matrix products took no time: the most any
+# implementation sharing PyTorch's matrix products could gain on it.
 #
 #   scripts/bench_kernels.sh [small|big ...]
 set -euo pipefail
@@ -31,7 +33,7 @@ bench_shape() {
     rm -f "$work"/{auto,pytorch,profiles} "${sets[@]/#/$work/}"
     for _ in $(seq "$rounds"); do
         # shellcheck disable=SC2086 # flag lists are words
-        $lesson profile $flags --threads 1 --warmup-iters 1 --iters 1 --sweep-max-batch 1 | tee "$work/profile" \
+        $lesson profile $flags --threads 1 --warmup-iters 1 --iters 2 --sweep-max-batch 1 | tee "$work/profile" \
             >>"$work/profiles"
         for set in "${sets[@]}"; do
             local kernels=(env -u OPENBLAS_CORETYPE)
@@ -68,6 +70,11 @@ bench_shape() {
     else
         echo "  pytorch eager: skipped: python3-torch is not installed (apt-get install python3-torch)"
     fi
+    local ceiling
+    ceiling=$(matmul_ceiling "$work/profiles")
+    printf '  ceiling: %.0f tokens/s if lesson 00 did nothing but its matrix products (%s kernels)' "$ceiling" "$chosen"
+    [ -s "$work/pytorch" ] && printf ', i.e. at most %sx pytorch eager' "$(ratio "$ceiling" "$(median_of "$work/pytorch" 1)")"
+    printf '\n'
     echo "  peak: $(awk '/^  MFU/ { sub(/.*\(/, ""); sub(/\)$/, ""); print; exit }' "$work/profile"), the highest of $rounds measurements: $(awk -v p="$peak" 'BEGIN { printf "%.1f GFLOP/s", p / 1e9 }')"
 }
 

@@ -32,6 +32,17 @@ record_run() {
     echo "$(summary_field "$summary" tokens_per_s) $(summary_field "$summary" comm_frac_avg)" >>"$work/$label"
 }
 
+# The ceiling the matrix-product kernels put on a run: the tokens/s a step would reach if its
+# matrix products were all it did (every other kernel, and all communication, free). $1 holds
+# one or more outputs of lesson 00's `profile`; each "matmul" row of their "where a step's
+# time goes" tables reads "matmul DIR ROWS x IN -> OUT CALLS MS/STEP ...", ROWS being the
+# tokens of a step. The fastest table counts (a busy moment only slows a measurement).
+matmul_ceiling() {
+    awk '/^== where a step/ { if (ms > 0 && (best == 0 || ms < best)) best = ms; ms = 0 }
+        $1 == "matmul" { ms += $9; tokens = $3 }
+        END { if (ms > 0 && (best == 0 || ms < best)) best = ms; printf "%.0f", tokens / (best / 1000) }' "$1"
+}
+
 # a / b to two decimals.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
