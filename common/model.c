@@ -38,13 +38,49 @@ static float *checked(float *buffer, const char *hook, int unit)
     return buffer;
 }
 
+int gpt_num_param_uses(const GPTConfig *cfg) { return 2 * cfg->num_layers + 5; }
+
+UnitUse gpt_param_use(const GPTConfig *cfg, int index)
+{
+    int L = cfg->num_layers, last_forward = L + 2;
+    if (index <= last_forward)
+        return (UnitUse){index <= L + 1 ? index : 0, PASS_FORWARD};
+    int nth_backward = index - last_forward - 1; /* 0: the LM head, then L+1, L, ..., 1 */
+    return (UnitUse){nth_backward == 0 ? 0 : L + 2 - nth_backward, PASS_BACKWARD};
+}
+
+UnitUse gpt_param_use_now(const GPT *model) { return gpt_param_use(&model->cfg, model->param_use); }
+
+int gpt_next_param_use(const GPT *model, UnitUse *next)
+{
+    int index = model->param_use + 1;
+    if (index >= gpt_num_param_uses(&model->cfg))
+        return 0;
+    *next = gpt_param_use(&model->cfg, index);
+    return 1;
+}
+
+/* The model keeps the order it publishes: a strategy plans on it. */
+static void advance_param_use(GPT *model, int unit, Pass pass)
+{
+    int index = ++model->param_use;
+    UnitUse expected = index < gpt_num_param_uses(&model->cfg) ? gpt_param_use(&model->cfg, index)
+                                                                : (UnitUse){-1, pass};
+    if (expected.unit != unit || expected.pass != pass) {
+        fprintf(stderr, "model.c uses unit %d (%s) where gpt_param_use publishes use %d as unit %d\n", unit,
+                pass == PASS_FORWARD ? "forward" : "backward", index, expected.unit);
+        abort();
+    }
+}
+
 /* A unit's compute runs from acquiring its parameters to releasing them: that span is what
  * --trace records as "forward/backward unit N", and what the communication log marks as
  * its start and end (the start with the buffer the unit computes with). */
 static float *acquire_params(GPT *model, int unit, Pass pass)
 {
+    advance_param_use(model, unit, pass);
     float *params = model->hooks.acquire_params != NULL
-                        ? checked(model->hooks.acquire_params(model->hooks.ctx, unit, pass), "acquire_params", unit)
+                        ? checked(model->hooks.acquire_params(model->hooks.ctx, unit), "acquire_params", unit)
                         : model->params + unit_range(&model->cfg, unit).offset;
     comm_log_mark(pass == PASS_FORWARD ? "forward_start" : "backward_start", unit, params,
                   unit_range(&model->cfg, unit).count);
@@ -59,7 +95,7 @@ static void release_params(GPT *model, int unit, Pass pass)
                      now_seconds());
     comm_log_mark(pass == PASS_FORWARD ? "forward_end" : "backward_end", unit, NULL, 0);
     if (model->hooks.release_params != NULL)
-        model->hooks.release_params(model->hooks.ctx, unit, pass);
+        model->hooks.release_params(model->hooks.ctx, unit);
 }
 
 static float *unit_grads(GPT *model, int unit)
@@ -79,6 +115,7 @@ static void grads_ready(GPT *model, int unit)
 int gpt_create(GPT *model, const GPTConfig *cfg, const Kernels *kernels, char *err, size_t err_len)
 {
     memset(model, 0, sizeof *model);
+    model->param_use = -1;
     if (gpt_config_check(cfg, err, err_len) != 0)
         return -1;
     model->cfg = *cfg;
@@ -313,6 +350,7 @@ float gpt_forward(GPT *model, const int *inputs, const int *targets)
     model->has_targets = targets != NULL;
     if (targets != NULL)
         k->to_device(model->targets, targets, token_bytes);
+    model->param_use = -1; /* a step's uses start again (gpt_param_use) */
 
     UnitTensors p = resolve_unit(cfg, 0, acquire_params(model, 0, PASS_FORWARD));
     k->encoder_forward(model->acts.encoded, model->inputs, p.t[TENSOR_WTE], p.t[TENSOR_WPE], B, T, C);

@@ -13,13 +13,19 @@
 
 typedef enum { PASS_FORWARD, PASS_BACKWARD } Pass;
 
+/* One use of a unit's parameters: a pass computing with them, from acquire to release. */
+typedef struct {
+    int unit;
+    Pass pass;
+} UnitUse;
+
 typedef struct {
     void *ctx;
-    /* Where unit's parameters are for this pass; NULL hook = the model's own buffer.
-     * ZeRO-3 returns a gathered working buffer here. */
-    float *(*acquire_params)(void *ctx, int unit, Pass pass);
-    /* The pass is done with the unit's parameters (ZeRO-3 frees its working copy). */
-    void (*release_params)(void *ctx, int unit, Pass pass);
+    /* Where unit's parameters are for the use in progress (gpt_param_use_now says which);
+     * NULL hook = the model's own buffer. ZeRO-3 returns a gathered working buffer here. */
+    float *(*acquire_params)(void *ctx, int unit);
+    /* The use in progress is done with the unit's parameters (ZeRO-3 frees its working copy). */
+    void (*release_params)(void *ctx, int unit);
     /* Where backward accumulates the unit's gradients; NULL hook = the model's own buffer. */
     float *(*unit_grads)(void *ctx, int unit);
     /* Backward will not touch the unit's gradients again in this pass. Called for units
@@ -65,6 +71,7 @@ typedef struct {
     int *inputs, *targets; /* device copies of the current batch, B*T each */
     int has_targets;
     double unit_started; /* when the unit now computing got its parameters (--trace) */
+    int param_use;       /* the use in progress or last made, an index of gpt_param_use */
 } GPT;
 
 /* Allocates parameters and gradients (zeroed). Returns 0, or -1 with a reason. */
@@ -92,6 +99,19 @@ float gpt_forward(GPT *model, const int *inputs, const int *targets);
 void gpt_backward(GPT *model);
 
 void gpt_zero_grad(GPT *model);
+
+/* The order in which a training step uses the units' parameters, published so that a
+ * strategy can plan ahead (ZeRO-3 prefetches the next use) instead of mirroring the model.
+ * Forward: units 0, 1, ..., L+1, then 0 again (the LM head is wte, tied); backward: 0 (the
+ * LM head first), L+1, L, ..., 1 (the embedding's backward reads no parameters). Uses are
+ * numbered 0 .. gpt_num_param_uses - 1; the model aborts if it ever calls a hook out of
+ * this order. A forward without backward (validation, sampling) stops after its part. */
+int gpt_num_param_uses(const GPTConfig *cfg);
+UnitUse gpt_param_use(const GPTConfig *cfg, int index);
+/* The use in progress (from acquire to release) or, between uses, the last one made. */
+UnitUse gpt_param_use_now(const GPT *model);
+/* The use after the one in progress, in the published order; 0 when none follows. */
+int gpt_next_param_use(const GPT *model, UnitUse *next);
 
 /* Estimated floating-point operations to train on one token (forward + backward). */
 double gpt_flops_per_token(const GPTConfig *cfg, int T);

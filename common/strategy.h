@@ -13,7 +13,8 @@
  *   stop                  once, at the end
  *
  * A strategy that shards the model also says where a unit's parameters and gradients are
- * (acquire_params, release_params, unit_grads: the model's hooks, see model.h).
+ * (acquire_params, release_params, unit_grads: the model's hooks, see model.h); the model
+ * publishes the order of its uses of parameters (gpt_param_use, gpt_next_param_use).
  *
  * Every callback may be NULL (lesson 00 uses none). A callback that meets a communication
  * error ends the job through comm_check, so no rank waits on a dead peer. */
@@ -40,8 +41,8 @@ typedef struct {
     /* Returns 0, or -1 with a one-line reason (e.g. out of memory). */
     int (*start)(RunContext *run, char *err, size_t err_len);
     void (*grads_ready)(RunContext *run, int unit);
-    float *(*acquire_params)(RunContext *run, int unit, Pass pass);
-    void (*release_params)(RunContext *run, int unit, Pass pass);
+    float *(*acquire_params)(RunContext *run, int unit);
+    void (*release_params)(RunContext *run, int unit);
     float *(*unit_grads)(RunContext *run, int unit);
     void (*before_step)(RunContext *run);
     /* Clips to max_norm (0 = no clipping) and updates the parameters; returns the global

@@ -88,16 +88,16 @@ static void strategy_grads_ready(void *ctx, int unit)
     tr->strategy.grads_ready(&tr->run, unit);
 }
 
-static float *strategy_acquire_params(void *ctx, int unit, Pass pass)
+static float *strategy_acquire_params(void *ctx, int unit)
 {
     Trainer *tr = ctx;
-    return tr->strategy.acquire_params(&tr->run, unit, pass);
+    return tr->strategy.acquire_params(&tr->run, unit);
 }
 
-static void strategy_release_params(void *ctx, int unit, Pass pass)
+static void strategy_release_params(void *ctx, int unit)
 {
     Trainer *tr = ctx;
-    tr->strategy.release_params(&tr->run, unit, pass);
+    tr->strategy.release_params(&tr->run, unit);
 }
 
 static float *strategy_unit_grads(void *ctx, int unit)

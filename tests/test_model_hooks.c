@@ -80,10 +80,10 @@ static void record(Recorder *rec, EventKind kind, int unit, Pass pass)
     rec->events[rec->count++] = (Event){kind, unit, pass};
 }
 
-static float *rec_acquire(void *ctx, int unit, Pass pass)
+static float *rec_acquire(void *ctx, int unit)
 {
     Recorder *rec = ctx;
-    record(rec, EV_ACQUIRE, unit, pass);
+    record(rec, EV_ACQUIRE, unit, gpt_param_use_now(rec->model).pass);
     Range r = unit_range(&rec->model->cfg, unit);
     if (rec->working == NULL)
         return rec->model->params + r.offset;
@@ -91,10 +91,10 @@ static float *rec_acquire(void *ctx, int unit, Pass pass)
     return rec->working + r.offset;
 }
 
-static void rec_release(void *ctx, int unit, Pass pass)
+static void rec_release(void *ctx, int unit)
 {
     Recorder *rec = ctx;
-    record(rec, EV_RELEASE, unit, pass);
+    record(rec, EV_RELEASE, unit, gpt_param_use_now(rec->model).pass);
     if (rec->working != NULL) {
         Range r = unit_range(&rec->model->cfg, unit);
         for (size_t i = 0; i < r.count; i++)
@@ -287,6 +287,51 @@ Test(hooks, every_unit_is_acquired_in_both_passes)
         }
     }
     cr_assert_eq(last_block, 1, "backward stopped at unit %d", last_block);
+    free_recorder(&m, rec);
+    gpt_destroy(&m);
+}
+
+/* The order the model publishes (gpt_param_use) is the order it acquires in, use for use,
+ * and it is the order a GPT-2 step has: forward 0, 1, ..., L+1, 0 (the tied LM head);
+ * backward 0, L+1, L, ..., 1. gpt_next_param_use looks one use ahead. */
+Test(hooks, the_model_acquires_in_the_order_it_publishes)
+{
+    GPT m;
+    make_tiny_model(&m, 7);
+    Recorder *rec = new_recorder(&m);
+    int L = m.cfg.num_layers, want[64], num_want = 0;
+    for (int unit = 0; unit <= L + 1; unit++)
+        want[num_want++] = unit;
+    want[num_want++] = 0;
+    int first_backward = num_want;
+    want[num_want++] = 0;
+    for (int unit = L + 1; unit >= 1; unit--)
+        want[num_want++] = unit;
+    cr_assert_eq(gpt_num_param_uses(&m.cfg), num_want);
+    for (int i = 0; i < num_want; i++) {
+        UnitUse use = gpt_param_use(&m.cfg, i);
+        cr_assert_eq(use.unit, want[i], "use %d: published unit %d, want %d", i, use.unit, want[i]);
+        cr_assert_eq(use.pass, i < first_backward ? PASS_FORWARD : PASS_BACKWARD, "use %d: wrong pass", i);
+    }
+
+    gpt_forward(&m, tiny_inputs, tiny_targets);
+    UnitUse next;
+    cr_assert(gpt_next_param_use(&m, &next), "after forward, backward's uses follow");
+    cr_assert(next.unit == 0 && next.pass == PASS_BACKWARD, "after forward: unit %d next", next.unit);
+    gpt_zero_grad(&m);
+    gpt_backward(&m);
+    cr_assert(!gpt_next_param_use(&m, &next), "after backward no use follows, but unit %d does", next.unit);
+    int made = 0;
+    for (int i = 0; i < rec->count; i++) {
+        const Event *e = &rec->events[i];
+        if (e->kind != EV_ACQUIRE)
+            continue;
+        cr_assert_lt(made, num_want, "more acquires than the %d published uses", num_want);
+        cr_assert_eq(e->unit, want[made], "acquire %d was unit %d, published %d", made, e->unit, want[made]);
+        cr_assert_eq(e->pass, made < first_backward ? PASS_FORWARD : PASS_BACKWARD);
+        made++;
+    }
+    cr_assert_eq(made, num_want, "%d acquires for %d published uses", made, num_want);
     free_recorder(&m, rec);
     gpt_destroy(&m);
 }

@@ -12,10 +12,11 @@
  *
  * Prefetch: while a unit computes, the next unit's all-gather can already be in flight
  * (comm_all_gather_start into another slot); acquire must then wait for it before handing
- * the buffer out (comm_wait). next_unit says which unit comes next: forward walks
- * 0, 1, ..., L, L+1 and then 0 again (the LM head shares wte); backward starts with the LM
- * head (unit 0, kept from the end of forward: acquire marks it at_lm_head and release keeps
- * it), then L+1, L, ..., 1 (the embedding's backward needs no parameters).
+ * the buffer out (comm_wait). Which unit is next? The model publishes the order in which a
+ * step uses the units (model.h: gpt_param_use, gpt_next_param_use): forward walks 0, 1,
+ * ..., L, L+1 and then 0 again (the LM head shares wte); backward starts with the LM head
+ * (unit 0 again, so it need not be dropped at the end of forward), then L+1, L, ..., 1 (the
+ * embedding's backward needs no parameters).
  *
  * The optimizer step is AdamW on the shard itself; afterwards every gathered copy is stale.
  *
@@ -24,34 +25,20 @@
  * sharded_grad_norm; lesson 08's gradient hooks (main.c uses them as they are). */
 #include "zero3.h"
 
-int next_unit(const GPTConfig *cfg, int unit, Pass pass)
+float *zero3_acquire_params(RunContext *run, int unit)
 {
-    /* TODO: forward 0 -> 1 -> ... -> L+1 -> 0; backward 0 -> L+1 -> L -> ... -> 1 -> none. */
-    (void)cfg;
-    (void)unit;
-    (void)pass;
-    return -1;
-}
-
-float *zero3_acquire_params(RunContext *run, int unit, Pass pass)
-{
-    /* TODO: find the slot holding the unit, or gather it into a reusable slot; wait for its
-     * all-gather; mark it in use; set zero->after_final_norm and zero->at_lm_head; with
-     * zero->prefetch, start the next unit's gather unless it is already held; return the
-     * slot's buffer. */
+    /* TODO: the buffer holding the unit's whole parameters, ready to compute with; with
+     * zero->prefetch, the next unit on its way. */
     (void)run;
     (void)unit;
-    (void)pass;
     return NULL;
 }
 
-void zero3_release_params(RunContext *run, int unit, Pass pass)
+void zero3_release_params(RunContext *run, int unit)
 {
-    /* TODO: the slot is free again, and forgets its unit, except the LM head's unit 0,
-     * which backward uses first. */
+    /* TODO: the model is done with the unit for now. */
     (void)run;
     (void)unit;
-    (void)pass;
 }
 
 float zero3_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm)

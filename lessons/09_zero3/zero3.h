@@ -27,13 +27,11 @@ typedef struct {
     GatherSlot slots[ZERO3_SLOTS];
     long uses;                    /* acquisitions so far, for last_used */
     int prefetch;
-    int after_final_norm;         /* forward just acquired the final LayerNorm: the LM head is next */
-    int at_lm_head;               /* the unit 0 in use is the LM head's (kept for backward) */
 } Zero3;
 
 int zero3_start(RunContext *run, char *err, size_t err_len);
-float *zero3_acquire_params(RunContext *run, int unit, Pass pass);
-void zero3_release_params(RunContext *run, int unit, Pass pass);
+float *zero3_acquire_params(RunContext *run, int unit);
+void zero3_release_params(RunContext *run, int unit);
 float zero3_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm);
 void zero3_gather_params(RunContext *run, float *host);
 void zero3_stop(RunContext *run);
@@ -45,8 +43,5 @@ int slot_holding(const Zero3 *zero, int unit);
 int reusable_slot(RunContext *run, Zero3 *zero);
 void gather_into(RunContext *run, Zero3 *zero, int slot, int unit, int nonblocking);
 void forget_gathered(RunContext *run, Zero3 *zero);
-
-/* The unit that acquisition of `unit` in `pass` is followed by in a training step, or -1. */
-int next_unit(const GPTConfig *cfg, int unit, Pass pass);
 
 #endif
