@@ -112,7 +112,8 @@ static void grads_ready(GPT *model, int unit)
         model->hooks.grads_ready(model->hooks.ctx, unit);
 }
 
-int gpt_create(GPT *model, const GPTConfig *cfg, const Kernels *kernels, char *err, size_t err_len)
+int gpt_create_with(GPT *model, const GPTConfig *cfg, const Kernels *kernels, ModelStorage storage, char *err,
+                    size_t err_len)
 {
     memset(model, 0, sizeof *model);
     model->param_use = -1;
@@ -124,14 +125,26 @@ int gpt_create(GPT *model, const GPTConfig *cfg, const Kernels *kernels, char *e
     model->num_params = gpt_num_params(cfg);
     size_t bytes = model->num_params * sizeof(float);
     model->params = kernels->alloc(bytes, MEM_PARAMS);
-    model->grads = kernels->alloc(bytes, MEM_GRADS);
-    if (model->params == NULL || model->grads == NULL) {
-        snprintf(err, err_len, "out of memory allocating %zu parameters and their gradients (%.1f MB)",
-                 model->num_params, 2.0 * bytes / 1e6);
+    if (!storage.no_gradients)
+        model->grads = kernels->alloc(bytes, MEM_GRADS);
+    if (model->params == NULL || (model->grads == NULL && !storage.no_gradients)) {
+        snprintf(err, err_len, "out of memory allocating %zu parameters%s (%.1f MB)", model->num_params,
+                 storage.no_gradients ? "" : " and their gradients", (storage.no_gradients ? 1.0 : 2.0) * bytes / 1e6);
         gpt_destroy(model);
         return -1;
     }
     return 0;
+}
+
+int gpt_create(GPT *model, const GPTConfig *cfg, const Kernels *kernels, char *err, size_t err_len)
+{
+    return gpt_create_with(model, cfg, kernels, (ModelStorage){0}, err, err_len);
+}
+
+void gpt_drop_params(GPT *model)
+{
+    model->kernels->free(model->params);
+    model->params = NULL;
 }
 
 static void free_batch_buffers(GPT *model)

@@ -74,8 +74,21 @@ typedef struct {
     int param_use;       /* the use in progress or last made, an index of gpt_param_use */
 } GPT;
 
+/* The model's full buffers that a strategy does without, keeping shards of its own instead;
+ * declared before the model allocates, so no strategy frees what the model owns. */
+typedef struct {
+    int no_gradients;  /* never allocated: backward writes where the unit_grads hook says */
+    int no_parameters; /* kept only until the strategy has its share (gpt_drop_params) */
+} ModelStorage;
+
 /* Allocates parameters and gradients (zeroed). Returns 0, or -1 with a reason. */
 int gpt_create(GPT *model, const GPTConfig *cfg, const Kernels *kernels, char *err, size_t err_len);
+/* The same, without the buffers storage does without. */
+int gpt_create_with(GPT *model, const GPTConfig *cfg, const Kernels *kernels, ModelStorage storage, char *err,
+                    size_t err_len);
+/* Frees the full parameters once a strategy that keeps only a shard has taken it; from then
+ * on forward and backward get every unit's parameters from the acquire_params hook. */
+void gpt_drop_params(GPT *model);
 void gpt_destroy(GPT *model);
 
 /* GPT-2 initialisation from a seed: weights N(0, 0.02), the two residual projections

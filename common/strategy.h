@@ -12,7 +12,9 @@
  *   gather_params         at the end, for the replica check, the checkpoint and the sample
  *   stop                  once, at the end
  *
- * A strategy that shards the model also says where a unit's parameters and gradients are
+ * A strategy that shards the model says first which of the model's full buffers it does
+ * without (model_storage, read before the model allocates), then where a unit's parameters
+ * and gradients are
  * (acquire_params, release_params, unit_grads: the model's hooks, see model.h); the model
  * publishes the order of its uses of parameters (gpt_param_use, gpt_next_param_use).
  *
@@ -38,6 +40,8 @@ typedef struct {
 
 typedef struct {
     const char *name; /* short, for tables: "naive_ddp" */
+    /* The model's full buffers this strategy does without; NULL: it keeps both. */
+    ModelStorage (*model_storage)(void);
     /* Returns 0, or -1 with a one-line reason (e.g. out of memory). */
     int (*start)(RunContext *run, char *err, size_t err_len);
     void (*grads_ready)(RunContext *run, int unit);

@@ -118,12 +118,19 @@ static void install_hooks(Trainer *tr)
     };
 }
 
+static ModelStorage model_storage(const Strategy *strategy)
+{
+    return strategy->model_storage != NULL ? strategy->model_storage() : (ModelStorage){0};
+}
+
 static int start_strategy(Trainer *tr, const Strategy *strategy, const void *options, char *err, size_t err_len)
 {
     tr->strategy = *strategy;
     tr->run = (RunContext){.comm = tr->comm, .model = &tr->model, .options = options,
                            .accum_steps = tr->cfg.accum_steps};
     int status = strategy->start != NULL ? strategy->start(&tr->run, err, err_len) : 0;
+    if (status == 0 && model_storage(strategy).no_parameters)
+        gpt_drop_params(&tr->model); /* the strategy has cut its shard from them */
     install_hooks(tr);
     return status;
 }
@@ -155,7 +162,7 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
     mem_set_limit((size_t)(cfg->mem_limit_mb * 1e6));
     int failed = refuse_overwrite(cfg, err, err_len) != 0 || split_batch(tr, err, err_len) != 0 ||
                  open_data(tr, err, err_len) != 0 ||
-                 gpt_create(&tr->model, &cfg->model, kernels, err, err_len) != 0 ||
+                 gpt_create_with(&tr->model, &cfg->model, kernels, model_storage(strategy), err, err_len) != 0 ||
                  load_or_init(tr, err, err_len) != 0 ||
                  (strategy->optimizer_step == NULL &&
                   adamw_create(&tr->opt, tr->model.num_params, kernels, err, err_len) != 0) ||

@@ -10,12 +10,19 @@
  * Unit 0 is special: wte is tied to the LM head, whose gradient backward computes first,
  * and to the token embedding, whose gradient it computes last, so unit 0 needs a buffer of
  * its own for the whole of backward. Every other unit can share one buffer, one after
- * another (units L+1, L, ..., 1). The full gradient buffer is freed in zero2_start.
+ * another (units L+1, L, ..., 1). Those two are the only gradient buffers besides the shard:
+ * the model need not allocate its own (zero2_model_storage says so, before it does).
  *
  * What you have (lesson 07's reference): reduce_scatter_unit, sharded_grad_norm,
  * update_owned, all_gather_unit; layout.h's unit_range; model->kernels->zero; clip_scale,
  * adamw_begin_step. */
 #include "zero2.h"
+
+ModelStorage zero2_model_storage(void)
+{
+    /* TODO: which of the model's full buffers this strategy does without (model.h). */
+    return (ModelStorage){0};
+}
 
 float *zero2_unit_grads(RunContext *run, int unit)
 {

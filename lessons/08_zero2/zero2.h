@@ -12,6 +12,7 @@ typedef struct {
     float *unit_grads;   /* one other unit's gradients, reused unit after unit */
 } Zero2;
 
+ModelStorage zero2_model_storage(void);
 int zero2_start(RunContext *run, char *err, size_t err_len);
 /* zero2_start's work on a Zero2 the caller owns (the first member of a later stage's state,
  * so that run->state serves both); zero2_release frees what it allocated. */

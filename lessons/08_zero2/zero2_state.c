@@ -20,9 +20,7 @@ int zero2_init(RunContext *run, Zero2 *zero, char *err, size_t err_len)
     comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
     if (zero1_allocate(run, &zero->zero1, MEM_GRADS, err, err_len) != 0)
         return -1;
-    /* the full gradient buffer goes: backward writes into the two working buffers instead */
-    k->free(model->grads);
-    model->grads = NULL;
+    /* backward writes into these two working buffers (zero2_unit_grads) */
     zero->unit0_grads = k->alloc(unit_range(&model->cfg, 0).count * sizeof(float), MEM_COMM);
     zero->unit_grads = k->alloc(largest_unit_after_0(&model->cfg) * sizeof(float), MEM_COMM);
     if (zero->unit0_grads == NULL || zero->unit_grads == NULL) {

@@ -25,6 +25,12 @@
  * sharded_grad_norm; lesson 08's gradient hooks (main.c uses them as they are). */
 #include "zero3.h"
 
+ModelStorage zero3_model_storage(void)
+{
+    /* TODO: which of the model's full buffers this strategy does without (model.h). */
+    return (ModelStorage){0};
+}
+
 float *zero3_acquire_params(RunContext *run, int unit)
 {
     /* TODO: the buffer holding the unit's whole parameters, ready to compute with; with

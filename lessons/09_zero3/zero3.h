@@ -29,6 +29,7 @@ typedef struct {
     int prefetch;
 } Zero3;
 
+ModelStorage zero3_model_storage(void);
 int zero3_start(RunContext *run, char *err, size_t err_len);
 float *zero3_acquire_params(RunContext *run, int unit);
 void zero3_release_params(RunContext *run, int unit);

@@ -58,8 +58,8 @@ void zero3_gather_params(RunContext *run, float *host)
     forget_gathered(run, zero);
 }
 
-/* This rank's pieces of the (broadcast) full parameters into its shard; then the full
- * buffer goes. */
+/* This rank's pieces of the (broadcast) full parameters into its shard; the model drops its
+ * full buffer after start (zero3_model_storage). */
 static void keep_own_shard(RunContext *run, Zero3 *zero)
 {
     GPT *model = run->model;
@@ -69,8 +69,6 @@ static void keep_own_shard(RunContext *run, Zero3 *zero)
         model->kernels->copy(zero->param_shard + plan->shard_offset[unit], model->params + first,
                              owned_real_count(plan, &model->cfg, unit) * sizeof(float));
     }
-    model->kernels->free(model->params);
-    model->params = NULL;
 }
 
 int zero3_start(RunContext *run, char *err, size_t err_len)

@@ -1,6 +1,13 @@
 /* Lesson 09 reference: ZeRO stage 3 (see lessons/09_zero3/zero3.c for the exercise). */
 #include "zero3.h"
 
+ModelStorage zero3_model_storage(void)
+{
+    /* only shards are kept: the gradients as in lesson 08, and the parameters too, once
+     * zero3_start has cut this rank's shard from the broadcast model */
+    return (ModelStorage){.no_gradients = 1, .no_parameters = 1};
+}
+
 /* The unit the model uses after the use in progress, in the order it publishes; -1 when
  * the step uses no more. */
 static int next_unit(const GPT *model)
