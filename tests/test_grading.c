@@ -85,6 +85,19 @@ Test(grading, zero3_without_prefetch_fails_the_prefetch_rule)
     check_numbers_pass("09", "09_zero3/no_prefetch", "dp_reference_n2");
 }
 
+/* Storage the strategy should have declared away: the numbers are right, the memory is not. */
+Test(grading, zero2_keeping_the_full_gradient_fails_the_memory_rules)
+{
+    check_fails_with("08", "08_zero2/keeps_full_gradient", "dp_reference_n2 schedule model_state:");
+    check_numbers_pass("08", "08_zero2/keeps_full_gradient", "dp_reference_n2");
+}
+
+Test(grading, zero3_keeping_the_full_parameters_fails_the_memory_rules)
+{
+    check_fails_with("09", "09_zero3/keeps_full_parameters", "dp_reference_n2 schedule model_state:");
+    check_numbers_pass("09", "09_zero3/keeps_full_parameters", "dp_reference_n2");
+}
+
 Test(grading, zero3_waiting_after_the_compute_fails_the_gathers_rule)
 {
     check_fails_with("09", "09_zero3/wait_after_compute", "dp_reference_n2 schedule gathers:");
