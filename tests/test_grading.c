@@ -11,24 +11,40 @@
 
 TestSuite(grading, .timeout = 600);
 
-/* The mutant fails grading, with a FAIL line that starts with `reason`. */
-static void check_fails_with(const char *number, const char *mutant, const char *reason)
+/* Grades build/mutants/MUTANT as lesson NUMBER: the grader's exit status, its output in output. */
+static int grade_mutant(const char *number, const char *mutant, char *output, size_t output_len)
 {
-    char binary[256], output[65536], line[256];
+    char binary[256];
     snprintf(binary, sizeof binary, "build/mutants/%s", mutant);
-    int status = shell_grade(number, binary, output, sizeof output);
+    return shell_grade(number, binary, output, output_len);
+}
+
+/* The grading failed, with a FAIL line that starts with `reason`. */
+static void expect_failed_with(const char *mutant, int status, const char *output, const char *reason)
+{
+    char line[256];
     cr_expect_eq(status, 1, "%s was not failed:\n%s", mutant, output);
     snprintf(line, sizeof line, "\nFAIL %s", reason);
     cr_expect_not_null(strstr(output, line), "%s failed, but not with 'FAIL %s':\n%s", mutant, reason, output);
 }
 
-/* Its numbers all pass in the check `label`: only the rule named can tell it from a right
- * answer. */
-static void check_numbers_pass(const char *number, const char *mutant, const char *label)
+/* The mutant fails grading, with a FAIL line that starts with `reason`. */
+static void check_fails_with(const char *number, const char *mutant, const char *reason)
 {
-    char binary[256], output[65536], line[256];
-    snprintf(binary, sizeof binary, "build/mutants/%s", mutant);
-    shell_grade(number, binary, output, sizeof output);
+    static char output[65536];
+    int status = grade_mutant(number, mutant, output, sizeof output);
+    expect_failed_with(mutant, status, output, reason);
+}
+
+/* It fails on `reason` while its numbers all pass in the check `label`: only the rule named
+ * can tell it from a right answer. */
+static void check_only_the_rule_fails(const char *number, const char *mutant, const char *reason,
+                                      const char *label)
+{
+    static char output[65536];
+    char line[256];
+    int status = grade_mutant(number, mutant, output, sizeof output);
+    expect_failed_with(mutant, status, output, reason);
     const char *columns[] = {"loss", "grad_norm", "val_loss", "comm_bytes"};
     for (int c = 0; c < 4; c++) {
         snprintf(line, sizeof line, "PASS %s %s: 30 rows", label, columns[c]);
@@ -43,14 +59,14 @@ Test(grading, a_ring_that_calls_the_library_all_reduce_fails)
 
 Test(grading, a_blocking_all_reduce_per_unit_fails_the_overlap_rule)
 {
-    check_fails_with("04", "04_overlap_ddp/blocking_per_unit", "dp_reference_n2 schedule overlap:");
-    check_numbers_pass("04", "04_overlap_ddp/blocking_per_unit", "dp_reference_n2");
+    check_only_the_rule_fails("04", "04_overlap_ddp/blocking_per_unit", "dp_reference_n2 schedule overlap:",
+                              "dp_reference_n2");
 }
 
 Test(grading, all_reduces_started_after_backward_fail_the_overlap_rule)
 {
-    check_fails_with("04", "04_overlap_ddp/started_in_before_step", "dp_reference_n2 schedule overlap:");
-    check_numbers_pass("04", "04_overlap_ddp/started_in_before_step", "dp_reference_n2");
+    check_only_the_rule_fails("04", "04_overlap_ddp/started_in_before_step", "dp_reference_n2 schedule overlap:",
+                              "dp_reference_n2");
 }
 
 Test(grading, a_bucket_plan_that_ignores_bucket_mb_fails)
@@ -67,9 +83,9 @@ Test(grading, communicating_on_every_micro_batch_fails_the_last_micro_batch_rule
 
 Test(grading, adamw_over_the_padded_shard_fails_under_address_sanitizer)
 {
-    check_fails_with("07", "07_zero1/adamw_over_padding",
-                     "sanitize_dp_reference_n3_batch_6: AddressSanitizer: heap-buffer-overflow, in update_owned");
-    check_numbers_pass("07", "07_zero1/adamw_over_padding", "dp_reference_n3_batch_6");
+    check_only_the_rule_fails("07", "07_zero1/adamw_over_padding",
+                              "sanitize_dp_reference_n3_batch_6: AddressSanitizer: heap-buffer-overflow, in update_owned",
+                              "dp_reference_n3_batch_6");
 }
 
 /* Communication buffers start as NaN: unzeroed padding poisons the very first step. */
@@ -81,21 +97,21 @@ Test(grading, padding_left_unzeroed_fails_at_the_first_step)
 
 Test(grading, zero3_without_prefetch_fails_the_prefetch_rule)
 {
-    check_fails_with("09", "09_zero3/no_prefetch", "dp_reference_n2 schedule prefetch:");
-    check_numbers_pass("09", "09_zero3/no_prefetch", "dp_reference_n2");
+    check_only_the_rule_fails("09", "09_zero3/no_prefetch", "dp_reference_n2 schedule prefetch:",
+                              "dp_reference_n2");
 }
 
 /* Storage the strategy should have declared away: the numbers are right, the memory is not. */
 Test(grading, zero2_keeping_the_full_gradient_fails_the_memory_rules)
 {
-    check_fails_with("08", "08_zero2/keeps_full_gradient", "dp_reference_n2 schedule model_state:");
-    check_numbers_pass("08", "08_zero2/keeps_full_gradient", "dp_reference_n2");
+    check_only_the_rule_fails("08", "08_zero2/keeps_full_gradient", "dp_reference_n2 schedule model_state:",
+                              "dp_reference_n2");
 }
 
 Test(grading, zero3_keeping_the_full_parameters_fails_the_memory_rules)
 {
-    check_fails_with("09", "09_zero3/keeps_full_parameters", "dp_reference_n2 schedule model_state:");
-    check_numbers_pass("09", "09_zero3/keeps_full_parameters", "dp_reference_n2");
+    check_only_the_rule_fails("09", "09_zero3/keeps_full_parameters", "dp_reference_n2 schedule model_state:",
+                              "dp_reference_n2");
 }
 
 Test(grading, zero3_waiting_after_the_compute_fails_the_gathers_rule)
