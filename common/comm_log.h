@@ -28,7 +28,9 @@
 /* 1: keep every event until comm_log_write; 0 (the default): forget them at each step start. */
 void comm_log_keep(int keep);
 
-/* The trainer's marks: step (1-based, as --csv counts; 0 is set-up) and micro-batch. */
+/* Where training is: the step (the trainer's mark: 1-based, as --csv counts; 0 is set-up)
+ * and the micro-batch (the model's, at each forward: the backward passes it has added into
+ * the gradients since they were zeroed). */
 void comm_log_step(int step);
 void comm_log_micro(int micro);
 

@@ -364,6 +364,7 @@ float gpt_forward(GPT *model, const int *inputs, const int *targets)
     if (targets != NULL)
         k->to_device(model->targets, targets, token_bytes);
     model->param_use = -1; /* a step's uses start again (gpt_param_use) */
+    comm_log_micro(model->accumulated_passes);
 
     UnitTensors p = resolve_unit(cfg, 0, acquire_params(model, 0, PASS_FORWARD));
     k->encoder_forward(model->acts.encoded, model->inputs, p.t[TENSOR_WTE], p.t[TENSOR_WPE], B, T, C);
@@ -467,10 +468,12 @@ void gpt_backward(GPT *model)
         trace_record(TRACK_COMPUTE, "backward embedding", 0, started, now_seconds());
     comm_log_mark("backward_end", 0, NULL, 0);
     grads_ready(model, 0);
+    model->accumulated_passes++;
 }
 
 void gpt_zero_grad(GPT *model)
 {
+    model->accumulated_passes = 0;
     if (model->grads == NULL) /* sharded gradients (ZeRO-2/3): the strategy zeroes its own */
         return;
     model->kernels->zero(model->grads, model->num_params * sizeof(float));

@@ -65,6 +65,9 @@ typedef struct {
     /* backward differentiates loss_scale x the mean loss (1 after gpt_create); gradient
      * accumulation over K micro-batches sets 1/K so their sum is the mean */
     float loss_scale;
+    /* backward passes added into the gradients since gpt_zero_grad: during a step of K
+     * micro-batches, the one whose forward or backward is running (0 .. K-1) */
+    int accumulated_passes;
     int batch, seq_len; /* B, T of the allocated activations; 0 before gpt_set_batch */
     Activations acts;
     Scratch scratch;
@@ -111,6 +114,7 @@ float gpt_forward(GPT *model, const int *inputs, const int *targets);
  * aborts with a message. */
 void gpt_backward(GPT *model);
 
+/* Zeroes the gradients (the model's own buffer, if it has one) and accumulated_passes. */
 void gpt_zero_grad(GPT *model);
 
 /* The order in which a training step uses the units' parameters, published so that a

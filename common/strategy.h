@@ -1,9 +1,12 @@
 /* How a lesson trains on several ranks. The training loop (trainer.c) is the same for every
  * lesson; a strategy is called at fixed points of it:
  *
- *   start                 once, after every rank initialised its own model from seed + rank
+ *   setup                 once, after every rank initialised its own model from seed + rank:
+ *                         allocates what the strategy keeps; no communication
+ *   start                 once every rank has set up: the strategy's first communication
  *   each step:
- *     for each of the accum_steps micro-batches: forward, then backward, during which
+ *     forward_backward    this rank's rows of the batch, forward then backward (NULL: one
+ *                         pass over them all); during each backward
  *       grads_ready(unit)   fires as each unit's gradients become final (units L+1 .. 0)
  *     before_step         after the last backward: every rank must now hold the global
  *                         mean gradient
@@ -18,8 +21,9 @@
  * (acquire_params, release_params, unit_grads: the model's hooks, see model.h); the model
  * publishes the order of its uses of parameters (gpt_param_use, gpt_next_param_use).
  *
- * Every callback may be NULL (lesson 00 uses none). A callback that meets a communication
- * error ends the job through comm_check, so no rank waits on a dead peer. */
+ * Every callback may be NULL (lesson 00 uses none). Only setup can fail; a callback that
+ * meets a communication error ends the job through comm_check, so no rank waits on a dead
+ * peer. */
 #ifndef DTC_STRATEGY_H
 #define DTC_STRATEGY_H
 
@@ -33,17 +37,21 @@ typedef struct {
     Comm *comm;
     GPT *model;
     const void *options; /* the lesson's own flags (Lesson.options) */
-    void *state;         /* whatever the strategy keeps between calls; its start sets it */
-    int micro_step;      /* the micro-batch whose backward is running, 0-based */
-    int accum_steps;     /* micro-batches per optimizer step */
+    void *state;         /* whatever the strategy keeps between calls; its setup sets it */
+    int accum_steps;     /* micro-batches per optimizer step: forward_backward's rows are
+                          * accum_steps x the model's B rows of T tokens */
 } RunContext;
 
 typedef struct {
     const char *name; /* short, for tables: "naive_ddp" */
     /* The model's full buffers this strategy does without; NULL: it keeps both. */
     ModelStorage (*model_storage)(void);
-    /* Returns 0, or -1 with a one-line reason (e.g. out of memory). */
-    int (*start)(RunContext *run, char *err, size_t err_len);
+    /* Returns 0, or -1 with a one-line reason (out of memory): then every rank stops. */
+    int (*setup)(RunContext *run, char *err, size_t err_len);
+    void (*start)(RunContext *run);
+    /* Runs the step's forward and backward passes over this rank's rows and returns their
+     * mean loss (as the forwards return it, unscaled). */
+    float (*forward_backward)(RunContext *run, const int *inputs, const int *targets);
     void (*grads_ready)(RunContext *run, int unit);
     float *(*acquire_params)(RunContext *run, int unit);
     void (*release_params)(RunContext *run, int unit);

@@ -123,16 +123,28 @@ static ModelStorage model_storage(const Strategy *strategy)
     return strategy->model_storage != NULL ? strategy->model_storage() : (ModelStorage){0};
 }
 
-static int start_strategy(Trainer *tr, const Strategy *strategy, const void *options, char *err, size_t err_len)
+/* Allocation only, so that a rank that fails (two ranks sharing a GPU can run out of memory
+ * one at a time) stops every rank before the strategy's first collective. */
+static int setup_strategy(Trainer *tr, const Strategy *strategy, const void *options, char *err, size_t err_len)
 {
     tr->strategy = *strategy;
     tr->run = (RunContext){.comm = tr->comm, .model = &tr->model, .options = options,
                            .accum_steps = tr->cfg.accum_steps};
-    int status = strategy->start != NULL ? strategy->start(&tr->run, err, err_len) : 0;
-    if (status == 0 && model_storage(strategy).no_parameters)
+    if (tr->cfg.accum_steps > 1 && strategy->forward_backward == NULL) {
+        snprintf(err, err_len, "%s runs one micro-batch per step: it cannot accumulate %d", strategy->name,
+                 tr->cfg.accum_steps);
+        return -1;
+    }
+    return strategy->setup != NULL ? strategy->setup(&tr->run, err, err_len) : 0;
+}
+
+static void start_strategy(Trainer *tr)
+{
+    if (tr->strategy.start != NULL)
+        tr->strategy.start(&tr->run);
+    if (model_storage(&tr->strategy).no_parameters)
         gpt_drop_params(&tr->model); /* the strategy has cut its shard from them */
     install_hooks(tr);
-    return status;
 }
 
 static int open_data(Trainer *tr, char *err, size_t err_len)
@@ -166,11 +178,11 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
                  load_or_init(tr, err, err_len) != 0 ||
                  (strategy->optimizer_step == NULL &&
                   adamw_create(&tr->opt, tr->model.num_params, kernels, err, err_len) != 0) ||
-                 gpt_set_batch(&tr->model, tr->micro_batch, cfg->seq_len, err, err_len) != 0;
-    /* the strategy starts with a broadcast: a rank that failed (two ranks sharing a GPU can
-     * run out of memory one at a time) must stop every rank before it */
-    if (!comm_all_ok(comm, failed, "set-up", err, err_len) || start_strategy(tr, strategy, options, err, err_len) != 0)
+                 gpt_set_batch(&tr->model, tr->micro_batch, cfg->seq_len, err, err_len) != 0 ||
+                 setup_strategy(tr, strategy, options, err, err_len) != 0;
+    if (!comm_all_ok(comm, failed, "set-up", err, err_len))
         return -1;
+    start_strategy(tr);
     if (cfg->trace_dir != NULL && trace_start(cfg->trace_dir, tr->rank, tr->world, err, err_len) != 0)
         return -1;
     return open_outputs(tr, err, err_len);
@@ -190,19 +202,15 @@ void trainer_teardown(Trainer *tr)
     memset(tr, 0, sizeof *tr);
 }
 
-/* Forward and backward over this rank's rows of the batch in dl, accum_steps micro-batches
- * of micro_batch rows each. Returns the mean of the micro-batch losses. */
+/* Forward and backward over this rank's rows of the batch in dl: the strategy's own passes
+ * (gradient accumulation runs several), or one over them all. Returns the mean loss. */
 static float forward_backward(Trainer *tr, const DataLoader *dl)
 {
-    size_t rows = (size_t)tr->micro_batch * tr->cfg.seq_len;
-    double loss = 0.0;
-    for (int micro = 0; micro < tr->cfg.accum_steps; micro++) {
-        tr->run.micro_step = micro;
-        comm_log_micro(micro);
-        loss += gpt_forward(&tr->model, dl->inputs + micro * rows, dl->targets + micro * rows);
-        gpt_backward(&tr->model);
-    }
-    return (float)(loss / tr->cfg.accum_steps);
+    if (tr->strategy.forward_backward != NULL)
+        return tr->strategy.forward_backward(&tr->run, dl->inputs, dl->targets);
+    float loss = gpt_forward(&tr->model, dl->inputs, dl->targets);
+    gpt_backward(&tr->model);
+    return loss;
 }
 
 /* The mean over ranks of a per-rank mean (every rank has as many rows). */

@@ -81,6 +81,14 @@ Test(grading, communicating_on_every_micro_batch_fails_the_last_micro_batch_rule
                      "dp_reference_n2_accum_2_bucket-mb_0.1 schedule last_micro_batch:");
 }
 
+/* Without the 1/K scale the gradients add up to K times the mean: the norm shows it at once. */
+Test(grading, micro_batches_left_unscaled_fail_the_grad_norm)
+{
+    check_fails_with("06", "06_grad_accum/no_loss_scale",
+                     "dp_reference_n2_accum_4_bucket-mb_0.25 grad_norm: 30 of 30 rows differ; first at step=1: "
+                     "10.37");
+}
+
 Test(grading, adamw_over_the_padded_shard_fails_under_address_sanitizer)
 {
     check_only_the_rule_fails("07", "07_zero1/adamw_over_padding",

@@ -203,6 +203,17 @@ Test(lessons_dp, a_batch_that_does_not_split_over_the_ranks_is_one_line_error)
     cr_expect_not_null(strstr(output, "--batch 8 does not split into 1 rank(s) x 3 micro-batch(es) (--accum)\n"), "%s", output);
 }
 
+/* A strategy's set-up that fails (here over --mem-limit, on every rank) stops every rank
+ * before the strategy's first collective, with one line. */
+Test(lessons_dp, a_strategy_that_cannot_allocate_stops_every_rank_with_one_line)
+{
+    char output[4096];
+    int status = shell_output("timeout 60 mpiexec -n 2 build/solutions/03_flat_ddp train --config reference "
+                              "--copy-tensors --mem-limit 6", output, sizeof output);
+    cr_expect_eq(status, 1);
+    cr_expect_str_eq(output, "03_flat_ddp: out of memory for the flattening buffer\n");
+}
+
 /* An output that cannot be written is reported before training, not after it. */
 Test(lessons_dp, an_unwritable_summary_is_refused_before_training)
 {

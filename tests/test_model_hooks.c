@@ -431,6 +431,26 @@ Test(hooks, two_backwards_without_zero_grad_accumulate)
     gpt_destroy(&m);
 }
 
+/* A strategy that accumulates (lesson 06) tells the last pass by this count. */
+Test(hooks, the_model_counts_the_backward_passes_since_zero_grad)
+{
+    GPT m;
+    make_tiny_model(&m, 17);
+    gpt_zero_grad(&m);
+    cr_assert_eq(m.accumulated_passes, 0);
+    for (int pass = 1; pass <= 3; pass++) {
+        gpt_forward(&m, tiny_inputs, tiny_targets);
+        cr_assert_eq(m.accumulated_passes, pass - 1, "a forward does not count");
+        gpt_backward(&m);
+        cr_assert_eq(m.accumulated_passes, pass);
+    }
+    gpt_forward(&m, tiny_inputs, NULL);
+    cr_assert_eq(m.accumulated_passes, 3, "a forward without targets does not count");
+    gpt_zero_grad(&m);
+    cr_assert_eq(m.accumulated_passes, 0);
+    gpt_destroy(&m);
+}
+
 /* ---------------------------------------------------------------- determinism */
 
 Test(hooks, same_seed_same_model_other_seed_other_model)

@@ -16,13 +16,10 @@
 
 #include "layout.h"
 
-int naive_ddp_start(RunContext *run, char *err, size_t err_len)
+void naive_ddp_start(RunContext *run)
 {
-    (void)err;
-    (void)err_len;
     /* TODO: broadcast rank 0's parameters to every rank. */
     (void)run;
-    return 0;
 }
 
 void naive_ddp_before_step(RunContext *run)

@@ -7,7 +7,7 @@
 #include "strategy.h"
 
 /* Once, before training: make every rank's parameters equal to rank 0's. */
-int naive_ddp_start(RunContext *run, char *err, size_t err_len);
+void naive_ddp_start(RunContext *run);
 
 /* After backward: replace every gradient with its average over the ranks, one blocking
  * all-reduce per parameter tensor. */

@@ -20,7 +20,7 @@
 #include "layout.h"
 #include "timer.h"
 
-int flat_ddp_start(RunContext *run, char *err, size_t err_len)
+int flat_ddp_setup(RunContext *run, char *err, size_t err_len)
 {
     const FlatOptions *options = run->options;
     GPT *model = run->model;
@@ -32,8 +32,13 @@ int flat_ddp_start(RunContext *run, char *err, size_t err_len)
         snprintf(err, err_len, "out of memory for the flattening buffer");
         return -1;
     }
-    /* TODO: make every rank's parameters rank 0's, in one call. */
     return 0;
+}
+
+void flat_ddp_start(RunContext *run)
+{
+    /* TODO: make every rank's parameters rank 0's, in one call. */
+    (void)run;
 }
 
 void pack_gradients(const GPT *model, float *flat)

@@ -16,7 +16,8 @@ typedef struct {
     long steps;
 } FlatState;
 
-int flat_ddp_start(RunContext *run, char *err, size_t err_len);
+int flat_ddp_setup(RunContext *run, char *err, size_t err_len);
+void flat_ddp_start(RunContext *run);
 void flat_ddp_before_step(RunContext *run);
 /* Prints what the copies cost (rank 0) and frees the state. */
 void flat_ddp_stop(RunContext *run);

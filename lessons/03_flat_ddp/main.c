@@ -15,7 +15,7 @@ static const Flag flat_flags[] = {
 static const Lesson lesson = {
     .name = "03_flat_ddp",
     .title = "flat DDP: one all-reduce over the whole flat gradient buffer",
-    .strategy = {.name = "flat_ddp", .start = flat_ddp_start, .before_step = flat_ddp_before_step,
+    .strategy = {.name = "flat_ddp", .setup = flat_ddp_setup, .start = flat_ddp_start, .before_step = flat_ddp_before_step,
                  .stop = flat_ddp_stop},
     .flags = {"flattening", flat_flags, &options},
 };

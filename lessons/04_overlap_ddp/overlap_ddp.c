@@ -23,7 +23,7 @@
 
 #include "layout.h"
 
-int overlap_ddp_start(RunContext *run, char *err, size_t err_len)
+int overlap_ddp_setup(RunContext *run, char *err, size_t err_len)
 {
     GPT *model = run->model;
     OverlapState *state = calloc(1, sizeof *state);
@@ -36,8 +36,13 @@ int overlap_ddp_start(RunContext *run, char *err, size_t err_len)
         snprintf(err, err_len, "out of memory for the request list");
         return -1;
     }
-    /* TODO: make every rank's parameters rank 0's. */
     return 0;
+}
+
+void overlap_ddp_start(RunContext *run)
+{
+    /* TODO: make every rank's parameters rank 0's. */
+    (void)run;
 }
 
 void overlap_ddp_grads_ready(RunContext *run, int unit)

@@ -11,7 +11,8 @@ typedef struct {
     CommRequest *requests; /* one per unit */
 } OverlapState;
 
-int overlap_ddp_start(RunContext *run, char *err, size_t err_len);
+int overlap_ddp_setup(RunContext *run, char *err, size_t err_len);
+void overlap_ddp_start(RunContext *run);
 /* Backward hook: the unit's gradients are final. */
 void overlap_ddp_grads_ready(RunContext *run, int unit);
 void overlap_ddp_before_step(RunContext *run);

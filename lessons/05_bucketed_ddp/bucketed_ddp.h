@@ -30,7 +30,8 @@ typedef struct {
  * must have room for one per unit. Returns how many buckets. */
 int plan_buckets(const GPTConfig *cfg, size_t max_bytes, Bucket *buckets);
 
-int bucketed_ddp_start(RunContext *run, char *err, size_t err_len);
+int bucketed_ddp_setup(RunContext *run, char *err, size_t err_len);
+void bucketed_ddp_start(RunContext *run);
 void bucketed_ddp_grads_ready(RunContext *run, int unit);
 void bucketed_ddp_before_step(RunContext *run);
 void bucketed_ddp_stop(RunContext *run);

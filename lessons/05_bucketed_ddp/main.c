@@ -30,7 +30,7 @@ static const Flag bucket_flags[] = {
 static const Lesson lesson = {
     .name = "05_bucketed_ddp",
     .title = "bucketed DDP: units grouped into buckets in backward order, each all-reduced once complete",
-    .strategy = {.name = "bucketed_ddp", .start = bucketed_ddp_start, .grads_ready = bucketed_ddp_grads_ready,
+    .strategy = {.name = "bucketed_ddp", .setup = bucketed_ddp_setup, .start = bucketed_ddp_start, .grads_ready = bucketed_ddp_grads_ready,
                  .before_step = bucketed_ddp_before_step, .stop = bucketed_ddp_stop},
     .flags = {"buckets", bucket_flags, &options},
     .other_modes = "sweep",

@@ -1,38 +1,33 @@
 /* Lesson 06 exercise: gradient accumulation.
  *
- * The global batch stays the same; each rank now runs it as run->accum_steps micro-batches,
- * forward and backward one after another, their gradients adding up in model->grads. Two
- * things make that equal to one big batch:
- *   1. each backward differentiates the mean loss of its micro-batch, so the sum over K
- *      micro-batches is K times the mean: scale each micro-batch's loss by 1/K
- *      (model->loss_scale, which backward multiplies in);
- *   2. communication is needed once per optimizer step, not once per micro-batch: the sum
- *      is only final after the last micro-batch (run->micro_step == run->accum_steps - 1),
- *      so on the others skip the buckets' all-reduces ("no sync").
+ * The global batch stays the same; each rank now runs its share as K = run->accum_steps
+ * micro-batches, forward and backward one after another, their gradients adding up in
+ * model->grads, and the loop steps the optimizer once after the last. For that to be one
+ * big batch, two things must hold:
+ *   1. what the gradients add up to is the gradient of the mean loss over the whole share,
+ *      not K times it;
+ *   2. the sum is final only after the last micro-batch; the buckets are communicated
+ *      then, and not before ("no sync").
  *
- * This lesson builds on lesson 05: bucketed_ddp_start, _grads_ready, _before_step and _stop
- * (its reference solution) do the bucketing; run->options is an AccumOptions, whose first
- * member is lesson 05's BucketOptions. */
+ * What you have: inputs and targets hold the K micro-batches one after another, each
+ * model->batch rows of model->seq_len tokens; model.h's gpt_forward and gpt_backward
+ * (backward differentiates model->loss_scale x its micro-batch's mean loss, and counts in
+ * model->accumulated_passes the passes already added since the gradients were zeroed);
+ * lesson 05's reference bucketed_ddp_grads_ready, which starts the buckets. */
 #include "grad_accum.h"
 
-int grad_accum_start(RunContext *run, char *err, size_t err_len)
+float grad_accum_forward_backward(RunContext *run, const int *inputs, const int *targets)
 {
-    /* TODO: scale each micro-batch's loss by 1 / run->accum_steps. */
-    return bucketed_ddp_start(run, err, err_len);
+    /* TODO: every micro-batch forward and backward, so that the gradients add up to those
+     * of the mean loss; return the mean of the micro-batches' losses. */
+    (void)run;
+    (void)inputs;
+    (void)targets;
+    return 0.0f;
 }
 
 void grad_accum_grads_ready(RunContext *run, int unit)
 {
-    /* TODO: communicate only after the last micro-batch. */
+    /* TODO: lesson 05's buckets, once the sum is final. */
     bucketed_ddp_grads_ready(run, unit);
-}
-
-void grad_accum_before_step(RunContext *run)
-{
-    bucketed_ddp_before_step(run);
-}
-
-void grad_accum_stop(RunContext *run)
-{
-    bucketed_ddp_stop(run);
 }

@@ -12,9 +12,9 @@ typedef struct {
     int accum;             /* --accum: micro-batches per optimizer step */
 } AccumOptions;
 
-int grad_accum_start(RunContext *run, char *err, size_t err_len);
+/* The step's K micro-batches, forward and backward; returns their mean loss. */
+float grad_accum_forward_backward(RunContext *run, const int *inputs, const int *targets);
+/* Lesson 05's buckets, during the last micro-batch's backward only. */
 void grad_accum_grads_ready(RunContext *run, int unit);
-void grad_accum_before_step(RunContext *run);
-void grad_accum_stop(RunContext *run);
 
 #endif

@@ -22,8 +22,10 @@ static void configure(TrainConfig *cfg, const void *lesson_options)
 static const Lesson lesson = {
     .name = "06_grad_accum",
     .title = "gradient accumulation: K micro-batches per step, buckets all-reduced only after the last",
-    .strategy = {.name = "grad_accum", .start = grad_accum_start, .grads_ready = grad_accum_grads_ready,
-                 .before_step = grad_accum_before_step, .stop = grad_accum_stop},
+    /* lesson 05's plan, broadcast, waits and clean-up; the micro-batches are this lesson's */
+    .strategy = {.name = "grad_accum", .setup = bucketed_ddp_setup, .start = bucketed_ddp_start,
+                 .forward_backward = grad_accum_forward_backward, .grads_ready = grad_accum_grads_ready,
+                 .before_step = bucketed_ddp_before_step, .stop = bucketed_ddp_stop},
     .flags = {"accumulation", accum_flags, &options},
     .configure = configure,
 };

@@ -5,7 +5,7 @@
 static const Lesson lesson = {
     .name = "07_zero1",
     .title = "ZeRO-1: AdamW state sharded; gradients reduce-scattered, parameters all-gathered",
-    .strategy = {.name = "zero1", .start = zero1_start, .optimizer_step = zero1_optimizer_step, .stop = zero1_stop},
+    .strategy = {.name = "zero1", .setup = zero1_setup, .start = zero1_start, .optimizer_step = zero1_optimizer_step, .stop = zero1_stop},
 };
 
 int main(int argc, char **argv)

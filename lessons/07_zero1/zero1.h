@@ -33,7 +33,9 @@ typedef struct {
     float *piece;      /* largest_shard: this rank's piece of a unit, padded */
 } Zero1;
 
-int zero1_start(RunContext *run, char *err, size_t err_len);
+int zero1_setup(RunContext *run, char *err, size_t err_len);
+/* Rank 0's parameters to every rank (the later stages start the same way). */
+void zero1_start(RunContext *run);
 float zero1_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm);
 void zero1_stop(RunContext *run);
 

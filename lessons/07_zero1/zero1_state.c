@@ -44,7 +44,7 @@ void zero1_free(RunContext *run, Zero1 *zero)
     free(zero->plan.shard_offset);
 }
 
-int zero1_start(RunContext *run, char *err, size_t err_len)
+int zero1_setup(RunContext *run, char *err, size_t err_len)
 {
     Zero1 *zero = calloc(1, sizeof *zero);
     run->state = zero;
@@ -52,12 +52,16 @@ int zero1_start(RunContext *run, char *err, size_t err_len)
         snprintf(err, err_len, "out of memory");
         return -1;
     }
-    GPT *model = run->model;
-    /* every rank started from its own seed; lesson 02's first rule still holds */
-    comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
     /* the full gradient stays (backward writes it); the shard is the reduce-scatter's
      * output, a working buffer */
     return zero1_allocate(run, zero, MEM_COMM, err, err_len);
+}
+
+void zero1_start(RunContext *run)
+{
+    GPT *model = run->model;
+    /* every rank started from its own seed; lesson 02's first rule still holds */
+    comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
 }
 
 void zero1_stop(RunContext *run)

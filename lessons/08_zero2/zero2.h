@@ -13,8 +13,8 @@ typedef struct {
 } Zero2;
 
 ModelStorage zero2_model_storage(void);
-int zero2_start(RunContext *run, char *err, size_t err_len);
-/* zero2_start's work on a Zero2 the caller owns (the first member of a later stage's state,
+int zero2_setup(RunContext *run, char *err, size_t err_len);
+/* zero2_setup's work on a Zero2 the caller owns (the first member of a later stage's state,
  * so that run->state serves both); zero2_release frees what it allocated. */
 int zero2_init(RunContext *run, Zero2 *zero, char *err, size_t err_len);
 void zero2_release(RunContext *run, Zero2 *zero);

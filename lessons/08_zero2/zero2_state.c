@@ -17,7 +17,6 @@ int zero2_init(RunContext *run, Zero2 *zero, char *err, size_t err_len)
 {
     GPT *model = run->model;
     const Kernels *k = model->kernels;
-    comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
     if (zero1_allocate(run, &zero->zero1, MEM_GRADS, err, err_len) != 0)
         return -1;
     /* backward writes into these two working buffers (zero2_unit_grads) */
@@ -40,7 +39,7 @@ void zero2_release(RunContext *run, Zero2 *zero)
     run->model->kernels->free(zero->unit_grads);
 }
 
-int zero2_start(RunContext *run, char *err, size_t err_len)
+int zero2_setup(RunContext *run, char *err, size_t err_len)
 {
     Zero2 *zero = calloc(1, sizeof *zero);
     run->state = zero;

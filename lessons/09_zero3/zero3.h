@@ -30,7 +30,8 @@ typedef struct {
 } Zero3;
 
 ModelStorage zero3_model_storage(void);
-int zero3_start(RunContext *run, char *err, size_t err_len);
+int zero3_setup(RunContext *run, char *err, size_t err_len);
+void zero3_start(RunContext *run);
 float *zero3_acquire_params(RunContext *run, int unit);
 void zero3_release_params(RunContext *run, int unit);
 float zero3_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm);

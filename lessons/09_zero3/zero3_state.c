@@ -71,7 +71,7 @@ static void keep_own_shard(RunContext *run, Zero3 *zero)
     }
 }
 
-int zero3_start(RunContext *run, char *err, size_t err_len)
+int zero3_setup(RunContext *run, char *err, size_t err_len)
 {
     const Zero3Options *options = run->options;
     Zero3 *zero = calloc(1, sizeof *zero);
@@ -97,8 +97,13 @@ int zero3_start(RunContext *run, char *err, size_t err_len)
             snprintf(err, err_len, "out of memory for the parameter shard and the gathered units");
             return -1;
         }
-    keep_own_shard(run, zero);
     return 0;
+}
+
+void zero3_start(RunContext *run)
+{
+    zero1_start(run);
+    keep_own_shard(run, run->state);
 }
 
 void zero3_stop(RunContext *run)

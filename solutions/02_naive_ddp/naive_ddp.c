@@ -3,13 +3,10 @@
 
 #include "layout.h"
 
-int naive_ddp_start(RunContext *run, char *err, size_t err_len)
+void naive_ddp_start(RunContext *run)
 {
-    (void)err;
-    (void)err_len;
     GPT *model = run->model;
     comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
-    return 0;
 }
 
 void naive_ddp_before_step(RunContext *run)

@@ -7,7 +7,7 @@
 #include "layout.h"
 #include "timer.h"
 
-int flat_ddp_start(RunContext *run, char *err, size_t err_len)
+int flat_ddp_setup(RunContext *run, char *err, size_t err_len)
 {
     const FlatOptions *options = run->options;
     GPT *model = run->model;
@@ -19,8 +19,13 @@ int flat_ddp_start(RunContext *run, char *err, size_t err_len)
         snprintf(err, err_len, "out of memory for the flattening buffer");
         return -1;
     }
-    comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
     return 0;
+}
+
+void flat_ddp_start(RunContext *run)
+{
+    GPT *model = run->model;
+    comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
 }
 
 void pack_gradients(const GPT *model, float *flat)

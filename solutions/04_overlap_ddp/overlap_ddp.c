@@ -6,7 +6,7 @@
 
 #include "layout.h"
 
-int overlap_ddp_start(RunContext *run, char *err, size_t err_len)
+int overlap_ddp_setup(RunContext *run, char *err, size_t err_len)
 {
     GPT *model = run->model;
     OverlapState *state = calloc(1, sizeof *state);
@@ -19,8 +19,13 @@ int overlap_ddp_start(RunContext *run, char *err, size_t err_len)
         snprintf(err, err_len, "out of memory for the request list");
         return -1;
     }
-    comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
     return 0;
+}
+
+void overlap_ddp_start(RunContext *run)
+{
+    GPT *model = run->model;
+    comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
 }
 
 void overlap_ddp_grads_ready(RunContext *run, int unit)

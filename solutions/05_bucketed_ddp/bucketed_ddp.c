@@ -30,7 +30,7 @@ static int allocate_state(RunContext *run, BucketState *state)
     return state->buckets != NULL && state->bucket_ending_at != NULL && state->requests != NULL ? 0 : -1;
 }
 
-int bucketed_ddp_start(RunContext *run, char *err, size_t err_len)
+int bucketed_ddp_setup(RunContext *run, char *err, size_t err_len)
 {
     const BucketOptions *options = run->options;
     BucketState *state = calloc(1, sizeof *state);
@@ -45,9 +45,13 @@ int bucketed_ddp_start(RunContext *run, char *err, size_t err_len)
         state->bucket_ending_at[unit] = -1;
     for (int b = 0; b < state->num_buckets; b++)
         state->bucket_ending_at[state->buckets[b].low_unit] = b;
+    return 0;
+}
+
+void bucketed_ddp_start(RunContext *run)
+{
     GPT *model = run->model;
     comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
-    return 0;
 }
 
 void bucketed_ddp_grads_ready(RunContext *run, int unit)
