@@ -1,9 +1,10 @@
 /* Lesson 00 exercise: predict a training run's memory from its configuration.
  *
  * Every buffer is fp32 (4 bytes per element). Read docs/00_single_device.md, section
- * "The memory estimator", for the list of tensors the model keeps. Work the counts out
- * from the shape yourself: do not call gpt_num_params() or look at the allocator, since
- * the point is to check the model against your prediction.
+ * "The memory estimator", for the tensors the model keeps; its Hints help, one at a time,
+ * once you have tried. Work the counts out from the shape yourself: do not call
+ * gpt_num_params() or look at the allocator, since the point is to check the model against
+ * your prediction.
  *
  * `make grade LESSON=00` compares your numbers with the reference, exactly. */
 #include "memory_estimate.h"
@@ -15,20 +16,14 @@ MemoryEstimate estimate_memory(const GPTConfig *cfg, int B, int T)
     (void)B;
     (void)T;
 
-    /* TODO: parameters. wte has Vp (padded vocab) rows of C; wpe has maxT rows of C; each
-     * of the L blocks holds two LayerNorms (weight + bias, C each), qkv (3C x C + 3C),
-     * the attention projection (C x C + C), the MLP (4C x C + 4C, then C x 4C + C); the
-     * final LayerNorm holds 2C. */
+    /* TODO: parameters: the bytes of every parameter tensor (the token and position
+     * tables, the L blocks, the final LayerNorm), each sized from cfg alone. */
 
-    /* TODO: gradients and the two AdamW moments: one fp32 value per parameter each. */
+    /* TODO: gradients and the two AdamW moments. */
 
-    /* TODO: activations kept for backward, for B x T tokens:
-     *   the embedding output (B*T*C);
-     *   per layer: ln1, atty, residual2, ln2, residual3 (B*T*C each), qkv (3*B*T*C),
-     *   fch and fch_gelu (4*B*T*C each), the attention probabilities (B*NH*T*T), and the
-     *   mean and 1/std of both LayerNorms (B*T each);
-     *   the final LayerNorm's output (B*T*C) with its mean and 1/std (B*T each);
-     *   the output probabilities (B*T*V, V the real vocabulary size). */
+    /* TODO: activations: the bytes of every buffer forward keeps for backward (model.h:
+     * Activations and LayerActivations) for a batch of B sequences of T tokens. Backward's
+     * scratch buffers are not part of it. */
 
     return estimate;
 }

@@ -1,14 +1,15 @@
 /* Lesson 01 exercise: all-reduce around a ring, from point-to-point messages only.
  *
- * Split the buffer into N chunks, one per rank (their sizes may differ by one element
- * when count does not divide by N; a chunk may even be empty). Then:
- *   1. reduce-scatter: N-1 steps; in each, every rank sends one chunk to its right
- *      neighbour and receives one from its left, adding what arrives into its own copy.
- *      Afterwards each rank holds one chunk fully summed.
- *   2. all-gather: N-1 more steps passing the summed chunks around the ring, overwriting.
+ * When ring_all_reduce returns, every rank's buffer holds the element-wise sum of all
+ * ranks' buffers. Each rank talks only to its two neighbours on the ring (it sends right
+ * and receives left), and no library collective does any of the work. The ring works in
+ * two phases over N chunks of the buffer, one per rank, whose sizes differ by at most one
+ * element (a chunk may even be empty):
+ *   1. reduce-scatter: N-1 steps; afterwards each rank holds one chunk fully summed.
+ *   2. all-gather: N-1 more steps; afterwards every rank holds every chunk fully summed.
  *
- * Use comm_sendrecv (common/comm.h): it sends and receives in one call, so no ring step
- * can deadlock. Read docs/01_collectives.md, "The ring", for the picture.
+ * docs/01_collectives.md, "The ring", has the picture, the interfaces you can use
+ * (common/comm.h, common/alloc.h) and, once you have tried, Hints one at a time.
  * `make grade LESSON=01` runs your ring at 2, 3 and 4 ranks with uneven counts. */
 #include "ring_allreduce.h"
 
@@ -17,9 +18,12 @@ int ring_all_reduce(Comm *comm, float *buffer, size_t count)
     (void)comm;
     (void)buffer;
     (void)count;
-    /* TODO: chunk boundaries: chunk i covers [i * count / N, (i + 1) * count / N). */
-    /* TODO: a receive buffer as large as the largest chunk (mem_alloc, MEM_COMM). */
-    /* TODO: the reduce-scatter phase. */
-    /* TODO: the all-gather phase. */
+    /* TODO: where each of the N chunks begins and ends: the same on every rank, every
+     * element in exactly one chunk, sizes differing by at most one. */
+    /* TODO: room to receive a chunk into, whatever its size. */
+    /* TODO: the reduce-scatter phase: each step, one chunk out to the right and one in
+     * from the left, added into this rank's copy; no step may deadlock. */
+    /* TODO: the all-gather phase: the summed chunks passed around until every rank has
+     * them all. Return 0, or -1 when a communicator call fails. */
     return 0;
 }
