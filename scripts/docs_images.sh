@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The pictures in docs/traces.md: headless-Chromium screenshots of the course report's plots
-# (from a real `make run`), as PNG files in docs/images/.
+# The pictures in the lesson docs and docs/traces.md: headless-Chromium screenshots of the
+# course report's plots (from a real `make run`), as PNG files in docs/images/: one step's
+# timeline per lesson, the step-time breakdown, and the model state per rank against the
+# ZeRO formulas.
 #
 #   scripts/docs_images.sh [REPORT_DIR]      (default reports)
 set -euo pipefail
@@ -9,7 +11,12 @@ report=${1:-reports}
 chromium=${CHROMIUM:-chromium}
 command -v "$chromium" >/dev/null || { echo "docs_images: no $chromium (make setup installs it)" >&2; exit 1; }
 mkdir -p docs/images
-for name in breakdown timeline_03_flat_ddp timeline_04_overlap_ddp timeline_05_bucketed_ddp timeline_09_zero3; do
+timelines=()
+for lesson in lessons/*/; do
+    lesson=$(basename "$lesson")
+    [ "$lesson" = 01_collectives ] || timelines+=("timeline_$lesson")
+done
+for name in breakdown memory memory_ranks shard_layout "${timelines[@]}"; do
     svg=$report/plots/$name.svg
     [ -f "$svg" ] || { echo "docs_images: $svg is missing (run make run first)" >&2; exit 1; }
     size=$(awk -F'"' '/^ width=/ { w = $2 } /^ width=.*height=/ { h = $4 } END { print w "," h }' "$svg")

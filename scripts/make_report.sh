@@ -4,6 +4,9 @@
 #   scripts/make_report.sh [--ranks N] [--config TEXT] [RUNS_DIR] [REPORT_DIR]
 #       (defaults: 2, "--config course", runs, reports)
 #
+# With RUNS_DIR/yours/ (scripts/run_course.sh --student: your versions of lessons 02-09),
+# the report also puts your loss curves and step timelines beside the reference's.
+#
 # Writes REPORT_DIR/index.html (one self-contained page: tables and inline SVG plots),
 # REPORT_DIR/summary.md (the tables, linking the plots), REPORT_DIR/plots/*.svg and the
 # prepared data the plots are drawn from, REPORT_DIR/data/*.csv. gnuplot draws every plot
@@ -25,7 +28,7 @@ runs=${1:-runs} report=${2:-reports}
 lessons=(00_single_device 02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum 07_zero1 08_zero2
     09_zero3)
 command -v gnuplot >/dev/null || { echo "make_report: gnuplot is missing (make setup installs gnuplot-nox)" >&2; exit 1; }
-for needed in comparison.csv collectives.csv bucket_sweep.csv zero_memory.csv \
+for needed in comparison.csv collectives.csv bucket_sweep.csv zero_memory.csv shard_plan.csv \
     "${lessons[@]/%/.csv}" "${lessons[@]/#/traces/}"; do
     [ -e "$runs/$needed" ] || { echo "make_report: $runs/$needed is missing (run scripts/run_course.sh first)" >&2; exit 1; }
 done
@@ -37,6 +40,7 @@ for lesson in "${lessons[@]}"; do
 done
 mkdir -p "$report/plots" "$report/data"
 data=$report/data plots=$report/plots
+rm -f "$data/yours.csv" "$plots"/*yours.svg # from an earlier report with your runs
 
 # --- the data each plot reads -------------------------------------------------------------
 
@@ -96,6 +100,31 @@ plot() {
 }
 words() { local IFS=' '; echo "$*"; }
 plot loss loss "files='$(words "${loss_files[@]}")'; names='$(words "${loss_names[@]}")'"
+
+# Your runs, where run_course.sh --student left them: the lessons with a loss curve, and those
+# with a timeline; per lesson your last loss against the reference's and the largest
+# relative difference over the steps both ran.
+yours_loss=() yours_timelines=()
+for lesson in "${lessons[@]:1}"; do
+    [ -f "$runs/yours/$lesson.csv" ] && yours_loss+=("$lesson")
+    [ -f "$runs/yours/traces/$lesson/timeline.csv" ] && yours_timelines+=("$lesson")
+done
+if ((${#yours_loss[@]} > 0)); then
+    refs=() mine=()
+    for lesson in "${yours_loss[@]}"; do refs+=("$runs/$lesson.csv") mine+=("$runs/yours/$lesson.csv"); done
+    plot loss_yours loss_yours "refs='$(words "${refs[@]}")'; yours='$(words "${mine[@]}")'; names='$(words "${yours_loss[@]}")'"
+    {
+        echo "lesson,steps,last_loss,reference_last_loss,largest_rel_diff"
+        for lesson in "${yours_loss[@]}"; do
+            awk -F, -v lesson="$lesson" 'FNR == 1 { for (i = 1; i <= NF; i++) if ($i == "loss") c = i; file++; next }
+                file == 1 { ref[$1] = $c; next }
+                { n++; last = $c; last_ref = ref[$1]
+                  if ($1 in ref) { d = ($c - ref[$1]) / ref[$1]; d = d < 0 ? -d : d; if (d > worst || d != d) worst = d } }
+                END { printf "%s,%d,%s,%s,%.3g\n", lesson, n, last, last_ref, worst }' \
+                "$runs/$lesson.csv" "$runs/yours/$lesson.csv"
+        done
+    } >"$data/yours.csv"
+fi
 plot loss_drift loss_drift "data='$data/loss_drift.csv'; names='$(words "${loss_names[@]:1}")'"
 plot breakdown breakdown "data='$data/breakdown.csv'"
 for lesson in "${lessons[@]}"; do
@@ -105,8 +134,18 @@ for lesson in "${lessons[@]}"; do
     plot timeline "timeline_$lesson" \
         "data='$runs/traces/$lesson/timeline.csv'; name='$lesson'; step='$step'; ranks=$trace_ranks; tracks='$tracks'"
 done
+for lesson in "${yours_timelines[@]}"; do
+    traced=$runs/yours/traces/$lesson
+    trace_ranks=$(awk -F, 'NR > 1 { n++ } END { print n }' "$traced/summary.csv")
+    step=$(awk -F, 'NR > 1 && $1 == 0 { print $2 - 1 }' "$traced/summary.csv")
+    plot timeline "timeline_${lesson}_yours" \
+        "data='$traced/timeline.csv'; name='your $lesson'; step='$step'; ranks=$trace_ranks; tracks='$(distinct "$traced/timeline.csv" track)'"
+done
 plot sweep bucket_sweep "data='$data/bucket_sweep.csv'"
 plot memory memory "data='$data/memory_at_$ranks.csv'; ranks='$ranks'"
+cp "$runs/shard_plan.csv" "$data/"
+plan_ranks=$(distinct "$runs/shard_plan.csv" rank | wc -w) plan_units=$(distinct "$runs/shard_plan.csv" unit | wc -w)
+plot shard_layout shard_layout "data='$data/shard_plan.csv'; ranks=$plan_ranks; units=$plan_units"
 memory_files=() busbw_files=()
 for stage in $stages; do memory_files+=("$data/memory_$stage.csv"); done
 for op in $ops; do busbw_files+=("$data/busbw_$op.csv"); done
@@ -152,6 +191,8 @@ sweep_cols="bucket_mb:bucket_MB:g buckets:buckets:s step_ms:step_ms:.3f step_std
     tokens_per_s:tokens/s:.0f"
 memory_cols="stage:stage:s ranks:ranks:s params_mb:params_MB:.3f grads_mb:grads_MB:.3f adam_mb:AdamW_MB:.3f
     state_mb:model_state_MB:.3f formula_mb:formula_MB:.3f working_mb:working_MB:.3f activations_mb:activations_MB:.3f"
+yours_cols="lesson:lesson:s steps:steps:s last_loss:your_last_loss:.6f reference_last_loss:reference:.6f
+    largest_rel_diff:largest_relative_difference:.3g"
 busbw_cols="op:operation:s bytes:bytes:.0f seconds:seconds:.3e algbw_GBps:algbw_GB/s:.3f busbw_GBps:busbw_GB/s:.3f
     wrong:wrong:s"
 
@@ -187,6 +228,13 @@ in communication calls; comm MB counts an all-reduce of n bytes as 2n; vs lesson
 single device.</p>
 EOF
     table html "$data/comparison_table.csv" $comparison_cols
+    if [ -f "$data/yours.csv" ]; then
+        echo '<h2 id="yours">Your runs beside the reference</h2>'
+        echo "<p class=\"note\">Your versions (build/lessons/, scripts/run_course.sh --student) with the same flags;"
+        echo "a lesson that stopped with an error shows the steps it ran. Your step timelines follow each reference's below.</p>"
+        table html "$data/yours.csv" $yours_cols
+        figure loss_yours "Your loss per step (dashed) over the reference's (solid), lesson by lesson."
+    fi
     echo '<h2 id="loss">Loss curves</h2>'
     figure loss "Training loss per step, every strategy on the same global batch: the curves lie on one another."
     figure loss_drift "How far each strategy's loss is from lesson 00's. The tests hold them to lesson 00 within 1e-5 (relative) on the reference config; summing in another order rounds differently, and over a long run the difference grows until the runs are distinct samples of the same training."
@@ -196,13 +244,18 @@ EOF
     table html "$data/breakdown.csv" $breakdown_cols
     echo '<h2 id="timelines">One step, per rank</h2>'
     echo '<p class="note">Each rank from the start of its own step. Open the traces themselves in Perfetto: see docs/traces.md.</p>'
-    for lesson in "${lessons[@]}"; do figure "timeline_$lesson" "$lesson: $runs/traces/$lesson/merged.json"; done
+    for lesson in "${lessons[@]}"; do
+        figure "timeline_$lesson" "$lesson: $runs/traces/$lesson/merged.json"
+        [ -f "$plots/timeline_${lesson}_yours.svg" ] &&
+            figure "timeline_${lesson}_yours" "Your $lesson: $runs/yours/traces/$lesson/merged.json"
+    done
     echo '<h2 id="sweep">Bucket size (lesson 05)</h2>'
     figure bucket_sweep "One short run per bucket size; the largest size puts every gradient in one bucket."
     table html "$data/bucket_sweep.csv" $sweep_cols
     echo '<h2 id="memory">Memory per rank: DDP and ZeRO-1/2/3</h2>'
-    figure memory "Parameters, gradients and AdamW state per rank at $ranks ranks, as the tracking allocator measured them."
+    figure memory "Parameters, gradients and AdamW state per rank at $ranks ranks, as the tracking allocator measured them; the dot is the stage's formula (ZeRO-1: 8 + 8/N bytes per parameter, ...), which padded shards exceed by a few bytes."
     figure memory_ranks "Model state per rank as ranks grow: DDP stays flat, each ZeRO stage shards more of it."
+    figure shard_layout "ZeRO's shard plan (07_zero1 plan): each unit padded up to a multiple of the ranks and cut into one equal shard per rank."
     table html "$runs/zero_memory.csv" $memory_cols
     echo '<h2 id="collectives">Collectives (lesson 01)</h2>'
     figure busbw "Bus bandwidth per operation and message size, $ranks ranks; ring is lesson 01's own all-reduce."
@@ -221,6 +274,17 @@ EOF
     echo
     echo "![loss curves](plots/loss.svg) ![distance from lesson 00](plots/loss_drift.svg)"
     echo
+    if [ -f "$data/yours.csv" ]; then
+        echo "## Your runs beside the reference"
+        echo
+        table md "$data/yours.csv" $yours_cols
+        echo
+        echo "![your loss over the reference's](plots/loss_yours.svg)"
+        for lesson in "${yours_timelines[@]}"; do
+            echo "![reference $lesson](plots/timeline_$lesson.svg) ![your $lesson](plots/timeline_${lesson}_yours.svg)"
+        done
+        echo
+    fi
     echo "## Where the step time goes (traced runs, mean over ranks)"
     echo
     table md "$data/breakdown.csv" $breakdown_cols
@@ -238,6 +302,7 @@ EOF
     table md "$runs/zero_memory.csv" $memory_cols
     echo
     echo "![memory per rank](plots/memory.svg) ![memory against ranks](plots/memory_ranks.svg)"
+    echo "![shard plan](plots/shard_layout.svg)"
     echo
     echo "## Collectives (lesson 01): ![busbw](plots/busbw.svg)"
 } >"$report/summary.md"

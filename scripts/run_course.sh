@@ -1,29 +1,37 @@
 #!/usr/bin/env bash
 # make run: the course, end to end, then the course report.
 #
-#   scripts/run_course.sh [--small] [--runs DIR] [--report DIR]
+#   scripts/run_course.sh [--small] [--student] [--runs DIR] [--report DIR]
 #
 # Writes DIR (default runs/): lesson 00 on one device (train, then profile); lesson 01's
 # collective benchmark (collectives.csv); lessons 02-09 on 2 ranks (NN_name.csv per step and
 # NN_name.summary.csv); a short traced run of each lesson (traces/NN_name/, analysed);
 # lesson 05's bucket-size sweep (bucket_sweep.csv); PyTorch's own DDP when python3-torch is
 # installed; one comparison table of them all (comparison.csv); and the model state per rank
-# of DDP and ZeRO-1/2/3 at 1, 2 and 4 ranks (zero_memory.csv). Then scripts/make_report.sh
+# of DDP and ZeRO-1/2/3 at 1, 2 and 4 ranks (zero_memory.csv) with ZeRO's shard plan at 3
+# ranks (shard_plan.csv). Then scripts/make_report.sh
 # turns them into the report (default reports/: index.html and summary.md).
 #
 # --small does the same on the tiny preset with a few steps each (well under a minute): for
 # trying the report out, and what the report's test runs.
+#
+# --student runs your versions instead (build/lessons/, what `make` built from your exercise
+# files) of lessons 02-09, with the same flags, a per-step CSV and a short trace each, into
+# DIR/yours/; then the report puts your loss curves and step timelines beside the
+# reference's (run without --student first, with the same --small or not, for those). A
+# lesson of yours that stops or hangs (each step has 60 s) is reported and left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
-runs=runs report=reports small=0
+runs=runs report=reports small=0 student=0
 while [ $# -gt 0 ]; do
     case $1 in
     --small) small=1; shift ;;
+    --student) student=1; shift ;;
     --runs) runs=${2:?run_course: --runs needs a folder}; shift 2 ;;
     --report) report=${2:?run_course: --report needs a folder}; shift 2 ;;
     -h | --help) header_help "$0"; exit 0 ;;
-    *) echo "run_course: unknown argument $1 (--small, --runs DIR, --report DIR)" >&2; exit 2 ;;
+    *) echo "run_course: unknown argument $1 (--small, --student, --runs DIR, --report DIR)" >&2; exit 2 ;;
     esac
 done
 ranks=${RANKS:-2}
@@ -40,6 +48,7 @@ trace_steps=$([ "$small" = 1 ] && echo 6 || echo 30)
 # PyTorch DDP, comparison, ZeRO memory, report. The estimate of the time left scales the
 # parts still to come by how this run's pace so far compares with that one's.
 part_seconds=(164 5 6 93 87 83 87 90 88 90 89 15 6 188 1 8 15)
+[ "$student" = 1 ] && part_seconds=(95 90 90 90 95 95 95 95 15)
 part_index=0
 
 # "42 s", "3 min 05 s".
@@ -65,14 +74,47 @@ part() {
 mkdir -p "$runs/traces"
 summaries=()
 
-# Runs one lesson on $ranks ranks (lesson 00 on one) with the course flags and any more given.
+# Runs one lesson on $ranks ranks (lesson 00 on one) with the course flags and any more given:
+# the reference, or with --student yours.
+builds=$([ "$student" = 1 ] && echo build/lessons || echo build/solutions)
 train() {
     local lesson=$1 launcher=(mpiexec -n "$ranks")
     shift
     [ "$lesson" = 00_single_device ] && launcher=()
     # shellcheck disable=SC2046 # the flags are words
-    "${launcher[@]}" "build/solutions/$lesson" train "${config[@]}" $(lesson_flags "$lesson") "$@" </dev/null
+    "${launcher[@]}" "$builds/$lesson" train "${config[@]}" $(lesson_flags "$lesson") "$@" </dev/null
 }
+lessons=(02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum 07_zero1 08_zero2 09_zero3)
+
+# One of your lessons: the run and a short trace, into $runs/yours/; 1 if any part failed.
+# What a failed run wrote stays (a curve that leaves the reference's shows where it goes
+# wrong), unless it holds no step at all.
+run_yours() {
+    local lesson=$1 yours=$runs/yours status=0
+    rm -rf "${yours:?}/$lesson.csv" "$yours/$lesson.summary.csv" "$yours/traces/$lesson"
+    train "$lesson" --step-timeout 60 --csv "$yours/$lesson.csv" --summary "$yours/$lesson.summary.csv" || status=1
+    (($(wc -l <"$yours/$lesson.csv" 2>/dev/null || echo 0) > 2)) || rm -f "$yours/$lesson.csv"
+    train "$lesson" --step-timeout 60 --steps "$trace_steps" --val-every 0 --gen-tokens 0 --log-every 1000000 \
+        --trace "$yours/traces/$lesson" >/dev/null || status=1
+    build/tools/analyze_traces "$yours/traces/$lesson" --timeline $((trace_steps - 1)) >/dev/null 2>&1 ||
+        rm -rf "${yours:?}/traces/$lesson"
+    return $status
+}
+
+if [ "$student" = 1 ]; then
+    [ -f "$runs/comparison.csv" ] || { echo "run_course: --student puts your runs beside the reference's:" \
+        "run scripts/run_course.sh$([ "$small" = 1 ] && echo " --small") --runs $runs first" >&2; exit 1; }
+    mkdir -p "$runs/yours/traces"
+    for lesson in "${lessons[@]}"; do
+        part "your lesson $lesson: $ranks ranks (${config[*]}), then a short trace"
+        run_yours "$lesson" ||
+            echo "-- your $lesson stopped with an error (above); make grade LESSON=${lesson%%_*} says what is wrong"
+        echo
+    done
+    part "the course report, your runs beside the reference"
+    scripts/make_report.sh --ranks "$ranks" --config "${config[*]}" "$runs" "$report"
+    exit 0
+fi
 
 part "lesson 00: single-device training (${config[*]})"
 train 00_single_device --csv "$runs/00_single_device.csv" --summary "$runs/00_single_device.summary.csv" \
@@ -86,7 +128,6 @@ echo
 part "lesson 01: collectives, $ranks ranks"
 mpiexec -n "$ranks" build/solutions/01_collectives "${collectives[@]}" --csv "$runs/collectives.csv" </dev/null
 
-lessons=(02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum 07_zero1 08_zero2 09_zero3)
 for lesson in "${lessons[@]}"; do
     echo
     part "lesson $lesson: $ranks ranks (${config[*]})"
@@ -121,8 +162,9 @@ part "comparison (${config[*]}; per-step figures in $runs/*.csv)"
 scripts/compare_table.sh --csv "$runs/comparison.csv" "${summaries[@]}"
 echo "table: $runs/comparison.csv; checkpoint: $runs/00_single_device.bin"
 echo
-part "model state per rank, ZeRO stages against the formulas"
+part "model state per rank, ZeRO stages against the formulas; the shard plan at 3 ranks"
 scripts/zero_memory.sh --csv "$runs/zero_memory.csv" --config "${config[1]}" "${zero_ranks[@]}"
+build/solutions/07_zero1 plan "${config[@]}" --ranks 3 --csv "$runs/shard_plan.csv"
 
 echo
 part "the course report"

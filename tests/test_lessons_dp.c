@@ -203,6 +203,22 @@ Test(lessons_dp, a_batch_that_does_not_split_over_the_ranks_is_one_line_error)
     cr_expect_not_null(strstr(output, "--batch 8 does not split into 1 rank(s) x 3 micro-batch(es) (--accum)\n"), "%s", output);
 }
 
+/* `07_zero1 plan` shows the plan the run uses: at 3 ranks unit 0 (20,480 floats on the
+ * reference config) pads to 20,481, and rank 2 owns 6,826 real elements and 1 padding;
+ * every unit's real elements, over its ranks, add up to the unit. */
+Test(lessons_dp, zero1_plan_shows_each_ranks_part_of_each_unit)
+{
+    char output[16384];
+    int status = shell_output("build/solutions/07_zero1 plan --config reference --ranks 3", output, sizeof output);
+    cr_assert_eq(status, 0, "%s", output);
+    cr_expect_not_null(strstr(output, "[13654, 20481) 6826 real + 1 padding"), "%s", output);
+    status = shell_output("f=$(mktemp) && build/solutions/07_zero1 plan --config reference --ranks 3 --csv $f "
+                          ">/dev/null && awk -F, 'NR > 1 { real[$1] += $7; count[$1] = $2; n++ } END { if (n != 12) "
+                          "exit 1; for (u in count) if (real[u] != count[u]) { print \"unit \" u; exit 1 } }' $f; "
+                          "status=$?; rm -f $f; exit $status", output, sizeof output);
+    cr_expect_eq(status, 0, "%s", output);
+}
+
 /* A strategy's set-up that fails (here over --mem-limit, on every rank) stops every rank
  * before the strategy's first collective, with one line. */
 Test(lessons_dp, a_strategy_that_cannot_allocate_stops_every_rank_with_one_line)

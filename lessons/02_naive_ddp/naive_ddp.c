@@ -10,21 +10,24 @@
  *
  * What you have: run->comm and run->model (model->params, model->grads, num_params);
  * layout.h's gpt_num_units and unit_tensors give each tensor's Range in the flat buffers;
- * comm.h's comm_broadcast and comm_all_reduce; comm_check(run->comm, status) ends the job
- * on an error. */
+ * comm.h's collectives; comm_check(run->comm, status) ends the job on an error.
+ *
+ * docs/02_naive_ddp.md, "The exercise", says what the grader checks and what to measure;
+ * its Hints help, one at a time, once you have tried. */
 #include "naive_ddp.h"
 
 #include "layout.h"
 
 void naive_ddp_start(RunContext *run)
 {
-    /* TODO: broadcast rank 0's parameters to every rank. */
+    /* TODO: every rank's parameters (all num_params of them) are rank 0's, bit for bit. */
     (void)run;
 }
 
 void naive_ddp_before_step(RunContext *run)
 {
-    /* TODO: for every unit, for every tensor of the unit, one blocking all-reduce that
-     * leaves the average of that tensor's gradient on every rank. */
+    /* TODO: every rank's model->grads holds the average over the ranks of each gradient,
+     * reached the naive way: one blocking all-reduce per parameter tensor, the same calls
+     * in the same order on every rank. */
     (void)run;
 }

@@ -11,7 +11,10 @@
  *
  * What you have: run->comm, run->model; run->options points at FlatOptions; run->state is
  * yours (a FlatState); layout.h's gpt_num_units, unit_tensors; model->kernels->copy copies
- * device memory; comm_broadcast, comm_all_reduce, comm_check. */
+ * device memory; comm.h's collectives and comm_check.
+ *
+ * docs/03_flat_ddp.md, "The exercise", says what each function must leave behind, what the
+ * grader checks and what to measure; its Hints help, one at a time, once you have tried. */
 #include "flat_ddp.h"
 
 #include <stdio.h>
@@ -37,20 +40,22 @@ int flat_ddp_setup(RunContext *run, char *err, size_t err_len)
 
 void flat_ddp_start(RunContext *run)
 {
-    /* TODO: make every rank's parameters rank 0's, in one call. */
+    /* TODO: every rank's parameters are rank 0's, sent in one call. */
     (void)run;
 }
 
 void pack_gradients(const GPT *model, float *flat)
 {
-    /* TODO: copy each tensor's gradient (every tensor of every unit) into flat, in order. */
+    /* TODO: flat holds every tensor's gradient, tensor by tensor, one after another in
+     * layout order: all num_params floats, copied wherever the buffers live. */
     (void)model;
     (void)flat;
 }
 
 void unpack_gradients(GPT *model, const float *flat)
 {
-    /* TODO: the reverse of pack_gradients. */
+    /* TODO: every tensor's gradient back in its place in model->grads, from where
+     * pack_gradients put it in flat. */
     (void)model;
     (void)flat;
 }
@@ -66,8 +71,9 @@ void flat_ddp_before_step(RunContext *run)
         pack_gradients(model, state->flat);
         state->copy_seconds += now_seconds() - started;
     }
-    /* TODO: one all-reduce that averages the whole gradient: state->flat when packing,
-     * model->grads otherwise. */
+    /* TODO: the whole gradient averaged over the ranks by one all-reduce, so that
+     * model->grads holds the average once this function returns, with or without
+     * --copy-tensors. */
     if (options->copy_tensors) {
         double started = now_seconds();
         unpack_gradients(model, state->flat);

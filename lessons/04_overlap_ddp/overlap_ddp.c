@@ -15,7 +15,11 @@
  * What you have: run->comm, run->model; run->state is yours (an OverlapState);
  * layout.h's unit_range(cfg, unit) gives the unit's Range in the flat buffers;
  * comm_all_reduce_start, comm_test, comm_wait (a finished or never-started request waits as
- * a no-op); comm_broadcast; comm_check. */
+ * a no-op); comm_broadcast; comm_check.
+ *
+ * docs/04_overlap_ddp.md, "The exercise", says what each function must leave behind, what
+ * the grader checks and what to measure; its Hints help, one at a time, once you have
+ * tried. */
 #include "overlap_ddp.h"
 
 #include <stdio.h>
@@ -41,21 +45,22 @@ int overlap_ddp_setup(RunContext *run, char *err, size_t err_len)
 
 void overlap_ddp_start(RunContext *run)
 {
-    /* TODO: make every rank's parameters rank 0's. */
+    /* TODO: every rank's parameters are rank 0's. */
     (void)run;
 }
 
 void overlap_ddp_grads_ready(RunContext *run, int unit)
 {
-    /* TODO: start a non-blocking averaging all-reduce of this unit's gradients into
-     * state->requests[unit], then test the requests already in flight. */
+    /* TODO: this unit's gradients on their way to their average over the ranks, without
+     * blocking backward; the requests already in flight given a chance to progress. */
     (void)run;
     (void)unit;
 }
 
 void overlap_ddp_before_step(RunContext *run)
 {
-    /* TODO: wait for every unit's all-reduce. */
+    /* TODO: every unit's all-reduce complete: only then does model->grads hold the
+     * average. */
     (void)run;
 }
 

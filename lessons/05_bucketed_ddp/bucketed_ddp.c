@@ -13,7 +13,11 @@
  *
  * What you have: run->comm, run->model; run->options points at BucketOptions; run->state
  * is yours (a BucketState, allocated below); layout.h's gpt_num_units, unit_range;
- * comm_all_reduce_start, comm_test, comm_wait, comm_broadcast, comm_check. */
+ * comm_all_reduce_start, comm_test, comm_wait, comm_broadcast, comm_check.
+ *
+ * docs/05_bucketed_ddp.md, "The exercise", says what each function must leave behind, the
+ * plans you should get, what the grader checks and what to measure; its Hints help, one at
+ * a time, once you have tried. */
 #include "bucketed_ddp.h"
 
 #include <stdio.h>
@@ -21,8 +25,10 @@
 
 int plan_buckets(const GPTConfig *cfg, size_t max_bytes, Bucket *buckets)
 {
-    /* TODO: walk units from L+1 down to 0; add each to the open bucket while the bucket
-     * stays within max_bytes, else open a new bucket for it. */
+    /* TODO: the buckets in the order backward completes them, each a run of neighbouring
+     * units (high_unit down to low_unit) with its gradients as one Range: a unit joins the
+     * bucket being filled while the bucket still fits in max_bytes (a larger unit stays
+     * alone); every parameter in exactly one bucket. Return how many. */
     (void)cfg;
     (void)max_bytes;
     (void)buckets;
@@ -58,21 +64,23 @@ int bucketed_ddp_setup(RunContext *run, char *err, size_t err_len)
 
 void bucketed_ddp_start(RunContext *run)
 {
-    /* TODO: make every rank's parameters rank 0's. */
+    /* TODO: every rank's parameters are rank 0's. */
     (void)run;
 }
 
 void bucketed_ddp_grads_ready(RunContext *run, int unit)
 {
-    /* TODO: if this unit completes a bucket, start that bucket's averaging all-reduce;
-     * then test the buckets already in flight. */
+    /* TODO: if this unit completes a bucket, that bucket on its way to its average over
+     * the ranks, without blocking backward; the buckets already in flight given a chance
+     * to progress. */
     (void)run;
     (void)unit;
 }
 
 void bucketed_ddp_before_step(RunContext *run)
 {
-    /* TODO: wait for every bucket. */
+    /* TODO: every bucket's all-reduce complete: only then does model->grads hold the
+     * average. */
     (void)run;
 }
 

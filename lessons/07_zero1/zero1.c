@@ -21,24 +21,28 @@
  * What you have: layout.h's unit_range; comm_reduce_scatter, comm_all_gather,
  * comm_sum_double (a double summed over ranks), comm_check; model->kernels->copy, zero and
  * sum_of_squares; optimizer.h's clip_scale, adamw_begin_step, adamw_update_range. The
- * state and its allocation are given, in zero1_state.c. */
+ * state and its allocation are given, in zero1_state.c, and so is zero1_optimizer_step
+ * below, which calls your functions in order.
+ *
+ * docs/07_zero1.md says what must hold when each function returns; its Hints, opened one
+ * at a time after you have tried, say how. */
 #include "zero1.h"
 
 #include <math.h>
 
 void plan_shards(ShardPlan *plan, const GPTConfig *cfg)
 {
-    /* TODO: for every unit, shard_count = its count padded up to a multiple of world,
-     * divided by world; shard_offset = the sum of the shard counts of the units before it.
-     * Then shard_total and largest_shard. */
+    /* TODO: cut every unit into `world` equal shards that cover it with the least padding,
+     * and place each unit's shard after the earlier units' in this rank's shard buffers;
+     * then the totals. Every rank must come to the same plan. */
     (void)plan;
     (void)cfg;
 }
 
 size_t owned_real_count(const ShardPlan *plan, const GPTConfig *cfg, int unit)
 {
-    /* TODO: how many of [rank * shard_count[unit], (rank + 1) * shard_count[unit]) are
-     * below the unit's real count (0 when the shard is all padding). */
+    /* TODO: how many of the elements this rank owns in the unit are real, not padding
+     * (possibly none). */
     (void)plan;
     (void)cfg;
     (void)unit;
@@ -47,8 +51,9 @@ size_t owned_real_count(const ShardPlan *plan, const GPTConfig *cfg, int unit)
 
 void reduce_scatter_unit(RunContext *run, Zero1 *zero, int unit, const float *unit_grads)
 {
-    /* TODO: copy the unit's gradients into zero->padded, zero the padding, and
-     * reduce-scatter (averaged) into this rank's shard of the unit in zero->grad_shard. */
+    /* TODO: afterwards this rank's shard of the unit in zero->grad_shard holds the unit's
+     * gradients averaged over the ranks, its padding zero. unit_grads holds only the real
+     * elements; the collective moves the whole padded unit (zero->padded starts as NaN). */
     (void)run;
     (void)zero;
     (void)unit;
@@ -57,8 +62,8 @@ void reduce_scatter_unit(RunContext *run, Zero1 *zero, int unit, const float *un
 
 float sharded_grad_norm(RunContext *run, Zero1 *zero)
 {
-    /* TODO: the norm of the whole averaged gradient, from the shards: every rank's sum of
-     * squares, summed over ranks. */
+    /* TODO: the norm of the whole averaged gradient, the same on every rank, from the
+     * gradient shards alone. */
     (void)run;
     (void)zero;
     return 0.0f;
@@ -66,9 +71,10 @@ float sharded_grad_norm(RunContext *run, Zero1 *zero)
 
 void update_owned(RunContext *run, Zero1 *zero, int unit, float *unit_params, AdamWHyper hyper, float scale)
 {
-    /* TODO: AdamW on the real elements this rank owns of the unit: parameters at
-     * unit_params + rank * shard_count[unit], gradients and moments at the unit's
-     * shard_offset. */
+    /* TODO: one AdamW update (the step is already begun) of exactly the real parameters
+     * this rank owns of the unit, with their gradients and moments from this rank's shard
+     * buffers; nothing else written. Where does this rank's piece sit in the unit, and
+     * where in the shard buffers? */
     (void)run;
     (void)zero;
     (void)unit;
@@ -79,9 +85,8 @@ void update_owned(RunContext *run, Zero1 *zero, int unit, float *unit_params, Ad
 
 void all_gather_unit(RunContext *run, Zero1 *zero, int unit, float *unit_params)
 {
-    /* TODO: copy this rank's real elements of the unit into zero->piece and zero its
-     * padding; all-gather the pieces into zero->padded; copy the unit's real count back
-     * into unit_params. */
+    /* TODO: afterwards every rank's unit_params holds the whole unit, each element as its
+     * owner updated it, and nothing past the unit's count is written. */
     (void)run;
     (void)zero;
     (void)unit;

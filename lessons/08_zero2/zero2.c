@@ -4,8 +4,8 @@
  * to reduce-scatter it at the end of backward and keep 1/N of it. ZeRO-2 reduce-scatters
  * each unit as soon as backward has finished with it, into the rank's gradient shard, and
  * never keeps the whole gradient: backward writes a unit's gradients into a working buffer
- * (zero2_unit_grads, the model's unit_grads hook), the backward hook reduce-scatters it
- * (zero2_grads_ready) and the buffer is zeroed for the next unit.
+ * (zero2_unit_grads, the model's unit_grads hook), and once the unit is done the backward
+ * hook (zero2_grads_ready) reduce-scatters it and readies the buffer for the next unit.
  *
  * Unit 0 is special: wte is tied to the LM head, whose gradient backward computes first,
  * and to the token embedding, whose gradient it computes last, so unit 0 needs a buffer of
@@ -15,7 +15,10 @@
  *
  * What you have (lesson 07's reference): reduce_scatter_unit, sharded_grad_norm,
  * update_owned, all_gather_unit; layout.h's unit_range; model->kernels->zero; clip_scale,
- * adamw_begin_step. */
+ * adamw_begin_step. The state's two working buffers are allocated in zero2_state.c.
+ *
+ * docs/08_zero2.md says what must hold when each function returns; its Hints, opened one
+ * at a time after you have tried, say how. */
 #include "zero2.h"
 
 ModelStorage zero2_model_storage(void)
@@ -26,8 +29,9 @@ ModelStorage zero2_model_storage(void)
 
 float *zero2_unit_grads(RunContext *run, int unit)
 {
-    /* TODO: where backward writes this unit's gradients: unit 0's own buffer, or the
-     * shared one. */
+    /* TODO: a buffer for backward to add this unit's gradients into, never NULL, holding
+     * nothing but this unit's gradients until its grads_ready (unit 0 is written first
+     * and last in backward). */
     (void)run;
     (void)unit;
     return NULL;
@@ -35,16 +39,18 @@ float *zero2_unit_grads(RunContext *run, int unit)
 
 void zero2_grads_ready(RunContext *run, int unit)
 {
-    /* TODO: reduce-scatter the unit's working buffer into this rank's gradient shard, then
-     * zero the buffer for the unit that uses it next. */
+    /* TODO: afterwards the unit's gradients, averaged over the ranks, are in this rank's
+     * gradient shard, and the buffer the unit used is ready for whichever unit writes into
+     * it next (backward adds). */
     (void)run;
     (void)unit;
 }
 
 float zero2_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm)
 {
-    /* TODO: lesson 07's step without its reduce-scatter (the shard is already filled):
-     * the norm from the shards, clipping, AdamW on the owned elements, all-gather. */
+    /* TODO: lesson 07's step, with the gradient shard already complete: return the norm
+     * of the whole gradient (before clipping) and leave every rank with the whole updated
+     * model. */
     (void)run;
     (void)hyper;
     (void)max_norm;
