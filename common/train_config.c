@@ -1,6 +1,7 @@
 #include "train_config.h"
 
 #include "device.h"
+#include "paths.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -80,6 +81,21 @@ static void set_shape(TrainConfig *cfg, int L, int H, int C, int T, int B)
                              .num_heads = H, .channels = C};
     cfg->seq_len = T;
     cfg->batch_size = B;
+}
+
+int train_config_refuse_overwrite(const TrainConfig *cfg, char *err, size_t err_len)
+{
+    const char *inputs[] = {cfg->train_path, cfg->val_path, cfg->init_from};
+    const char *outputs[] = {cfg->save_path, cfg->csv_path, cfg->summary_path, cfg->comm_log_path};
+    const char *output_flags[] = {"--save", "--csv", "--summary", "--comm-log"};
+    for (int o = 0; o < 4; o++)
+        for (int i = 0; i < 3; i++)
+            if (same_file(outputs[o], inputs[i])) {
+                snprintf(err, err_len, "%s %s would overwrite an input file; choose another path",
+                         output_flags[o], outputs[o]);
+                return -1;
+            }
+    return 0;
 }
 
 int train_config_preset(TrainConfig *cfg, const char *name, char *err, size_t err_len)

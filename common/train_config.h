@@ -38,6 +38,10 @@ typedef struct {
     int dry_run;      /* print the configuration and stop */
 } TrainConfig;
 
+/* -1 with "FLAG PATH would overwrite an input file; ..." when an output the flags name (--save,
+ * --csv, --summary, --comm-log) is one of the run's inputs (--train, --val, --init-from). */
+int train_config_refuse_overwrite(const TrainConfig *cfg, char *err, size_t err_len);
+
 /* Fills cfg with the named preset ("course", "reference", "tiny", "gpt2"); -1 if unknown. */
 int train_config_preset(TrainConfig *cfg, const char *name, char *err, size_t err_len);
 

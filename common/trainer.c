@@ -15,21 +15,6 @@
 #include "trace.h"
 #include "watchdog.h"
 
-static int refuse_overwrite(const TrainConfig *cfg, char *err, size_t err_len)
-{
-    const char *inputs[] = {cfg->train_path, cfg->val_path, cfg->init_from};
-    const char *outputs[] = {cfg->save_path, cfg->csv_path, cfg->summary_path, cfg->comm_log_path};
-    const char *output_flags[] = {"--save", "--csv", "--summary", "--comm-log"};
-    for (int o = 0; o < 4; o++)
-        for (int i = 0; i < 3; i++)
-            if (same_file(outputs[o], inputs[i])) {
-                snprintf(err, err_len, "%s %s would overwrite an input file; choose another path",
-                         output_flags[o], outputs[o]);
-                return -1;
-            }
-    return 0;
-}
-
 static int load_or_init(Trainer *tr, char *err, size_t err_len)
 {
     if (tr->cfg.init_from == NULL) {
@@ -172,7 +157,7 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
     comm_log_keep(cfg->comm_log_path != NULL);
     blas_set_threads(cfg->threads);
     mem_set_limit((size_t)(cfg->mem_limit_mb * 1e6));
-    int failed = refuse_overwrite(cfg, err, err_len) != 0 || split_batch(tr, err, err_len) != 0 ||
+    int failed = train_config_refuse_overwrite(cfg, err, err_len) != 0 || split_batch(tr, err, err_len) != 0 ||
                  open_data(tr, err, err_len) != 0 ||
                  gpt_create_with(&tr->model, &cfg->model, kernels, model_storage(strategy), err, err_len) != 0 ||
                  load_or_init(tr, err, err_len) != 0 ||

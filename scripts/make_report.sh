@@ -127,19 +127,16 @@ if ((${#yours_loss[@]} > 0)); then
 fi
 plot loss_drift loss_drift "data='$data/loss_drift.csv'; names='$(words "${loss_names[@]:1}")'"
 plot breakdown breakdown "data='$data/breakdown.csv'"
-for lesson in "${lessons[@]}"; do
-    trace_ranks=$(awk -F, 'NR > 1 { n++ } END { print n }' "$runs/traces/$lesson/summary.csv")
-    step=$(awk -F, 'NR > 1 && $1 == 0 { print $2 - 1 }' "$runs/traces/$lesson/summary.csv")
-    tracks=$(distinct "$runs/traces/$lesson/timeline.csv" track)
-    plot timeline "timeline_$lesson" \
-        "data='$runs/traces/$lesson/timeline.csv'; name='$lesson'; step='$step'; ranks=$trace_ranks; tracks='$tracks'"
-done
+# plot_timeline NAME TITLE TRACE_DIR: one step of an analysed trace (analyze_traces --timeline).
+plot_timeline() {
+    local trace_ranks step
+    trace_ranks=$(awk -F, 'NR > 1 { n++ } END { print n }' "$3/summary.csv")
+    step=$(awk -F, 'NR > 1 && $1 == 0 { print $2 - 1 }' "$3/summary.csv")
+    plot timeline "$1" "data='$3/timeline.csv'; name='$2'; step='$step'; ranks=$trace_ranks; tracks='$(distinct "$3/timeline.csv" track)'"
+}
+for lesson in "${lessons[@]}"; do plot_timeline "timeline_$lesson" "$lesson" "$runs/traces/$lesson"; done
 for lesson in "${yours_timelines[@]}"; do
-    traced=$runs/yours/traces/$lesson
-    trace_ranks=$(awk -F, 'NR > 1 { n++ } END { print n }' "$traced/summary.csv")
-    step=$(awk -F, 'NR > 1 && $1 == 0 { print $2 - 1 }' "$traced/summary.csv")
-    plot timeline "timeline_${lesson}_yours" \
-        "data='$traced/timeline.csv'; name='your $lesson'; step='$step'; ranks=$trace_ranks; tracks='$(distinct "$traced/timeline.csv" track)'"
+    plot_timeline "timeline_${lesson}_yours" "your $lesson" "$runs/yours/traces/$lesson"
 done
 plot sweep bucket_sweep "data='$data/bucket_sweep.csv'"
 plot memory memory "data='$data/memory_at_$ranks.csv'; ranks='$ranks'"

@@ -19,7 +19,8 @@
 # files) of lessons 02-09, with the same flags, a per-step CSV and a short trace each, into
 # DIR/yours/; then the report puts your loss curves and step timelines beside the
 # reference's (run without --student first, with the same --small or not, for those). A
-# lesson of yours that stops or hangs (each step has 60 s) is reported and left out.
+# lesson of yours that stops or hangs (each step has 60 s) is reported; the steps it ran
+# still show, and one that ran none is left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
@@ -86,16 +87,23 @@ train() {
 }
 lessons=(02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum 07_zero1 08_zero2 09_zero3)
 
+# A short traced run of one lesson into DIR (more flags after it), quiet: trace_run LESSON DIR ...
+trace_run() {
+    local lesson=$1 dir=$2
+    shift 2
+    rm -rf "${dir:?}"
+    train "$lesson" --steps "$trace_steps" --val-every 0 --gen-tokens 0 --log-every 1000000 --trace "$dir" "$@" >/dev/null
+}
+
 # One of your lessons: the run and a short trace, into $runs/yours/; 1 if any part failed.
 # What a failed run wrote stays (a curve that leaves the reference's shows where it goes
 # wrong), unless it holds no step at all.
 run_yours() {
     local lesson=$1 yours=$runs/yours status=0
-    rm -rf "${yours:?}/$lesson.csv" "$yours/$lesson.summary.csv" "$yours/traces/$lesson"
+    rm -f "${yours:?}/$lesson.csv" "$yours/$lesson.summary.csv"
     train "$lesson" --step-timeout 60 --csv "$yours/$lesson.csv" --summary "$yours/$lesson.summary.csv" || status=1
     (($(wc -l <"$yours/$lesson.csv" 2>/dev/null || echo 0) > 2)) || rm -f "$yours/$lesson.csv"
-    train "$lesson" --step-timeout 60 --steps "$trace_steps" --val-every 0 --gen-tokens 0 --log-every 1000000 \
-        --trace "$yours/traces/$lesson" >/dev/null || status=1
+    trace_run "$lesson" "$yours/traces/$lesson" --step-timeout 60 || status=1
     build/tools/analyze_traces "$yours/traces/$lesson" --timeline $((trace_steps - 1)) >/dev/null 2>&1 ||
         rm -rf "${yours:?}/traces/$lesson"
     return $status
@@ -138,9 +146,7 @@ done
 echo
 part "traces: $trace_steps steps of each lesson, analysed (traces/NN_name/summary.csv)"
 for lesson in 00_single_device "${lessons[@]}"; do
-    rm -rf "${runs:?}/traces/$lesson"
-    train "$lesson" --steps "$trace_steps" --val-every 0 --gen-tokens 0 --log-every 1000000 \
-        --trace "$runs/traces/$lesson" >/dev/null
+    trace_run "$lesson" "$runs/traces/$lesson"
     echo "-- $lesson"
     build/tools/analyze_traces "$runs/traces/$lesson" --timeline $((trace_steps - 1))
 done

@@ -55,11 +55,8 @@ static void print_part(const ShardPlan *plan, const GPTConfig *cfg, int unit, FI
 static int plan(const TrainConfig *cfg)
 {
     char err[512];
-    if (cfg->csv_path != NULL && (same_file(cfg->csv_path, cfg->train_path) || same_file(cfg->csv_path, cfg->val_path))) {
-        fprintf(stderr, "07_zero1: --csv %s would overwrite an input file; choose another path\n", cfg->csv_path);
-        return 2;
-    }
-    if (check_writable(cfg->csv_path, "--csv", err, sizeof err) != 0) {
+    if (train_config_refuse_overwrite(cfg, err, sizeof err) != 0 ||
+        check_writable(cfg->csv_path, "--csv", err, sizeof err) != 0) {
         fprintf(stderr, "07_zero1: %s\n", err);
         return 2;
     }
