@@ -36,10 +36,10 @@ void comm_log_micro(int micro);
 
 /* A point in the run, by name (a literal that lives for the whole run): the model marks
  * "forward_start", "forward_end", "backward_start", "backward_end" and "grads_ready" with
- * the unit (and for a start, the parameters it computes with); the trainer "step_start",
- * "optimizer_start", "step_end", "validate_start", "validate_end", "train_end"; a lesson
- * may add its own (lesson 01: "ring_start", "ring_end" with the count). unit -1 and
- * buffer NULL when they do not apply. */
+ * the unit (and for a start, the parameters it computes with; for grads_ready, the
+ * gradients backward wrote); the trainer "step_start", "optimizer_start", "step_end",
+ * "validate_start", "validate_end", "train_end"; a lesson may add its own (lesson 01:
+ * "ring_start", "ring_end" with the count). unit -1 and buffer NULL when they do not apply. */
 void comm_log_mark(const char *event, int unit, const void *buffer, size_t count);
 
 /* A communicator call: op ("all_reduce", "reduce_scatter", ...), mode (LOG_BLOCKING ...),

@@ -15,11 +15,12 @@
 /* One unit's tensors, resolved to pointers into whatever buffer holds that unit. */
 typedef struct {
     float *t[NUM_TENSOR_KINDS];
+    float *unit_base; /* the unit's first element */
 } UnitTensors;
 
 static UnitTensors resolve_unit(const GPTConfig *cfg, int unit, float *unit_base)
 {
-    UnitTensors tensors = {{0}};
+    UnitTensors tensors = {{0}, unit_base};
     size_t unit_offset = unit_range(cfg, unit).offset;
     int first, end;
     unit_kinds(cfg, unit, &first, &end);
@@ -105,9 +106,11 @@ static float *unit_grads(GPT *model, int unit)
     return model->grads + unit_range(&model->cfg, unit).offset;
 }
 
-static void grads_ready(GPT *model, int unit)
+/* grads: the buffer backward wrote the unit's gradients into (the log names it, so that the
+ * grader can add up the gradient buffers a strategy keeps). */
+static void grads_ready(GPT *model, int unit, const UnitTensors *grads)
 {
-    comm_log_mark("grads_ready", unit, NULL, 0);
+    comm_log_mark("grads_ready", unit, grads->unit_base, unit_range(&model->cfg, unit).count);
     if (model->hooks.grads_ready != NULL)
         model->hooks.grads_ready(model->hooks.ctx, unit);
 }
@@ -438,7 +441,7 @@ static void head_backward(GPT *model)
     k->layernorm_backward(s->dresidual, g.t[TENSOR_LNFW], g.t[TENSOR_LNFB], s->dbtc, block_input(model, L),
                           p.t[TENSOR_LNFW], a->lnf_mean, a->lnf_rstd, N, C);
     release_params(model, L + 1, PASS_BACKWARD);
-    grads_ready(model, L + 1);
+    grads_ready(model, L + 1, &g);
 }
 
 void gpt_backward(GPT *model)
@@ -456,7 +459,7 @@ void gpt_backward(GPT *model)
         UnitTensors g = grads_of(model, l + 1);
         block_backward(model, l, &p, &g);
         release_params(model, l + 1, PASS_BACKWARD);
-        grads_ready(model, l + 1);
+        grads_ready(model, l + 1, &g);
     }
     /* the embedding's backward needs no parameters, only unit 0's gradients */
     comm_log_mark("backward_start", 0, NULL, unit_range(cfg, 0).count);
@@ -467,7 +470,7 @@ void gpt_backward(GPT *model)
     if (trace_enabled())
         trace_record(TRACK_COMPUTE, "backward embedding", 0, started, now_seconds());
     comm_log_mark("backward_end", 0, NULL, 0);
-    grads_ready(model, 0);
+    grads_ready(model, 0, &g);
     model->accumulated_passes++;
 }
 

@@ -210,6 +210,13 @@ static long shard_count(const Check *check, int unit)
     return (unit_count(check, unit) + check->ranks - 1) / check->ranks;
 }
 
+/* The block a buffer name lies in: "communication#3+128" is in "communication#3". */
+static int same_block(const char *a, const char *b)
+{
+    size_t length = strcspn(a, "+");
+    return length == strcspn(b, "+") && strncmp(a, b, length) == 0;
+}
+
 /* A rank's events of one training step: [first, end) in the log. */
 typedef struct {
     size_t first, end;
@@ -661,14 +668,58 @@ static int rule_model_state(Check *check, int stage)
                        "formula for this run's padding, exactly");
 }
 
+/* The bytes of the block a buffer lies in, from the rank's last allocation of it before
+ * event `at`; 0 when untracked. */
+static long block_bytes(const Check *check, size_t at, const char *buffer)
+{
+    for (size_t i = at; i-- > 0;) {
+        const Event *e = &check->log->events[i];
+        if (e->rank != check->log->events[at].rank)
+            break;
+        if (is(e, "alloc") && same_block(e->buffer, buffer))
+            return e->bytes;
+    }
+    return 0;
+}
+
+/* Whether an earlier grads_ready of the span named the same block as event `at`. */
+static int block_seen(const Check *check, const Span *span, size_t at)
+{
+    for (size_t i = span->first; i < at; i++)
+        if (is(&check->log->events[i], "grads_ready") &&
+            same_block(check->log->events[i].buffer, check->log->events[at].buffer))
+            return 1;
+    return 0;
+}
+
+/* The blocks backward wrote gradients into during the step (its grads_ready marks name
+ * them): together as large as the whole gradient is keeping the whole gradient, in pieces. */
+static void check_gradient_blocks(Check *check, const Span *span, int stage, long full)
+{
+    long total = 0;
+    int blocks = 0;
+    for (size_t i = span->first; i < span->end && total < full; i++) {
+        const Event *e = &check->log->events[i];
+        if (!is(e, "grads_ready") || block_seen(check, span, i))
+            continue;
+        total += block_bytes(check, i, e->buffer);
+        blocks++;
+        if (total >= full)
+            broke(check, "no_full_buffer", e, "by unit %d's, backward has written gradients into %d buffers "
+                  "this step, %ld bytes together: the whole gradient is %ld; ZeRO-%d keeps no whole gradient, in "
+                  "one buffer or in many", e->unit, blocks, total, full, stage);
+    }
+}
+
 /* 08 and 09: no buffer as large as the whole gradient exists during a step, but the
- * parameters (ZeRO-2 keeps them whole), the data and the activations. */
+ * parameters (ZeRO-2 keeps them whole), the data and the activations; and the buffers
+ * backward writes gradients into are smaller than it together. */
 static int rule_no_full_buffer(Check *check, int stage)
 {
     long full = check->num_params * (long)sizeof(float);
     const char *allowed[] = {stage < 3 ? "parameters" : "", "data", "activations", "backward_scratch"};
     Span span = {0};
-    while (next_step(check, &span))
+    while (next_step(check, &span)) {
         for (size_t i = 0; i < span.end; i++) {
             const Event *e = &check->log->events[i];
             if (e->rank != span.rank || !is(e, "alloc") || e->bytes < full)
@@ -685,7 +736,10 @@ static int rule_no_full_buffer(Check *check, int stage)
                       "no buffer as large as the whole gradient (%ld bytes)", e->kind, e->bytes, span.step, stage,
                       full);
         }
-    return finish_rule(check, "no_full_buffer", "no buffer of the whole gradient's size during training");
+        check_gradient_blocks(check, &span, stage, full);
+    }
+    return finish_rule(check, "no_full_buffer", "no buffer of the whole gradient's size during training, and the "
+                       "gradient buffers smaller than it together");
 }
 
 /* ---------------------------------------------------------------- ZeRO-3 */
@@ -735,18 +789,11 @@ static size_t last_update(const Check *check, size_t at)
 }
 
 /* The distinct buffers units computed with in one step (or validation), while allocated: at
- * most two. */
+ * most two (one without prefetch). */
 typedef struct {
     char names[3][64];
     int count;
 } BufferSet;
-
-/* The block a buffer name lies in: "communication#3+128" is in "communication#3". */
-static int same_block(const char *a, const char *b)
-{
-    size_t length = strcspn(a, "+");
-    return length == strcspn(b, "+") && strncmp(a, b, length) == 0;
-}
 
 /* A freed block holds no gathered unit any more. */
 static void forget_block(BufferSet *set, const Event *freed)
@@ -759,16 +806,21 @@ static void forget_block(BufferSet *set, const Event *freed)
         }
 }
 
+/* With prefetch: the unit in use and the next one arriving; without: the unit in use. */
 static void note_buffer(Check *check, BufferSet *set, const Event *e)
 {
+    int most = check->flags->no_prefetch ? 1 : 2;
     for (int b = 0; b < set->count; b++)
         if (strcmp(set->names[b], e->buffer) == 0)
             return;
-    if (set->count < 3)
+    if (set->count <= most)
         snprintf(set->names[set->count++], sizeof set->names[0], "%s", e->buffer);
-    if (set->count > 2)
+    if (set->count > most && most == 2)
         broke(check, "gathers", e, "a third buffer of gathered parameters (%s, besides %s and %s): ZeRO-3 holds "
               "the unit in use and the next one arriving, no more", set->names[2], set->names[0], set->names[1]);
+    else if (set->count > most)
+        broke(check, "gathers", e, "a second buffer of gathered parameters (%s, besides %s) without prefetch: "
+              "ZeRO-3 then holds only the unit in use", set->names[1], set->names[0]);
 }
 
 /* One compute start on gathered parameters: filled for this unit since the last update,
@@ -812,7 +864,7 @@ static int rule_gathers(Check *check)
         note_buffer(check, &buffers, e);
     }
     return finish_rule(check, "gathers", "each unit gathered, and arrived, before its forward and its backward; at "
-                       "most two gathered units at a time");
+                       "most two gathered units at a time, one without prefetch");
 }
 
 /* Whether a compute between the gather and event `at` already used what it gathered. */

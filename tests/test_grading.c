@@ -116,10 +116,26 @@ Test(grading, zero2_keeping_the_full_gradient_fails_the_memory_rules)
                               "dp_reference_n2");
 }
 
+Test(grading, zero2_keeping_a_gradient_buffer_per_unit_fails_the_memory_rules)
+{
+    check_only_the_rule_fails("08", "08_zero2/per_unit_buffers", "dp_reference_n2 schedule no_full_buffer: rank 0, "
+                              "step 1, event", "dp_reference_n2");
+}
+
 Test(grading, zero3_keeping_the_full_parameters_fails_the_memory_rules)
 {
     check_only_the_rule_fails("09", "09_zero3/keeps_full_parameters", "dp_reference_n2 schedule model_state:",
                               "dp_reference_n2");
+}
+
+/* Gather slots beyond what the model's order of use needs: right numbers, more memory. */
+Test(grading, zero3_with_a_slot_to_spare_fails_the_gathers_rule)
+{
+    check_only_the_rule_fails("09", "09_zero3/three_slots", "dp_reference_n2 schedule gathers: rank 0, step 1, "
+                              "event 41: forward_start 2: a third buffer", "dp_reference_n2");
+    check_only_the_rule_fails("09", "09_zero3/two_slots_without_prefetch", "dp_reference_n2_no-prefetch schedule "
+                              "gathers: rank 0, step 1, event 34: forward_start 1: a second buffer",
+                              "dp_reference_n2_no-prefetch");
 }
 
 Test(grading, zero3_waiting_after_the_compute_fails_the_gathers_rule)
@@ -141,6 +157,7 @@ Test(grading, correct_variants_pass)
                                  {"04", "04_overlap_ddp/no_tests"},
                                  {"05", "05_bucketed_ddp/index_walk"},
                                  {"05", "05_bucketed_ddp/waits_reversed"},
+                                 {"08", "08_zero2/two_shared_buffers"},
                                  {"09", "09_zero3/test_until_done"}};
     char binary[256], output[65536];
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {

@@ -1,21 +1,19 @@
 /* Lesson 08 exercise: ZeRO stage 2 — shard the gradients too.
  *
  * After lesson 07 every rank still holds the whole gradient (4 bytes per parameter) only
- * to reduce-scatter it at the end of backward and keep 1/N of it. ZeRO-2 reduce-scatters
- * each unit as soon as backward has finished with it, into the rank's gradient shard, and
- * never keeps the whole gradient: backward writes a unit's gradients into a working buffer
- * (zero2_unit_grads, the model's unit_grads hook), and once the unit is done the backward
- * hook (zero2_grads_ready) reduce-scatters it and readies the buffer for the next unit.
- *
- * Unit 0 is special: wte is tied to the LM head, whose gradient backward computes first,
- * and to the token embedding, whose gradient it computes last, so unit 0 needs a buffer of
- * its own for the whole of backward. Every other unit can share one buffer, one after
- * another (units L+1, L, ..., 1). Those two are the only gradient buffers besides the shard:
- * the model need not allocate its own (zero2_model_storage says so, before it does).
+ * to reduce-scatter it at the end of backward and keep 1/N of it. ZeRO-2 never holds the
+ * whole gradient, in one buffer or in many: backward writes each unit's gradients into a
+ * working buffer of yours (zero2_unit_grads, the model's unit_grads hook), and once
+ * backward is done with the unit (zero2_grads_ready, the backward hook) its gradients go
+ * to this rank's gradient shard and the buffer is free again. You decide which buffers
+ * exist (zero2_grad_buffer_floats) and which unit writes into which: as few bytes as the
+ * order of backward allows (docs/08_zero2.md gives that order). The model allocates no
+ * gradient buffer of its own once zero2_model_storage says so, before it allocates.
  *
  * What you have (lesson 07's reference): reduce_scatter_unit, sharded_grad_norm,
- * update_owned, all_gather_unit; layout.h's unit_range; model->kernels->zero; clip_scale,
- * adamw_begin_step. The state's two working buffers are allocated in zero2_state.c.
+ * update_owned, all_gather_unit; layout.h's unit_range and gpt_num_units;
+ * model->kernels->zero; clip_scale, adamw_begin_step. zero2_state.c allocates your
+ * buffers.
  *
  * docs/08_zero2.md says what must hold when each function returns; its Hints, opened one
  * at a time after you have tried, say how. */
@@ -27,9 +25,19 @@ ModelStorage zero2_model_storage(void)
     return (ModelStorage){0};
 }
 
+size_t zero2_grad_buffer_floats(const GPTConfig *cfg, int buffer)
+{
+    /* TODO: the gradient working buffers this rank holds, as few bytes as backward needs:
+     * how many floats buffer `buffer` (0, 1, ...) holds, 0 when there are no more. They
+     * are allocated for you, zeroed, as zero->grad_buffers[buffer]. */
+    (void)cfg;
+    (void)buffer;
+    return 0;
+}
+
 float *zero2_unit_grads(RunContext *run, int unit)
 {
-    /* TODO: a buffer for backward to add this unit's gradients into, never NULL, holding
+    /* TODO: one of your buffers for backward to add this unit's gradients into, never NULL, holding
      * nothing but this unit's gradients until its grads_ready (unit 0 is written first
      * and last in backward). */
     (void)run;

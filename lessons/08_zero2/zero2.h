@@ -7,12 +7,16 @@
 #include "zero1.h"
 
 typedef struct {
-    Zero1 zero1;         /* the optimizer shard, the gradient shard, the collective buffers */
-    float *unit0_grads;  /* unit 0's gradients: written at the start and at the end of backward */
-    float *unit_grads;   /* one other unit's gradients, reused unit after unit */
+    Zero1 zero1;           /* the optimizer shard, the gradient shard, the collective buffers */
+    float **grad_buffers;  /* the gradient working buffers zero2_grad_buffer_floats asks for */
+    int num_grad_buffers;
 } Zero2;
 
 ModelStorage zero2_model_storage(void);
+/* The exercise's choice of gradient working buffers: how many floats buffer `buffer` (0, 1,
+ * ...) holds, 0 when there are no more. zero2_init allocates exactly these, zeroed, as
+ * grad_buffers[0], [1], ...; zero2_unit_grads hands them to backward. */
+size_t zero2_grad_buffer_floats(const GPTConfig *cfg, int buffer);
 int zero2_setup(RunContext *run, char *err, size_t err_len);
 /* zero2_setup's work on a Zero2 the caller owns (the first member of a later stage's state,
  * so that run->state serves both); zero2_release frees what it allocated. */

@@ -5,10 +5,11 @@
  * gradient shard) and rebuilds a unit when the model needs it: the model asks for a unit's
  * parameters through one accessor (zero3_acquire_params) and says when it is done
  * (zero3_release_params). Acquire all-gathers the unit from every rank's shard into a
- * working buffer (one of two GatherSlots); release lets the buffer go, so the unit is gathered again
- * for its backward. Per step that is an all-gather of every unit in forward, another in
- * backward, and lesson 08's reduce-scatter of the gradients: 3 psi instead of DDP's 2 psi,
- * for 16 psi / N bytes of model state per rank.
+ * working buffer (a GatherSlot: you decide how many there are, zero3_gather_slots);
+ * release lets the buffer go, so the unit is gathered again for its backward. Per step
+ * that is an all-gather of every unit in forward, another in backward, and lesson 08's
+ * reduce-scatter of the gradients: 3 psi instead of DDP's 2 psi, for 16 psi / N bytes of
+ * model state per rank.
  *
  * Prefetch: while a unit computes, the next unit's all-gather can already be in flight
  * (comm_all_gather_start into another slot); acquire must then wait for it before handing
@@ -29,6 +30,15 @@ ModelStorage zero3_model_storage(void)
 {
     /* TODO: which of the model's full buffers this strategy does without (model.h). */
     return (ModelStorage){0};
+}
+
+int zero3_gather_slots(int prefetch)
+{
+    /* TODO: how many gathered units this rank holds at once, with prefetch and without: as
+     * few as the model's order of use allows. Each slot is one padded unit, allocated for
+     * you (zero->slots[0], [1], ...). */
+    (void)prefetch;
+    return 0;
 }
 
 float *zero3_acquire_params(RunContext *run, int unit)

@@ -6,8 +6,6 @@
 
 #include "zero2.h"
 
-enum { ZERO3_SLOTS = 2 }; /* gathered units held at once: the one in use and the next one arriving */
-
 /* A working buffer that holds one gathered unit (padded), or is being filled with one. */
 typedef struct {
     float *buffer;       /* world * largest_shard floats */
@@ -24,12 +22,16 @@ typedef struct {
 typedef struct {
     Zero2 zero2;                  /* gradient and optimizer shards (lessons 07 and 08) */
     float *param_shard;           /* this rank's shard of every unit: the only parameters kept */
-    GatherSlot slots[ZERO3_SLOTS];
+    GatherSlot *slots;            /* zero3_gather_slots of them */
+    int num_slots;
     long uses;                    /* acquisitions so far, for last_used */
     int prefetch;
 } Zero3;
 
 ModelStorage zero3_model_storage(void);
+/* The exercise's choice: how many gathered units this rank holds at once, with prefetch or
+ * without; zero3_setup allocates that many slots, each one padded unit. */
+int zero3_gather_slots(int prefetch);
 int zero3_setup(RunContext *run, char *err, size_t err_len);
 void zero3_start(RunContext *run);
 float *zero3_acquire_params(RunContext *run, int unit);

@@ -6,7 +6,7 @@
 
 int slot_holding(const Zero3 *zero, int unit)
 {
-    for (int s = 0; s < ZERO3_SLOTS; s++)
+    for (int s = 0; s < zero->num_slots; s++)
         if (zero->slots[s].unit == unit)
             return s;
     return -1;
@@ -17,9 +17,14 @@ int slot_holding(const Zero3 *zero, int unit)
 int reusable_slot(RunContext *run, Zero3 *zero)
 {
     int best = -1;
-    for (int s = 0; s < ZERO3_SLOTS; s++)
+    for (int s = 0; s < zero->num_slots; s++)
         if (!zero->slots[s].in_use && (best < 0 || zero->slots[s].last_used < zero->slots[best].last_used))
             best = s;
+    if (best < 0) { /* a mistake in the exercise: say which, rather than write out of bounds */
+        fprintf(stderr, "zero3: all %d gather slots are in use and another unit is to be gathered: "
+                "zero3_gather_slots asks for too few, or a unit is never released\n", zero->num_slots);
+        abort();
+    }
     comm_check(run->comm, comm_wait(&zero->slots[best].gather));
     return best;
 }
@@ -39,7 +44,7 @@ void gather_into(RunContext *run, Zero3 *zero, int slot, int unit, int nonblocki
 /* After the update every gathered copy is stale. */
 void forget_gathered(RunContext *run, Zero3 *zero)
 {
-    for (int s = 0; s < ZERO3_SLOTS; s++) {
+    for (int s = 0; s < zero->num_slots; s++) {
         comm_check(run->comm, comm_wait(&zero->slots[s].gather));
         zero->slots[s].unit = -1;
     }
@@ -71,6 +76,37 @@ static void keep_own_shard(RunContext *run, Zero3 *zero)
     }
 }
 
+/* The gather slots zero3_gather_slots asks for: at least one (the model computes with a
+ * gathered unit), at most one per unit. */
+static int allocate_slots(RunContext *run, Zero3 *zero, char *err, size_t err_len)
+{
+    const ShardPlan *plan = &zero->zero2.zero1.plan;
+    int count = zero3_gather_slots(zero->prefetch);
+    if (count < 1 || count > plan->num_units) {
+        if (count < 1)
+            snprintf(err, err_len, "zero3_gather_slots asks for no slot: the model computes with a gathered unit");
+        else
+            snprintf(err, err_len, "zero3_gather_slots asks for %d slots, more than the %d units there are", count,
+                     plan->num_units);
+        return -1;
+    }
+    zero->slots = calloc((size_t)count, sizeof *zero->slots);
+    if (zero->slots == NULL) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    zero->num_slots = count;
+    for (int s = 0; s < count; s++) {
+        zero->slots[s].buffer = run->model->kernels->alloc(plan->largest_shard * plan->world * sizeof(float), MEM_COMM);
+        zero->slots[s].unit = -1;
+        if (zero->slots[s].buffer == NULL) {
+            snprintf(err, err_len, "out of memory for the gathered units");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int zero3_setup(RunContext *run, char *err, size_t err_len)
 {
     const Zero3Options *options = run->options;
@@ -88,16 +124,11 @@ int zero3_setup(RunContext *run, char *err, size_t err_len)
     zero->zero2.zero1.piece = NULL;
     zero->prefetch = !options->no_prefetch;
     zero->param_shard = k->alloc(plan->shard_total * sizeof(float), MEM_PARAMS);
-    for (int s = 0; s < ZERO3_SLOTS; s++) {
-        zero->slots[s].buffer = k->alloc(plan->largest_shard * plan->world * sizeof(float), MEM_COMM);
-        zero->slots[s].unit = -1;
+    if (zero->param_shard == NULL) {
+        snprintf(err, err_len, "out of memory for the parameter shard");
+        return -1;
     }
-    for (int s = 0; s < ZERO3_SLOTS; s++)
-        if (zero->slots[s].buffer == NULL || zero->param_shard == NULL) {
-            snprintf(err, err_len, "out of memory for the parameter shard and the gathered units");
-            return -1;
-        }
-    return 0;
+    return allocate_slots(run, zero, err, err_len);
 }
 
 void zero3_start(RunContext *run)
@@ -112,10 +143,11 @@ void zero3_stop(RunContext *run)
     if (zero == NULL)
         return;
     const Kernels *k = run->model->kernels;
-    for (int s = 0; s < ZERO3_SLOTS; s++) {
+    for (int s = 0; s < zero->num_slots; s++) {
         comm_wait(&zero->slots[s].gather);
         k->free(zero->slots[s].buffer);
     }
+    free(zero->slots);
     k->free(zero->param_shard);
     zero2_release(run, &zero->zero2);
     free(zero);

@@ -8,6 +8,13 @@ ModelStorage zero3_model_storage(void)
     return (ModelStorage){.no_gradients = 1, .no_parameters = 1};
 }
 
+/* Prefetch needs the unit in use and the next one arriving. Without it one is enough: the
+ * unit gathered for the LM head is the first backward uses, so it stays put between them. */
+int zero3_gather_slots(int prefetch)
+{
+    return prefetch ? 2 : 1;
+}
+
 /* The unit the model uses after the use in progress, in the order it publishes; -1 when
  * the step uses no more. */
 static int next_unit(const GPT *model)
