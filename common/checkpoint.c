@@ -1,6 +1,7 @@
 #include "checkpoint.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "layout.h"
+#include "paths.h"
 
 /* The format is raw little-endian int32/float32, read and written with plain fread and
  * fwrite; a big-endian host would need byte swapping that nobody here can test. */
@@ -157,6 +159,15 @@ static int instances_of(const GPTConfig *cfg, TensorKind kind)
     return tensor_is_per_layer(kind) ? cfg->num_layers : 1;
 }
 
+/* The index of the first NaN or infinity, or count when there is none. */
+static size_t first_not_finite(const float *values, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(values[i]))
+            return i;
+    return count;
+}
+
 /* Visits tensor instances in file (tensor-major) order and reads each straight into its
  * unit-major place, so no staging copy of the model is needed. */
 static int read_tensors(const char *path, FILE *fp, const GPTConfig *cfg, float *params,
@@ -169,6 +180,12 @@ static int read_tensors(const char *path, FILE *fp, const GPTConfig *cfg, float 
                 set_error(err, err_len, "%s: cannot read %s (layer %d): %s", path,
                           tensor_name((TensorKind)kind), layer,
                           ferror(fp) ? strerror(errno) : "unexpected end of file");
+                return -1;
+            }
+            size_t bad = first_not_finite(params + r.offset, r.count);
+            if (bad < r.count) {
+                set_error(err, err_len, "%s: %s (layer %d) holds %g at element %zu: not a trained model", path,
+                          tensor_name((TensorKind)kind), layer, params[r.offset + bad], bad);
                 return -1;
             }
         }
@@ -241,50 +258,21 @@ int checkpoint_load(const char *path, const GPTConfig *expected, float *params,
     return status;
 }
 
-/* Writes the whole file to fp and forces it to disk; the rename that follows must only
- * ever publish complete data. Closes fp in every case. */
-static int write_and_close(const char *path, FILE *fp, const GPTConfig *cfg,
-                           const float *params, char *err, size_t err_len)
+typedef struct {
+    const GPTConfig *cfg;
+    const float *params;
+} Checkpoint;
+
+static int write_checkpoint(FILE *fp, const char *path, const void *what, char *err, size_t err_len)
 {
+    const Checkpoint *checkpoint = what;
     int32_t header[CHECKPOINT_HEADER_INTS];
-    config_to_header(cfg, header);
-    int status = 0;
+    config_to_header(checkpoint->cfg, header);
     if (fwrite(header, sizeof(int32_t), CHECKPOINT_HEADER_INTS, fp) != CHECKPOINT_HEADER_INTS) {
         set_error(err, err_len, "%s: cannot write header: %s", path, strerror(errno));
-        status = -1;
+        return -1;
     }
-    if (status == 0)
-        status = write_tensors(path, fp, cfg, params, err, err_len);
-    if (status == 0 && (fflush(fp) != 0 || fsync(fileno(fp)) != 0)) {
-        set_error(err, err_len, "%s: cannot flush to disk: %s", path, strerror(errno));
-        status = -1;
-    }
-    if (fclose(fp) != 0 && status == 0) {
-        set_error(err, err_len, "%s: cannot close: %s", path, strerror(errno));
-        status = -1;
-    }
-    return status;
-}
-
-/* Opens a fresh temporary file next to path (same directory, hence same filesystem, so
- * the final rename is atomic). Returns NULL with err set on failure. */
-static FILE *open_temp_beside(const char *path, char *tmp_path, char *err, size_t err_len)
-{
-    int fd = mkstemp(tmp_path);
-    if (fd < 0) {
-        set_error(err, err_len, "%s: cannot create temporary file %s: %s", path, tmp_path,
-                  strerror(errno));
-        return NULL;
-    }
-    /* mkstemp creates mode 0600; a checkpoint is an ordinary file others may read. */
-    FILE *fp = fchmod(fd, 0644) == 0 ? fdopen(fd, "wb") : NULL;
-    if (fp == NULL) {
-        set_error(err, err_len, "%s: cannot open temporary file %s: %s", path, tmp_path,
-                  strerror(errno));
-        close(fd);
-        unlink(tmp_path);
-    }
-    return fp;
+    return write_tensors(path, fp, checkpoint->cfg, checkpoint->params, err, err_len);
 }
 
 int checkpoint_save(const char *path, const GPTConfig *cfg, const float *params,
@@ -295,26 +283,8 @@ int checkpoint_save(const char *path, const GPTConfig *cfg, const float *params,
         set_error(err, err_len, "%s: refusing to save: %s", path, reason);
         return -1;
     }
-    static const char suffix[] = ".tmp.XXXXXX";
-    char *tmp_path = malloc(strlen(path) + sizeof suffix);
-    if (tmp_path == NULL) {
-        set_error(err, err_len, "%s: out of memory for the temporary file name", path);
-        return -1;
-    }
-    strcpy(tmp_path, path);
-    strcat(tmp_path, suffix);
-    int status = -1;
-    FILE *fp = open_temp_beside(path, tmp_path, err, err_len);
-    if (fp != NULL) {
-        status = write_and_close(path, fp, cfg, params, err, err_len);
-        if (status == 0 && rename(tmp_path, path) != 0) {
-            set_error(err, err_len, "%s: cannot rename %s into place: %s", path, tmp_path,
-                      strerror(errno));
-            status = -1;
-        }
-        if (status != 0)
-            unlink(tmp_path); /* the previous checkpoint at path is untouched */
-    }
-    free(tmp_path);
-    return status;
+    Checkpoint checkpoint = {cfg, params};
+    char unwanted[8];
+    return err != NULL ? write_file_atomically(path, write_checkpoint, &checkpoint, err, err_len)
+                       : write_file_atomically(path, write_checkpoint, &checkpoint, unwanted, sizeof unwanted);
 }

@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,10 @@ static int store_number(const Flag *flag, void *target, const char *text, char *
     double value;
     if (parse_number(text, &value) != 0) {
         snprintf(err, err_len, "--%s: '%s' is not a number", flag->name, text);
+        return -1;
+    }
+    if (!isfinite(value)) { /* NaN fails every comparison below: it must not pass them */
+        snprintf(err, err_len, "--%s: '%s' is not a finite number", flag->name, text);
         return -1;
     }
     if (flag->type != FLAG_FLOAT && value != (double)(int64_t)value) {

@@ -1,8 +1,11 @@
 #include "paths.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int same_file(const char *a, const char *b)
 {
@@ -27,4 +30,91 @@ int check_writable(const char *path, const char *flag, char *err, size_t err_len
     }
     fclose(probe);
     return 0;
+}
+
+int check_folder_writable(const char *path, const char *flag, char *err, size_t err_len)
+{
+    if (path == NULL)
+        return 0;
+    char folder[4096];
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        snprintf(folder, sizeof folder, ".");
+    else
+        snprintf(folder, sizeof folder, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    struct stat st;
+    if (stat(folder, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, err_len, "%s %s: there is no folder %s", flag, path, folder);
+        return -1;
+    }
+    if (access(folder, W_OK | X_OK) != 0) {
+        snprintf(err, err_len, "%s %s: cannot write into %s", flag, path, folder);
+        return -1;
+    }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, err_len, "%s %s: exists and is not a regular file", flag, path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Opens a fresh temporary file next to path (same directory, hence same filesystem, so
+ * the final rename is atomic). Returns NULL with err set on failure. */
+static FILE *open_temp_beside(const char *path, char *tmp_path, char *err, size_t err_len)
+{
+    int fd = mkstemp(tmp_path);
+    if (fd < 0) {
+        snprintf(err, err_len, "%s: cannot create temporary file %s: %s", path, tmp_path, strerror(errno));
+        return NULL;
+    }
+    /* mkstemp creates mode 0600; what we write is an ordinary file others may read */
+    FILE *fp = fchmod(fd, 0644) == 0 ? fdopen(fd, "wb") : NULL;
+    if (fp == NULL) {
+        snprintf(err, err_len, "%s: cannot open temporary file %s: %s", path, tmp_path, strerror(errno));
+        close(fd);
+        unlink(tmp_path);
+    }
+    return fp;
+}
+
+/* The whole file to fp, then forced to disk: the rename that follows must only ever
+ * publish complete data. Closes fp in every case. */
+static int write_and_close(const char *path, FILE *fp, FileWriter write, const void *what, char *err,
+                           size_t err_len)
+{
+    int status = write(fp, path, what, err, err_len);
+    if (status == 0 && (fflush(fp) != 0 || fsync(fileno(fp)) != 0)) {
+        snprintf(err, err_len, "%s: cannot flush to disk: %s", path, strerror(errno));
+        status = -1;
+    }
+    if (fclose(fp) != 0 && status == 0) {
+        snprintf(err, err_len, "%s: cannot close: %s", path, strerror(errno));
+        status = -1;
+    }
+    return status;
+}
+
+int write_file_atomically(const char *path, FileWriter write, const void *what, char *err, size_t err_len)
+{
+    static const char suffix[] = ".tmp.XXXXXX";
+    char *tmp_path = malloc(strlen(path) + sizeof suffix);
+    if (tmp_path == NULL) {
+        snprintf(err, err_len, "%s: out of memory for the temporary file name", path);
+        return -1;
+    }
+    strcpy(tmp_path, path);
+    strcat(tmp_path, suffix);
+    int status = -1;
+    FILE *fp = open_temp_beside(path, tmp_path, err, err_len);
+    if (fp != NULL) {
+        status = write_and_close(path, fp, write, what, err, err_len);
+        if (status == 0 && rename(tmp_path, path) != 0) {
+            snprintf(err, err_len, "%s: cannot rename %s into place: %s", path, tmp_path, strerror(errno));
+            status = -1;
+        }
+        if (status != 0)
+            unlink(tmp_path); /* the previous file at path is untouched */
+    }
+    free(tmp_path);
+    return status;
 }

@@ -2,6 +2,7 @@
 #define DTC_PATHS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* 1 when both paths name the same existing file (same device and inode) or are the same
  * string: the check every program makes before writing, so it never overwrites an input. */
@@ -10,5 +11,18 @@ int same_file(const char *a, const char *b);
 /* An output written at the end of a run: find out before the run, not after it, whether it
  * can be. Returns 0 (also for no path), or -1 with "FLAG PATH: cannot open for writing". */
 int check_writable(const char *path, const char *flag, char *err, size_t err_len);
+
+/* A file written by rename into its folder (write_file_atomically): find out before the run
+ * that the folder exists and can be written, without touching a file already at path.
+ * Returns 0 (also for no path), or -1 with "FLAG PATH: ..." naming the problem. */
+int check_folder_writable(const char *path, const char *flag, char *err, size_t err_len);
+
+/* Writes what a FileWriter writes to fp; 0, or -1 with one line in err naming path. */
+typedef int (*FileWriter)(FILE *fp, const char *path, const void *what, char *err, size_t err_len);
+
+/* Writes path through write: into a temporary file beside it, flushed to disk, then renamed
+ * over it, so a crash leaves either the previous file or the complete new one, never half.
+ * Returns 0, or -1 with one line in err (the previous file untouched). */
+int write_file_atomically(const char *path, FileWriter write, const void *what, char *err, size_t err_len);
 
 #endif

@@ -13,6 +13,7 @@
  *     (the loop then takes the gradient norm, clips, and steps AdamW)
  *     optimizer_step      instead of that, for a strategy that shards the optimizer (ZeRO)
  *   gather_params         at the end, for the replica check, the checkpoint and the sample
+ *                         (and with gather_optimizer, for a resumable checkpoint)
  *   stop                  once, at the end
  *
  * A strategy that shards the model says first which of the model's full buffers it does
@@ -64,6 +65,12 @@ typedef struct {
     /* Leaves every parameter in host (num_params floats) on every rank; a collective.
      * NULL: the model's own full buffer, model->params. */
     void (*gather_params)(RunContext *run, float *host);
+    /* For a strategy with optimizer_step, what a resumable checkpoint needs (resume.h):
+     * AdamW's whole m and v (num_params floats each, laid out as model->params) into host
+     * arrays on every rank, a collective, returning AdamW's step count; and back, each
+     * rank keeping what it owns. NULL: the strategy cannot save or resume. */
+    int (*gather_optimizer)(RunContext *run, float *m, float *v);
+    void (*load_optimizer)(RunContext *run, const float *m, const float *v, int adam_steps);
     void (*stop)(RunContext *run);
 } Strategy;
 

@@ -34,6 +34,9 @@ const Flag train_flags[] = {
     {"log-every", FLAG_INT, FIELD(log_every), "print a step line every N steps", 1, 1e9},
     {"init-from", FLAG_STRING, FIELD(init_from), "start from this llm.c-format checkpoint", 0, 0},
     {"save", FLAG_STRING, FIELD(save_path), "write an llm.c-format checkpoint here at the end", 0, 0},
+    {"save-every", FLAG_INT, FIELD(save_every),
+     "also every N steps, with everything a run needs to go on in SAVE.state (0 = never)", 0, 1e9},
+    {"resume", FLAG_STRING, FIELD(resume_path), "go on from this SAVE.state, as if the run had never stopped", 0, 0},
     {"csv", FLAG_STRING, FIELD(csv_path), "write per-step figures to this CSV", 0, 0},
     {"trace", FLAG_STRING, FIELD(trace_dir), "write per-rank Perfetto timelines (rank_R.json, merged.json) here", 0, 0},
     {"summary", FLAG_STRING, FIELD(summary_path), "write the end-of-run summary to this CSV (one row)", 0, 0},
@@ -83,13 +86,27 @@ static void set_shape(TrainConfig *cfg, int L, int H, int C, int T, int B)
     cfg->batch_size = B;
 }
 
+int train_config_state_path(const TrainConfig *cfg, char *out, size_t out_len)
+{
+    if (cfg->save_path == NULL || cfg->save_every == 0)
+        return 0;
+    return snprintf(out, out_len, "%s.state", cfg->save_path) < (int)out_len ? 1 : -1;
+}
+
 int train_config_refuse_overwrite(const TrainConfig *cfg, char *err, size_t err_len)
 {
-    const char *inputs[] = {cfg->train_path, cfg->val_path, cfg->init_from};
-    const char *outputs[] = {cfg->save_path, cfg->csv_path, cfg->summary_path, cfg->comm_log_path};
-    const char *output_flags[] = {"--save", "--csv", "--summary", "--comm-log"};
-    for (int o = 0; o < 4; o++)
-        for (int i = 0; i < 3; i++)
+    char state_path[4096];
+    int has_state = train_config_state_path(cfg, state_path, sizeof state_path);
+    if (has_state < 0) {
+        snprintf(err, err_len, "--save: the path is too long to name a resume state beside it");
+        return -1;
+    }
+    const char *inputs[] = {cfg->train_path, cfg->val_path, cfg->init_from, cfg->resume_path};
+    const char *outputs[] = {cfg->save_path, cfg->csv_path, cfg->summary_path, cfg->comm_log_path,
+                             has_state ? state_path : NULL};
+    const char *output_flags[] = {"--save", "--csv", "--summary", "--comm-log", "--save-every's state"};
+    for (int o = 0; o < 5; o++)
+        for (int i = 0; i < 4; i++)
             if (same_file(outputs[o], inputs[i])) {
                 snprintf(err, err_len, "%s %s would overwrite an input file; choose another path",
                          output_flags[o], outputs[o]);
@@ -141,6 +158,20 @@ static int check_whole(TrainConfig *cfg, char *err, size_t err_len)
         return -1;
     if (cfg->seq_len > cfg->model.max_seq_len) {
         snprintf(err, err_len, "--seq %d is longer than --max-seq %d", cfg->seq_len, cfg->model.max_seq_len);
+        return -1;
+    }
+    if (cfg->step_timeout > 0 && cfg->step_timeout < 1e-3) {
+        snprintf(err, err_len, "--step-timeout %g: a timer that short cannot be set (the least is 0.001 s; 0 "
+                 "turns it off)", cfg->step_timeout);
+        return -1;
+    }
+    if (cfg->save_every > 0 && cfg->save_path == NULL) {
+        snprintf(err, err_len, "--save-every needs --save PATH (the model goes to PATH, the resume state to "
+                 "PATH.state)");
+        return -1;
+    }
+    if (cfg->resume_path != NULL && cfg->init_from != NULL) {
+        snprintf(err, err_len, "--resume and --init-from both name where to start: give one");
         return -1;
     }
     return device_check_choice(cfg->device, cfg->comm_backend, cfg->tf32, err, err_len);

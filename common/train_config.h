@@ -24,6 +24,8 @@ typedef struct {
     int log_every;
     int accum_steps;  /* micro-batches per optimizer step (lesson 06's --accum); 1 elsewhere */
     const char *init_from, *save_path, *csv_path, *summary_path;
+    int save_every;           /* --save-every: a resumable checkpoint every N steps (0 = none) */
+    const char *resume_path;  /* --resume: go on from this resume state (resume.h) */
     const char *trace_dir; /* --trace: per-rank timelines for Perfetto go here */
     const char *comm_log_path; /* --comm-log: the communication log as CSV (comm_log.h) */
     int threads;
@@ -39,8 +41,13 @@ typedef struct {
 } TrainConfig;
 
 /* -1 with "FLAG PATH would overwrite an input file; ..." when an output the flags name (--save,
- * --csv, --summary, --comm-log) is one of the run's inputs (--train, --val, --init-from). */
+ * --csv, --summary, --comm-log, the resume state) is one of the run's inputs (--train, --val,
+ * --init-from, --resume). */
 int train_config_refuse_overwrite(const TrainConfig *cfg, char *err, size_t err_len);
+
+/* With --save PATH and --save-every, the resume state's path (PATH.state) into out: 1; 0
+ * when the run writes none; -1 when it does not fit. */
+int train_config_state_path(const TrainConfig *cfg, char *out, size_t out_len);
 
 /* Fills cfg with the named preset ("course", "reference", "tiny", "gpt2"); -1 if unknown. */
 int train_config_preset(TrainConfig *cfg, const char *name, char *err, size_t err_len);

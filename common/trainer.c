@@ -15,8 +15,28 @@
 #include "trace.h"
 #include "watchdog.h"
 
+/* --resume: the state, checked against this run; its parameters into the model (the rest
+ * waits for the strategy: restore_resumed). */
+static int load_resumed(Trainer *tr, char *err, size_t err_len)
+{
+    const TrainConfig *cfg = &tr->cfg;
+    ResumeState *state = &tr->resumed;
+    if (resume_load(cfg->resume_path, tr->settings, tr->model.num_params, state, err, err_len) != 0)
+        return -1;
+    size_t batch_tokens = (size_t)cfg->batch_size * cfg->seq_len;
+    if (state->steps_done > cfg->steps || state->data_position + batch_tokens + 1 > tr->train.num_tokens) {
+        snprintf(err, err_len, "--resume %s: its step (%d) or data position (%llu) is past this run's end",
+                 cfg->resume_path, state->steps_done, (unsigned long long)state->data_position);
+        return -1;
+    }
+    tr->model.kernels->to_device(tr->model.params, state->params, tr->model.num_params * sizeof(float));
+    return 0;
+}
+
 static int load_or_init(Trainer *tr, char *err, size_t err_len)
 {
+    if (tr->cfg.resume_path != NULL)
+        return load_resumed(tr, err, err_len);
     if (tr->cfg.init_from == NULL) {
         /* each rank its own model: making them equal is the strategy's job */
         gpt_init_weights(&tr->model, tr->cfg.seed + (uint64_t)tr->rank);
@@ -40,7 +60,8 @@ static int open_outputs(Trainer *tr, char *err, size_t err_len)
     if (tr->rank != 0)
         return 0;
     if (check_writable(tr->cfg.summary_path, "--summary", err, err_len) != 0 ||
-        check_writable(tr->cfg.comm_log_path, "--comm-log", err, err_len) != 0)
+        check_writable(tr->cfg.comm_log_path, "--comm-log", err, err_len) != 0 ||
+        check_folder_writable(tr->cfg.save_path, "--save", err, err_len) != 0)
         return -1;
     if (tr->cfg.csv_path == NULL)
         return 0;
@@ -132,6 +153,23 @@ static void start_strategy(Trainer *tr)
     install_hooks(tr);
 }
 
+/* With --save-every or --resume: the settings a resume state records and must match, and
+ * whether the strategy can save its optimizer state at all. */
+static int prepare_resume(Trainer *tr, const Strategy *strategy, char *err, size_t err_len)
+{
+    const TrainConfig *cfg = &tr->cfg;
+    if (cfg->save_every == 0 && cfg->resume_path == NULL)
+        return 0;
+    if (strategy->optimizer_step != NULL && (strategy->gather_optimizer == NULL || strategy->load_optimizer == NULL)) {
+        snprintf(err, err_len, "%s keeps an optimizer state it cannot save: no --save-every or --resume here",
+                 strategy->name);
+        return -1;
+    }
+    uint64_t train_hash = hash_bytes(tr->train.tokens, tr->train.num_tokens * sizeof *tr->train.tokens);
+    resume_describe(cfg, train_hash, tr->settings, sizeof tr->settings);
+    return 0;
+}
+
 static int open_data(Trainer *tr, char *err, size_t err_len)
 {
     const TrainConfig *cfg = &tr->cfg;
@@ -146,6 +184,26 @@ static int open_data(Trainer *tr, char *err, size_t err_len)
     return 0;
 }
 
+/* The rest of --resume's state, once the strategy holds its optimizer state: AdamW's
+ * moments and step count, the data position and the step to go on from. */
+static void restore_resumed(Trainer *tr)
+{
+    ResumeState *state = &tr->resumed;
+    size_t bytes = tr->model.num_params * sizeof(float);
+    if (tr->strategy.load_optimizer != NULL) {
+        tr->strategy.load_optimizer(&tr->run, state->m, state->v, state->adam_steps);
+    } else {
+        tr->model.kernels->to_device(tr->opt.m, state->m, bytes);
+        tr->model.kernels->to_device(tr->opt.v, state->v, bytes);
+        tr->opt.step = state->adam_steps;
+    }
+    tr->train.batch_start = state->data_position;
+    tr->first_step = state->steps_done;
+    if (tr->rank == 0 && !tr->cfg.quiet)
+        printf("resumed from %s after step %d\n", tr->cfg.resume_path, state->steps_done);
+    resume_free(state);
+}
+
 int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, Comm *comm,
                   const Strategy *strategy, const void *options, char *err, size_t err_len)
 {
@@ -158,23 +216,26 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
     blas_set_threads(cfg->threads);
     mem_set_limit((size_t)(cfg->mem_limit_mb * 1e6));
     int failed = train_config_refuse_overwrite(cfg, err, err_len) != 0 || split_batch(tr, err, err_len) != 0 ||
-                 open_data(tr, err, err_len) != 0 ||
+                 open_data(tr, err, err_len) != 0 || prepare_resume(tr, strategy, err, err_len) != 0 ||
                  gpt_create_with(&tr->model, &cfg->model, kernels, model_storage(strategy), err, err_len) != 0 ||
                  load_or_init(tr, err, err_len) != 0 ||
                  (strategy->optimizer_step == NULL &&
                   adamw_create(&tr->opt, tr->model.num_params, kernels, err, err_len) != 0) ||
                  gpt_set_batch(&tr->model, tr->micro_batch, cfg->seq_len, err, err_len) != 0 ||
-                 setup_strategy(tr, strategy, options, err, err_len) != 0;
+                 setup_strategy(tr, strategy, options, err, err_len) != 0 || open_outputs(tr, err, err_len) != 0;
     if (!comm_all_ok(comm, failed, "set-up", err, err_len))
         return -1;
     start_strategy(tr);
+    if (cfg->resume_path != NULL)
+        restore_resumed(tr);
     if (cfg->trace_dir != NULL && trace_start(cfg->trace_dir, tr->rank, tr->world, err, err_len) != 0)
         return -1;
-    return open_outputs(tr, err, err_len);
+    return 0;
 }
 
 void trainer_teardown(Trainer *tr)
 {
+    resume_free(&tr->resumed);
     if (tr->strategy.stop != NULL)
         tr->strategy.stop(&tr->run);
     if (tr->csv != NULL)
@@ -244,6 +305,7 @@ StepResult trainer_step(Trainer *tr, int step)
     double seconds = ended - start;
     CommStats after = comm_stats(tr->comm);
     /* bookkeeping, outside the timed step: what a single device would report */
+    result.local_loss = local_loss;
     result.loss = global_mean(tr, local_loss);
     result.seconds = max_over_ranks(tr, seconds);
     result.comm_seconds = max_over_ranks(tr, after.seconds - before.seconds);
@@ -276,7 +338,7 @@ static void show_progress(const Trainer *tr, int step, double elapsed)
 {
     if (tr->rank != 0 || tr->cfg.log_every == 1 || tr->cfg.quiet || !isatty(STDERR_FILENO))
         return;
-    double left = elapsed / (step + 1) * (tr->cfg.steps - step - 1);
+    double left = elapsed / (step + 1 - tr->first_step) * (tr->cfg.steps - step - 1);
     fprintf(stderr, "\r  step %d/%d, about %.0f s left ", step + 1, tr->cfg.steps, left);
 }
 
@@ -312,7 +374,7 @@ static void print_step(Trainer *tr, int step, const StepResult *r, double tokens
         printf(" | val loss %.6f", val_loss);
     if (step + 1 < cfg->steps) {
         char left[32];
-        format_duration(elapsed / (step + 1) * (cfg->steps - step - 1), left, sizeof left);
+        format_duration(elapsed / (step + 1 - tr->first_step) * (cfg->steps - step - 1), left, sizeof left);
         printf(" | %s left", left);
     }
     printf("\n");
@@ -340,7 +402,7 @@ static void record_step(Trainer *tr, int step, const StepResult *r)
 {
     RunSummary *s = &tr->summary;
     s->last_loss = r->loss;
-    if (step < s->warmup_steps)
+    if (step - tr->first_step < s->warmup_steps) /* the first steps this run took warm the caches */
         return;
     running_add(&s->step_seconds, r->seconds);
     running_add(&s->comm_seconds, r->comm_seconds);
@@ -365,17 +427,90 @@ static void print_sample(const char *text)
 
 /* Every rank: the whole parameter vector on the host (a collective when the strategy
  * shards the parameters). NULL when out of memory. */
-static float *gather_full_params(Trainer *tr)
+/* A loss or gradient norm that is not a number poisons every step after it: stop at the
+ * first, naming a rank whose own rows gave it (the loss is the same on every rank, so every
+ * rank stops here together). */
+static int stop_if_not_finite(Trainer *tr, int step, const StepResult *r, char *err, size_t err_len)
 {
-    size_t bytes = tr->model.num_params * sizeof(float);
-    float *host = mem_alloc(bytes, MEM_OTHER);
-    if (host == NULL)
-        return NULL;
+    if (isfinite(r->loss) && isfinite(r->grad_norm))
+        return 0;
+    double culprit = isfinite(r->local_loss) ? -1.0 : tr->rank;
+    comm_check(tr->comm, comm_max_double(tr->comm, &culprit));
+    char where[64] = "";
+    if (culprit >= 0)
+        snprintf(where, sizeof where, " (rank %d's own rows)", (int)culprit);
+    snprintf(err, err_len, "step %d: the %s is %g%s: training stops at the first step that is not a number",
+             step + 1, isfinite(r->loss) ? "gradient norm" : "loss", isfinite(r->loss) ? r->grad_norm : r->loss,
+             where);
+    return -1;
+}
+
+/* A step that never ends is a collective some rank never joined: say so instead of hanging. */
+static void arm_watchdog(const Trainer *tr, int step)
+{
+    char message[256];
+    snprintf(message, sizeof message,
+             "rank %d: step %d has not finished after --step-timeout %g s: is a collective waiting for a rank "
+             "that never joins it (collectives started in different orders on different ranks)?",
+             tr->rank, step + 1, tr->cfg.step_timeout);
+    watchdog_arm(tr->cfg.step_timeout, message);
+}
+
+static void gather_params_into(Trainer *tr, float *host)
+{
     if (tr->strategy.gather_params != NULL)
         tr->strategy.gather_params(&tr->run, host);
     else
-        tr->model.kernels->to_host(host, tr->model.params, bytes);
+        tr->model.kernels->to_host(host, tr->model.params, tr->model.num_params * sizeof(float));
+}
+
+static float *gather_full_params(Trainer *tr)
+{
+    float *host = mem_alloc(tr->model.num_params * sizeof(float), MEM_OTHER);
+    if (host != NULL)
+        gather_params_into(tr, host);
     return host;
+}
+
+/* Every rank: the parameters and AdamW's state, whole, into state (collectives when the
+ * strategy shards them). */
+static void collect_state(Trainer *tr, ResumeState *state)
+{
+    gather_params_into(tr, state->params);
+    if (tr->strategy.gather_optimizer != NULL) {
+        state->adam_steps = tr->strategy.gather_optimizer(&tr->run, state->m, state->v);
+    } else {
+        size_t bytes = tr->model.num_params * sizeof(float);
+        tr->model.kernels->to_host(state->m, tr->opt.m, bytes);
+        tr->model.kernels->to_host(state->v, tr->opt.v, bytes);
+        state->adam_steps = tr->opt.step;
+    }
+    state->data_position = tr->train.batch_start;
+}
+
+/* --save-every: the resume state (PATH.state) and the model (PATH), written by rank 0 after
+ * every rank has gathered; every rank learns whether it worked. */
+static int save_resumable(Trainer *tr, int steps_done, char *err, size_t err_len)
+{
+    char state_path[4096];
+    train_config_state_path(&tr->cfg, state_path, sizeof state_path);
+    ResumeState state = {0};
+    int failed = resume_alloc(&state, tr->model.num_params) != 0;
+    if (failed)
+        snprintf(err, err_len, "out of memory for the resume state");
+    if (comm_all_ok(tr->comm, failed, "saving the resume state", err, err_len)) {
+        arm_watchdog(tr, steps_done - 1); /* the gathers are collectives */
+        collect_state(tr, &state);
+        watchdog_disarm();
+        state.steps_done = steps_done;
+        failed = tr->rank == 0 && (resume_save(state_path, tr->settings, &state, err, err_len) != 0 ||
+                                   checkpoint_save(tr->cfg.save_path, &tr->model.cfg, state.params, err, err_len) != 0);
+        failed = !comm_all_ok(tr->comm, failed, "saving the resume state", err, err_len);
+    }
+    resume_free(&state);
+    if (!failed && tr->rank == 0 && !tr->cfg.quiet)
+        printf("saved %s and %s after step %d\n", state_path, tr->cfg.save_path, steps_done);
+    return failed ? -1 : 0;
 }
 
 static int save_checkpoint(Trainer *tr, const float *host, char *err, size_t err_len)
@@ -488,28 +623,22 @@ static int finish_trace(Trainer *tr, char *err, size_t err_len)
     return status;
 }
 
-/* A step that never ends is a collective some rank never joined: say so instead of hanging. */
-static void arm_watchdog(const Trainer *tr, int step)
-{
-    char message[256];
-    snprintf(message, sizeof message,
-             "rank %d: step %d has not finished after --step-timeout %g s: is a collective waiting for a rank "
-             "that never joins it (collectives started in different orders on different ranks)?",
-             tr->rank, step + 1, tr->cfg.step_timeout);
-    watchdog_arm(tr->cfg.step_timeout, message);
-}
-
 int trainer_run(Trainer *tr, char *err, size_t err_len)
 {
     start_summary(tr);
     double started = now_seconds();
-    for (int step = 0; step < tr->cfg.steps; step++) {
+    for (int step = tr->first_step; step < tr->cfg.steps; step++) {
         arm_watchdog(tr, step);
         StepResult r = trainer_step(tr, step);
         float val_loss = is_val_step(&tr->cfg, step) && tr->has_val ? trainer_validate(tr) : NAN;
         watchdog_disarm();
         report_step(tr, step, &r, val_loss, now_seconds() - started);
         record_step(tr, step, &r);
+        if (stop_if_not_finite(tr, step, &r, err, err_len) != 0)
+            return -1;
+        if (tr->cfg.save_every > 0 && (step + 1) % tr->cfg.save_every == 0 &&
+            save_resumable(tr, step + 1, err, err_len) != 0)
+            return -1;
         show_progress(tr, step, now_seconds() - started);
     }
     clear_progress(tr);

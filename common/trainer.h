@@ -15,12 +15,14 @@
 #include "dataloader.h"
 #include "model.h"
 #include "optimizer.h"
+#include "resume.h"
 #include "strategy.h"
 #include "summary.h"
 #include "train_config.h"
 
 typedef struct {
     float loss;          /* global mean over the global batch */
+    float local_loss;    /* this rank's mean over its own rows */
     float grad_norm, lr; /* norm before clipping, as rank 0 computed it */
     double seconds;      /* the slowest rank's step time */
     double comm_seconds; /* the slowest rank's time inside communication during the step */
@@ -40,6 +42,9 @@ typedef struct {
     int has_val;
     FILE *csv;
     RunSummary summary;
+    int first_step;        /* 0, or the steps a resumed run had done */
+    ResumeState resumed;   /* --resume's state, held from set-up until the strategy has started */
+    char settings[2048];   /* with --save-every or --resume: what a resume state must match */
 } Trainer;
 
 /* Builds everything a run needs from cfg on the given device, and starts the strategy.

@@ -96,11 +96,15 @@ Test(grading, adamw_over_the_padded_shard_fails_under_address_sanitizer)
                               "dp_reference_n3_batch_6");
 }
 
-/* Communication buffers start as NaN: unzeroed padding poisons the very first step. */
+/* Communication buffers start as NaN: unzeroed padding poisons the very first step, and the
+ * run stops there. */
 Test(grading, padding_left_unzeroed_fails_at_the_first_step)
 {
-    check_fails_with("07", "07_zero1/padding_not_zeroed", "dp_reference_n3_batch_6 grad_norm: 30 of 30 rows differ; "
-                                                          "first at step=1: -nan");
+    static char output[65536];
+    int status = grade_mutant("07", "07_zero1/padding_not_zeroed", output, sizeof output);
+    expect_failed_with("07_zero1/padding_not_zeroed", status, output,
+                       "dp_reference_n3_batch_6 run: the lesson exited with an error");
+    cr_expect_not_null(strstr(output, "07_zero1: step 1: the gradient norm is -nan"), "%s", output);
 }
 
 Test(grading, zero3_without_prefetch_fails_the_prefetch_rule)

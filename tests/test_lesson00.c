@@ -125,6 +125,41 @@ Test(lesson00, bad_input_gets_a_one_line_error)
     assert_one_line_error("fly", 2, "unknown mode 'fly'");
     assert_one_line_error("train --config tiny --train /nonexistent.bin", 1, "/nonexistent.bin");
     assert_one_line_error("train --config tiny --init-from /nonexistent.bin", 1, "/nonexistent.bin");
+    /* NaN compares false with both ends of a range, so it must be refused before them */
+    assert_one_line_error("train --lr nan", 2, "--lr: 'nan' is not a finite number");
+    assert_one_line_error("train --grad-clip inf", 2, "--grad-clip: 'inf' is not a finite number");
+    assert_one_line_error("train --step-timeout 0.0000009", 2, "--step-timeout 9e-07: a timer that short");
+    /* found before the first step, not when the run saves at its end */
+    assert_one_line_error("train --config tiny --save /nonexistent/model.bin", 1, "there is no folder /nonexistent");
+    assert_one_line_error("train --config tiny --save /dev/null", 1, "exists and is not a regular file");
+}
+
+/* A checkpoint whose wte holds `bytes` (4 bytes, in printf's octal escapes) at element 256, then
+ * trained from by `run`: exit status 1 and `reason`. */
+static void check_patched_checkpoint(const char *bytes, const char *run, const char *reason)
+{
+    char command[1024], output[16384];
+    snprintf(command, sizeof command,
+             SOLUTION " train --config reference --steps 1 --save %s/good.bin > /dev/null && cp %s/good.bin %s/bad.bin && "
+             "printf '%s' | dd of=%s/bad.bin bs=1 seek=%d conv=notrunc 2>/dev/null && "
+             "%s train --config reference --init-from %s/bad.bin",
+             work_dir, work_dir, work_dir, bytes, work_dir, 1024 + 256 * 4, run, work_dir);
+    int status = shell_output(command, output, sizeof output);
+    cr_expect_eq(status, 1, "%s:\n%s", command, output);
+    cr_expect_not_null(strstr(output, reason), "%s: no '%s':\n%s", command, reason, output);
+}
+
+Test(lesson00, a_checkpoint_that_is_not_numbers_is_refused_naming_the_tensor)
+{
+    check_patched_checkpoint("\\000\\000\\200\\177", SOLUTION, "wte (layer 0) holds inf at element 256");
+}
+
+/* The largest float is a number, but the forward pass overflows on it: the run stops at
+ * step 1 and says so, naming a rank whose rows gave the NaN (each rank has the same model). */
+Test(lesson00, a_loss_that_is_not_a_number_stops_the_run_at_its_step)
+{
+    check_patched_checkpoint("\\377\\377\\177\\177", "mpiexec -n 2 build/solutions/07_zero1",
+                             "step 1: the loss is -nan (rank 1's own rows): training stops at the first step");
 }
 
 Test(lesson00, never_overwrites_an_input)

@@ -240,6 +240,20 @@ Test(lessons_dp, an_unwritable_summary_is_refused_before_training)
     cr_expect_str_eq(output, "09_zero3: --summary /nonexistent/s.csv: cannot open for writing\n");
 }
 
+/* The sweep's CSV is an output like the trainer's: it never replaces an input. */
+Test(lessons_dp, the_bucket_sweep_never_overwrites_an_input)
+{
+    char output[4096];
+    int status = shell_output("d=$(mktemp -d) && cp data/generated/val.bin $d/v.bin && "
+                              "build/solutions/05_bucketed_ddp sweep --config tiny --val $d/v.bin --csv $d/v.bin; s=$?; "
+                              "cmp -s $d/v.bin data/generated/val.bin || echo 'the input was changed'; rm -rf $d; exit $s",
+                              output, sizeof output);
+    cr_expect_eq(status, 2, "%s", output);
+    cr_expect_not_null(strstr(output, "--csv"), "%s", output);
+    cr_expect_not_null(strstr(output, "would overwrite an input file"), "%s", output);
+    cr_expect_null(strstr(output, "the input was changed"), "%s", output);
+}
+
 Test(lessons_dp, lesson_00_refuses_more_than_one_rank)
 {
     char output[4096];

@@ -23,7 +23,7 @@ static int parse_size(const char *text, size_t *bytes)
     if (*end == 'K' || *end == 'k') unit = 1e3, end++;
     else if (*end == 'M' || *end == 'm') unit = 1e6, end++;
     else if (*end == 'G' || *end == 'g') unit = 1e9, end++;
-    if (end == text || *end != '\0' || value <= 0 || value * unit > 16e9)
+    if (end == text || *end != '\0' || !(value > 0 && value * unit <= 16e9)) /* NaN fails too */
         return -1;
     *bytes = (size_t)(value * unit);
     return 0;

@@ -56,7 +56,8 @@ static int parse_sizes(const char *text, double *sizes, int max_sizes, int verbo
         }
         char *end;
         sizes[count] = strtod(at, &end);
-        if (end == at || sizes[count] < 0 || (*end != ',' && *end != '\0')) {
+        /* written so that NaN fails too: it compares false with everything */
+        if (end == at || !(sizes[count] >= 0 && sizes[count] <= 1e6) || (*end != ',' && *end != '\0')) {
             if (verbose)
                 fprintf(stderr, "05_bucketed_ddp: --sizes '%s': '%s' is not a size in MB\n", text, at);
             return -1;
@@ -81,11 +82,18 @@ static void print_sweep_row(const TrainConfig *cfg, double mb, const RunSummary 
 }
 
 /* Rank 0's CSV of the sweep rows, or NULL when none was asked for (or on other ranks). */
-static FILE *open_sweep_csv(const char *path, int rank, int *failed)
+static FILE *open_sweep_csv(const TrainConfig *cfg, int rank, int *failed)
 {
+    const char *path = cfg->csv_path;
+    char err[512];
     *failed = 0;
     if (path == NULL || rank != 0)
         return NULL;
+    if (train_config_refuse_overwrite(cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "05_bucketed_ddp: %s\n", err);
+        *failed = 1;
+        return NULL;
+    }
     FILE *csv = fopen(path, "w");
     if (csv == NULL) {
         fprintf(stderr, "05_bucketed_ddp: --csv %s: cannot write the file\n", path);
@@ -108,7 +116,7 @@ static int sweep(Comm *comm, TrainConfig *cfg, int steps_given)
         return 2;
     }
     int rank = comm_rank(comm), failed;
-    FILE *csv = open_sweep_csv(cfg->csv_path, rank, &failed);
+    FILE *csv = open_sweep_csv(cfg, rank, &failed);
     if (any_rank_failed(comm, failed))
         return 2;
     cfg->steps = steps_given ? cfg->steps : 30;

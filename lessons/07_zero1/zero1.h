@@ -38,6 +38,10 @@ int zero1_setup(RunContext *run, char *err, size_t err_len);
 void zero1_start(RunContext *run);
 float zero1_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm);
 void zero1_stop(RunContext *run);
+/* What a resumable checkpoint needs (strategy.h): the whole of AdamW's m and v from every
+ * rank's shards, and back, each rank keeping its own. Lessons 08 and 09 use them as they are. */
+int zero1_gather_optimizer(RunContext *run, float *m, float *v);
+void zero1_load_optimizer(RunContext *run, const float *m, const float *v, int adam_steps);
 
 /* The steps of zero1_optimizer_step, for the lessons that build on this one. */
 void reduce_scatter_unit(RunContext *run, Zero1 *zero, int unit, const float *unit_grads);

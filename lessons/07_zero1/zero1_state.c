@@ -72,3 +72,42 @@ void zero1_stop(RunContext *run)
     free(run->state);
     run->state = NULL;
 }
+
+/* One moment (m or v) whole on the host: each unit's shards all-gathered, padding dropped. */
+static void gather_moment(RunContext *run, Zero1 *zero, const float *shards, float *whole)
+{
+    const GPTConfig *cfg = &run->model->cfg;
+    for (int unit = 0; unit < zero->plan.num_units; unit++) {
+        Range range = unit_range(cfg, unit);
+        comm_check(run->comm, comm_all_gather(run->comm, shards + zero->plan.shard_offset[unit], zero->padded,
+                                              zero->plan.shard_count[unit]));
+        run->model->kernels->to_host(whole + range.offset, zero->padded, range.count * sizeof(float));
+    }
+}
+
+int zero1_gather_optimizer(RunContext *run, float *m, float *v)
+{
+    Zero1 *zero = run->state;
+    gather_moment(run, zero, zero->opt.m, m);
+    gather_moment(run, zero, zero->opt.v, v);
+    return zero->opt.step;
+}
+
+/* This rank's pieces of a whole moment into its shards; the padding stays zero. */
+static void load_moment(RunContext *run, Zero1 *zero, const float *whole, float *shards)
+{
+    const GPTConfig *cfg = &run->model->cfg;
+    for (int unit = 0; unit < zero->plan.num_units; unit++) {
+        size_t first = unit_range(cfg, unit).offset + (size_t)zero->plan.rank * zero->plan.shard_count[unit];
+        run->model->kernels->to_device(shards + zero->plan.shard_offset[unit], whole + first,
+                                       owned_real_count(&zero->plan, cfg, unit) * sizeof(float));
+    }
+}
+
+void zero1_load_optimizer(RunContext *run, const float *m, const float *v, int adam_steps)
+{
+    Zero1 *zero = run->state;
+    load_moment(run, zero, m, zero->opt.m);
+    load_moment(run, zero, v, zero->opt.v);
+    zero->opt.step = adam_steps;
+}

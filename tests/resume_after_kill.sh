@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Resume after a crash, checked: a run of BINARY at RANKS ranks is killed with SIGKILL once
+# it has written its first resume state (--save-every 50), resumed at RESUME_RANKS ranks, and
+# its steps after the resume compared with those of a run that was never stopped. At the same
+# number of ranks they must be bit for bit the same (loss, grad norm, validation loss, and the
+# final parameters' hash); at another number, within the course's tolerance (the sums run in
+# another order).
+#
+#   tests/resume_after_kill.sh BINARY RANKS RESUME_RANKS [FLAGS...]
+#
+# FLAGS go to every run (besides --config reference --steps 400). Prints one line and exits
+# 0 when the resumed run matches, 1 when it does not, 2 on bad input.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+source tests/tolerance.sh
+
+[ $# -ge 3 ] || { sed -n '2,/^set -uo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+binary=$1 ranks=$2 resume_ranks=$3
+shift 3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+run() { local n=$1; shift; mpiexec -n "$n" "$binary" train --config reference --steps 400 "$@"; }
+
+run "$ranks" "$@" --csv "$work/whole.csv" >"$work/whole.log" 2>&1 || { cat "$work/whole.log"; exit 1; }
+
+# its own session, so that the kill takes mpiexec and every rank at once
+setsid mpiexec -n "$ranks" "$binary" train --config reference --steps 400 "$@" --save "$work/ck" --save-every 50 \
+    >"$work/killed.log" 2>&1 &
+session=$!
+disown "$session" # no "Killed" notice from this shell
+for _ in $(seq 600); do [ -e "$work/ck.state" ] && break; sleep 0.05; done
+kill -9 -- "-$session" 2>/dev/null
+while kill -0 -- "-$session" 2>/dev/null; do sleep 0.05; done
+[ -e "$work/ck.state" ] || { echo "no resume state was written:"; cat "$work/killed.log"; exit 1; }
+if grep -q "^parameters identical" "$work/killed.log"; then
+    echo "the run ended before it was killed: nothing was resumed"; exit 1
+fi
+
+run "$resume_ranks" "$@" --resume "$work/ck.state" --csv "$work/resumed.csv" >"$work/resumed.log" 2>&1 ||
+    { cat "$work/resumed.log"; exit 1; }
+first=$(sed -n 2p "$work/resumed.csv" | cut -d, -f1)
+# the whole run's rows from the first resumed step on, beside the resumed run's
+awk -F, -v first="$first" 'NR == 1 || $1 >= first' "$work/whole.csv" >"$work/whole_tail.csv"
+hash_of() { sed -n 's/^parameters identical on all .* hash //p' "$1"; }
+if [ "$ranks" = "$resume_ranks" ]; then
+    columns() { cut -d, -f1-3,7 "$1"; }
+    if ! cmp -s <(columns "$work/whole_tail.csv") <(columns "$work/resumed.csv"); then
+        echo "resumed after step $((first - 1)): the steps differ from the run that never stopped"
+        diff <(columns "$work/whole_tail.csv") <(columns "$work/resumed.csv") | head -5
+        exit 1
+    fi
+    if [ "$(hash_of "$work/whole.log")" != "$(hash_of "$work/resumed.log")" ]; then
+        echo "resumed after step $((first - 1)): the final parameters differ"; exit 1
+    fi
+    echo "resumed after step $((first - 1)): steps $first-400 and the final parameters bit for bit the same"
+else
+    build/tools/compare_runs "$work/whole_tail.csv" "$work/resumed.csv" --columns loss,grad_norm,val_loss \
+        --rtol "$LOSS_RTOL" --atol "$LOSS_ATOL" --label "resumed at $resume_ranks ranks" || exit 1
+fi

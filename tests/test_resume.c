@@ -1,0 +1,96 @@
+/* Resumable checkpoints (common/resume.h): a run killed with SIGKILL goes on from its last
+ * resume state exactly as if it had never stopped (tests/resume_after_kill.sh), and a state
+ * that is not this run's, or not whole, is refused before any work with one line. These run
+ * the built programs from the repository root. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "shell.h"
+
+#define LESSON00 "build/solutions/00_single_device"
+
+static char dir[64];
+
+static void make_dir(void) { cr_assert_not_null(shell_temp_dir(dir, sizeof dir, "resume")); }
+static void remove_dir(void) { shell_remove_dir(dir); }
+
+TestSuite(resume, .init = make_dir, .fini = remove_dir, .timeout = 600);
+
+static void check_resumes(const char *binary, int ranks, int resume_ranks, const char *flags, const char *says)
+{
+    char command[512], output[16384];
+    snprintf(command, sizeof command, "tests/resume_after_kill.sh %s %d %d %s", binary, ranks, resume_ranks, flags);
+    int status = shell_output(command, output, sizeof output);
+    cr_expect_eq(status, 0, "%s:\n%s", command, output);
+    cr_expect_not_null(strstr(output, says), "%s:\n%s", command, output);
+}
+
+Test(resume, a_killed_run_goes_on_bit_for_bit_on_one_device_in_ddp_and_in_zero)
+{
+    const char *same = "steps 51-400 and the final parameters bit for bit the same";
+    check_resumes(LESSON00, 1, 1, "", same);
+    check_resumes("build/solutions/05_bucketed_ddp", 2, 2, "", same);
+    check_resumes("build/solutions/07_zero1", 2, 2, "", same);
+    check_resumes("build/solutions/09_zero3", 2, 2, "", same);
+}
+
+/* The state holds the whole optimizer state, gathered from the shards: 3 ranks take their
+ * own shards of what 2 ranks saved (ZeRO-3: of the parameters too). The sums run in another order, so within the tolerance. */
+Test(resume, a_zero_state_saved_at_2_ranks_goes_on_at_3)
+{
+    check_resumes("build/solutions/09_zero3", 2, 3, "--batch 12", "PASS resumed at 3 ranks loss: 350 rows");
+}
+
+/* A 10-step run of lesson 00 that saves every 5 steps, then `prepare`, then a run with
+ * `flags`: refused with exit status `status` (2: flags that contradict each other, 1: a
+ * state that cannot be used) and one line containing `reason`. */
+static void check_exit(int expected, const char *prepare, const char *resume_flags, const char *reason)
+{
+    char command[1024], output[16384];
+    snprintf(command, sizeof command,
+             LESSON00 " train --config reference --steps 10 --save %s/ck --save-every 5 > /dev/null && %s"
+             LESSON00 " train --config reference --steps 10 %s",
+             dir, prepare, resume_flags);
+    int status = shell_output(command, output, sizeof output);
+    cr_expect_eq(status, expected, "%s:\n%s", command, output);
+    cr_expect_not_null(strstr(output, reason), "%s: no '%s':\n%s", command, reason, output);
+    cr_expect_eq(strchr(output, '\n'), output + strlen(output) - 1, "more than one line:\n%s", output);
+}
+
+static void check_refused(const char *prepare, const char *flags, const char *reason)
+{
+    check_exit(1, prepare, flags, reason);
+}
+
+Test(resume, a_state_of_another_run_is_refused_naming_the_first_difference)
+{
+    char flags[256];
+    snprintf(flags, sizeof flags, "--resume %s/ck.state --lr 0.002", dir);
+    check_refused("", flags, "does not match this run: it was saved with lr 0.003, this run has lr 0.002");
+    snprintf(flags, sizeof flags, "--resume %s/ck.state --steps 11", dir);
+    check_refused("", flags, "it was saved with steps 10, this run has steps 11");
+}
+
+Test(resume, a_damaged_or_foreign_state_is_refused)
+{
+    char prepare[512], flags[256];
+    snprintf(flags, sizeof flags, "--resume %s/ck.state", dir);
+    snprintf(prepare, sizeof prepare, "printf '\\177' | dd of=%s/ck.state bs=1 seek=100000 conv=notrunc 2>/dev/null && ",
+             dir);
+    check_refused(prepare, flags, "damaged (its contents do not match their hash)");
+    snprintf(prepare, sizeof prepare, "truncate -s -4 %s/ck.state && ", dir);
+    check_refused(prepare, flags, "damaged (not the size its header says)");
+    snprintf(flags, sizeof flags, "--resume %s/ck", dir);
+    check_refused("", flags, "not a resume state");
+}
+
+Test(resume, flags_that_cannot_work_together_are_refused)
+{
+    char flags[256];
+    check_exit(2, "", "--save-every 5", "--save-every needs --save PATH");
+    snprintf(flags, sizeof flags, "--resume %s/ck.state --init-from %s/ck", dir, dir);
+    check_exit(2, "", flags, "--resume and --init-from both name where to start");
+    snprintf(flags, sizeof flags, "--save %s/ck --save-every 5 --train %s/ck.state", dir, dir);
+    check_refused("", flags, "would overwrite an input file");
+}
