@@ -139,10 +139,11 @@ $(BUILD)/tools/compare_runs $(BUILD)/tools/check_schedule: $(BUILD)/tools/%: $(B
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
+# analyze_traces reads JSON with cJSON (libcjson-dev): any valid formatting of a trace
 $(BUILD)/tools/analyze_traces: $(BUILD)/obj/tools/analyze_traces.o
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
-	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS) -lcjson
 
 $(BUILD)/tools/doctor $(BUILD)/tools/cpu_kernels: $(BUILD)/tools/%: $(BUILD)/obj/tools/%.o $(LIB)
 	@mkdir -p $(dir $@)

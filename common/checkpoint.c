@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "layout.h"
 #include "paths.h"
@@ -213,9 +212,10 @@ static int write_tensors(const char *path, FILE *fp, const GPTConfig *cfg,
 
 int checkpoint_read_config(const char *path, GPTConfig *cfg, char *err, size_t err_len)
 {
-    FILE *fp = fopen(path, "rb");
+    char why[512];
+    FILE *fp = open_input(path, "checkpoint", why, sizeof why);
     if (fp == NULL) {
-        set_error(err, err_len, "%s: cannot open checkpoint: %s", path, strerror(errno));
+        set_error(err, err_len, "%s", why);
         return -1;
     }
     GPTConfig file_cfg;
@@ -241,9 +241,10 @@ int checkpoint_load(const char *path, const GPTConfig *expected, float *params,
         set_error(err, err_len, "%s: cannot load into this model: %s", path, reason);
         return -1;
     }
-    FILE *fp = fopen(path, "rb");
+    char why[512];
+    FILE *fp = open_input(path, "checkpoint", why, sizeof why);
     if (fp == NULL) {
-        set_error(err, err_len, "%s: cannot open checkpoint: %s", path, strerror(errno));
+        set_error(err, err_len, "%s", why);
         return -1;
     }
     GPTConfig file_cfg;

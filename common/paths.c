@@ -1,6 +1,7 @@
 #include "paths.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,24 @@ int check_writable(const char *path, const char *flag, char *err, size_t err_len
     }
     fclose(probe);
     return 0;
+}
+
+FILE *open_input(const char *path, const char *what, char *err, size_t err_len)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK); /* a FIFO would block a plain open until a writer came */
+    if (fd < 0) {
+        snprintf(err, err_len, "%s: cannot open %s: %s", path, what, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    FILE *fp = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        snprintf(err, err_len, "%s: not a regular file (a %s must be one)", path, what);
+    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 || (fp = fdopen(fd, "rb")) == NULL)
+        snprintf(err, err_len, "%s: cannot open %s: %s", path, what, strerror(errno));
+    if (fp == NULL)
+        close(fd);
+    return fp;
 }
 
 int check_folder_writable(const char *path, const char *flag, char *err, size_t err_len)
@@ -67,8 +86,10 @@ static FILE *open_temp_beside(const char *path, char *tmp_path, char *err, size_
         snprintf(err, err_len, "%s: cannot create temporary file %s: %s", path, tmp_path, strerror(errno));
         return NULL;
     }
-    /* mkstemp creates mode 0600; what we write is an ordinary file others may read */
-    FILE *fp = fchmod(fd, 0644) == 0 ? fdopen(fd, "wb") : NULL;
+    /* mkstemp creates mode 0600: give the file the permissions fopen would have */
+    mode_t mask = umask(0);
+    umask(mask);
+    FILE *fp = fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "wb") : NULL;
     if (fp == NULL) {
         snprintf(err, err_len, "%s: cannot open temporary file %s: %s", path, tmp_path, strerror(errno));
         close(fd);

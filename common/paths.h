@@ -12,6 +12,11 @@ int same_file(const char *a, const char *b);
  * can be. Returns 0 (also for no path), or -1 with "FLAG PATH: cannot open for writing". */
 int check_writable(const char *path, const char *flag, char *err, size_t err_len);
 
+/* Opens an input for reading, never blocking on it: a FIFO, a device or a folder is refused
+ * ("PATH: not a regular file"), as is one that cannot be opened ("PATH: cannot open WHAT:
+ * reason"). NULL then, with that one line in err. */
+FILE *open_input(const char *path, const char *what, char *err, size_t err_len);
+
 /* A file written by rename into its folder (write_file_atomically): find out before the run
  * that the folder exists and can be written, without touching a file already at path.
  * Returns 0 (also for no path), or -1 with "FLAG PATH: ..." naming the problem. */

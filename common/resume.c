@@ -174,9 +174,10 @@ int resume_load(const char *path, const char *settings, size_t expected_params, 
                 size_t err_len)
 {
     memset(state, 0, sizeof *state);
-    FILE *fp = fopen(path, "rb");
+    char reason[512];
+    FILE *fp = open_input(path, "resume state", reason, sizeof reason);
     if (fp == NULL) {
-        snprintf(err, err_len, "--resume %s: cannot open: %s", path, strerror(errno));
+        snprintf(err, err_len, "--resume %s", reason);
         return -1;
     }
     int status = read_settings(fp, path, settings, err, err_len);

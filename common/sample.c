@@ -17,20 +17,29 @@ static int sample_token(const float *probs, int V, double coin)
     return V - 1;
 }
 
-static int prompt_tokens(const GPT *model, const char *prompt, int *tokens, char *err, size_t err_len)
+int sample_check_prompt(const GPTConfig *cfg, const char *prompt, char *err, size_t err_len)
 {
-    int n = (int)strlen(prompt);
-    if (n < 1 || n >= model->cfg.max_seq_len) {
-        snprintf(err, err_len, "prompt must be 1..%d bytes long", model->cfg.max_seq_len - 1);
+    size_t n = strlen(prompt);
+    if (n < 1 || n >= (size_t)cfg->max_seq_len) {
+        snprintf(err, err_len, "--prompt must be 1..%d bytes long", cfg->max_seq_len - 1);
         return -1;
     }
-    for (int i = 0; i < n; i++) {
-        tokens[i] = (unsigned char)prompt[i];
-        if (tokens[i] >= model->cfg.vocab_size) {
-            snprintf(err, err_len, "prompt byte %d is not in the vocabulary (V=%d)", tokens[i], model->cfg.vocab_size);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)prompt[i] >= cfg->vocab_size) {
+            snprintf(err, err_len, "--prompt byte %d is not in the vocabulary (V=%d)", (unsigned char)prompt[i],
+                     cfg->vocab_size);
             return -1;
         }
-    }
+    return 0;
+}
+
+static int prompt_tokens(const GPT *model, const char *prompt, int *tokens, char *err, size_t err_len)
+{
+    if (sample_check_prompt(&model->cfg, prompt, err, err_len) != 0)
+        return -1;
+    int n = (int)strlen(prompt);
+    for (int i = 0; i < n; i++)
+        tokens[i] = (unsigned char)prompt[i];
     return n;
 }
 

@@ -6,6 +6,10 @@
 
 #include "model.h"
 
+/* A prompt generate_text can continue: 1..maxT-1 bytes, each a token of the vocabulary.
+ * 0, or -1 with a one-line reason naming --prompt. */
+int sample_check_prompt(const GPTConfig *cfg, const char *prompt, char *err, size_t err_len);
+
 /* Continues prompt (bytes as tokens) by up to max_new tokens sampled from the model,
  * stopping after a newline. The model's activations are re-allocated for one sequence of
  * maxT. Writes a NUL-terminated string (prompt + continuation) into out. Returns 0, or

@@ -1,4 +1,5 @@
 #include "shard.h"
+#include "paths.h"
 
 #include "alloc.h"
 
@@ -7,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 /* Tokens are encoded through a small staging buffer so the file is little-endian on any
  * host without holding a second copy of the whole shard. */
@@ -51,32 +51,19 @@ static int write_tokens(FILE *file, const uint16_t *tokens, size_t count)
     return 0;
 }
 
-/* mkstemp creates files readable only by the owner; give the shard the permissions an
- * ordinary fopen would have. */
-static void set_default_permissions(int fd)
-{
-    mode_t mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
-}
+typedef struct {
+    const uint16_t *tokens;
+    size_t count;
+} Shard;
 
-/* Writes the whole shard into an already created temporary file; closes it. */
-static int fill_temp_file(int fd, const uint16_t *tokens, size_t count)
+static int write_shard(FILE *file, const char *path, const void *what, char *err, size_t err_len)
 {
-    FILE *file = fdopen(fd, "wb");
-    if (file == NULL) {
-        close(fd);
+    const Shard *shard = what;
+    if (write_header(file, shard->count) != 0 || write_tokens(file, shard->tokens, shard->count) != 0) {
+        snprintf(err, err_len, "%s: write failed: %s", path, strerror(errno));
         return -1;
     }
-    set_default_permissions(fd);
-    int ok = write_header(file, count) == 0 && write_tokens(file, tokens, count) == 0 &&
-             fflush(file) == 0 && fsync(fd) == 0;
-    int saved_errno = errno;
-    if (fclose(file) != 0)
-        ok = 0;
-    else
-        errno = saved_errno;
-    return ok ? 0 : -1;
+    return 0;
 }
 
 int shard_write(const char *path, const uint16_t *tokens, size_t count,
@@ -87,33 +74,8 @@ int shard_write(const char *path, const uint16_t *tokens, size_t count,
                  path, count, INT32_MAX);
         return -1;
     }
-    size_t tmp_len = strlen(path) + sizeof ".tmp.XXXXXX";
-    char *tmp_path = malloc(tmp_len);
-    if (tmp_path == NULL) {
-        snprintf(err, err_len, "%s: out of memory", path);
-        return -1;
-    }
-    snprintf(tmp_path, tmp_len, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp_path);
-    if (fd < 0) {
-        snprintf(err, err_len, "%s: cannot create a temporary file beside it: %s",
-                 path, strerror(errno));
-        free(tmp_path);
-        return -1;
-    }
-    int rc = 0;
-    if (fill_temp_file(fd, tokens, count) != 0) {
-        snprintf(err, err_len, "%s: write failed: %s", path, strerror(errno));
-        rc = -1;
-    } else if (rename(tmp_path, path) != 0) {
-        snprintf(err, err_len, "%s: cannot replace it with the new shard: %s",
-                 path, strerror(errno));
-        rc = -1;
-    }
-    if (rc != 0)
-        unlink(tmp_path);
-    free(tmp_path);
-    return rc;
+    Shard shard = {tokens, count};
+    return write_file_atomically(path, write_shard, &shard, err, err_len);
 }
 
 /* Validates the header against the file size; returns the token count or -1. */
@@ -199,11 +161,9 @@ static int read_open_shard(FILE *file, const char *path, uint16_t **tokens_out,
 int shard_read(const char *path, uint16_t **tokens_out, size_t *count_out,
                char *err, size_t err_len)
 {
-    FILE *file = fopen(path, "rb");
-    if (file == NULL) {
-        snprintf(err, err_len, "%s: cannot open: %s", path, strerror(errno));
+    FILE *file = open_input(path, "token shard", err, err_len);
+    if (file == NULL)
         return -1;
-    }
     int rc = read_open_shard(file, path, tokens_out, count_out, err, err_len);
     fclose(file);
     return rc;

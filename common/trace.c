@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct {
     const char *name;
@@ -26,6 +27,31 @@ static const char *const track_names[NUM_TRACKS] = {"compute", "communication", 
 int trace_enabled(void)
 {
     return trace.active;
+}
+
+int trace_check_dir(const char *dir, int world, char *err, size_t err_len)
+{
+    struct stat st;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        snprintf(err, err_len, "--trace %s: cannot create the folder (%s)", dir, strerror(errno));
+        return -1;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
+        snprintf(err, err_len, "--trace %s: not a folder this run can write into", dir);
+        return -1;
+    }
+    char path[1100];
+    for (int rank = -1; rank < world; rank++) {
+        if (rank < 0)
+            snprintf(path, sizeof path, "%s/merged.json", dir);
+        else
+            snprintf(path, sizeof path, "%s/rank_%d.json", dir, rank);
+        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+            snprintf(err, err_len, "--trace %s: %s exists and is not a regular file", dir, path);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int trace_start(const char *dir, int rank, int world, char *err, size_t err_len)

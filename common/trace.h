@@ -16,6 +16,11 @@
 
 typedef enum { TRACK_COMPUTE, TRACK_COMM, TRACK_WAIT, NUM_TRACKS } TraceTrack;
 
+/* Before a run: dir exists as a folder this process can write into (created if missing),
+ * and the trace files it will hold there (rank_R.json, merged.json) are regular files or
+ * absent. Returns 0, or -1 with "--trace DIR: ..." naming the problem. */
+int trace_check_dir(const char *dir, int world, char *err, size_t err_len);
+
 /* Starts recording for this rank into dir (created if missing). Returns 0, or -1 with a
  * reason. */
 int trace_start(const char *dir, int rank, int world, char *err, size_t err_len);

@@ -4,6 +4,7 @@
 #include "paths.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #define FIELD(name) offsetof(TrainConfig, name)
@@ -93,6 +94,24 @@ int train_config_state_path(const TrainConfig *cfg, char *out, size_t out_len)
     return snprintf(out, out_len, "%s.state", cfg->save_path) < (int)out_len ? 1 : -1;
 }
 
+/* Whether input is one of the files --trace DIR writes: DIR/merged.json, DIR/rank_N.json. */
+static int is_trace_output(const char *dir, const char *input)
+{
+    if (dir == NULL || input == NULL)
+        return 0;
+    const char *slash = strrchr(input, '/');
+    const char *name = slash != NULL ? slash + 1 : input;
+    int rank, used = 0;
+    if (strcmp(name, "merged.json") != 0 && !(sscanf(name, "rank_%d.json%n", &rank, &used) == 1 && name[used] == '\0'))
+        return 0;
+    char folder[4096];
+    if (slash == NULL)
+        snprintf(folder, sizeof folder, ".");
+    else
+        snprintf(folder, sizeof folder, "%.*s", slash == input ? 1 : (int)(slash - input), input);
+    return same_file(folder, dir);
+}
+
 int train_config_refuse_overwrite(const TrainConfig *cfg, char *err, size_t err_len)
 {
     char state_path[4096];
@@ -105,6 +124,12 @@ int train_config_refuse_overwrite(const TrainConfig *cfg, char *err, size_t err_
     const char *outputs[] = {cfg->save_path, cfg->csv_path, cfg->summary_path, cfg->comm_log_path,
                              has_state ? state_path : NULL};
     const char *output_flags[] = {"--save", "--csv", "--summary", "--comm-log", "--save-every's state"};
+    for (int i = 0; i < 4; i++)
+        if (is_trace_output(cfg->trace_dir, inputs[i])) {
+            snprintf(err, err_len, "--trace %s would overwrite the input file %s; choose another folder",
+                     cfg->trace_dir, inputs[i]);
+            return -1;
+        }
     for (int o = 0; o < 5; o++)
         for (int i = 0; i < 4; i++)
             if (same_file(outputs[o], inputs[i])) {

@@ -162,6 +162,23 @@ Test(lesson00, a_loss_that_is_not_a_number_stops_the_run_at_its_step)
                              "step 1: the loss is -nan (rank 1's own rows): training stops at the first step");
 }
 
+/* What the run would trip over only at its end, or never get past, is refused before the
+ * first step: a FIFO as an input (opening it would wait for a writer forever), a trace
+ * folder that is a file, a prompt the sample cannot use. */
+Test(lesson00, inputs_and_outputs_that_cannot_work_are_refused_before_training)
+{
+    char args[512];
+    snprintf(args, sizeof args, "mkfifo %s/fifo", work_dir);
+    cr_assert_eq(run(args), 0);
+    snprintf(args, sizeof args, "train --config tiny --train %s/fifo", work_dir);
+    assert_one_line_error(args, 1, "fifo: not a regular file (a token shard must be one)");
+    snprintf(args, sizeof args, "train --config tiny --init-from %s/fifo", work_dir);
+    assert_one_line_error(args, 1, "fifo: not a regular file (a checkpoint must be one)");
+    snprintf(args, sizeof args, "train --config tiny --trace %s/fifo", work_dir);
+    assert_one_line_error(args, 1, "not a folder this run can write into");
+    assert_one_line_error("train --config tiny --gen-tokens 3 --prompt ''", 1, "--prompt must be 1..15 bytes long");
+}
+
 Test(lesson00, never_overwrites_an_input)
 {
     char args[256];
@@ -169,6 +186,9 @@ Test(lesson00, never_overwrites_an_input)
     assert_one_line_error(args, 1, "would overwrite an input");
     snprintf(args, sizeof args, "train --config tiny --csv data/generated/val.bin");
     assert_one_line_error(args, 1, "would overwrite an input");
+    /* the trace's own files count too: DIR/merged.json and DIR/rank_N.json */
+    snprintf(args, sizeof args, "train --config tiny --val %s/rank_0.json --trace %s", work_dir, work_dir);
+    assert_one_line_error(args, 1, "would overwrite the input file");
 }
 
 Test(lesson00, profile_reports_oom_at_the_memory_limit)

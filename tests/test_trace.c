@@ -104,8 +104,8 @@ Test(trace, a_two_rank_run_writes_per_rank_and_merged_timelines)
 
 /* A trace whose answer is known: compute [0,100] and [200,300] us (the step's optimizer at
  * [250,300]); an all-reduce on the communication track at [50,150] (half of it under compute);
- * a wait at [300,350]. `other` goes after the events (e.g. the timing mark). */
-static void write_known_trace(const char *other)
+ * a wait at [300,350]. `timing` is its timing mark: "host" (one thread) or a device's. */
+static void write_known_trace(const char *timing)
 {
     char path[128];
     snprintf(path, sizeof path, "%s/rank_0.json", dir);
@@ -117,8 +117,9 @@ static void write_known_trace(const char *other)
                  "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"backward unit 1\",\"ts\":200,\"dur\":100},\n"
                  "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"optimizer step\",\"ts\":250,\"dur\":50},\n"
                  "{\"ph\":\"X\",\"pid\":0,\"tid\":2,\"cat\":\"waits\",\"name\":\"wait\",\"ts\":300,\"dur\":50},\n"
-                 "{\"ph\":\"M\",\"pid\":0,\"name\":\"process_labels\",\"args\":{\"labels\":\"dtc\"}}\n]%s}\n",
-            other);
+                 "{\"ph\":\"M\",\"pid\":0,\"name\":\"process_labels\",\"args\":{\"labels\":\"dtc\"}}\n],\n"
+                 "\"otherData\":{\"timing\":\"%s\"},\"distributedInfo\":{\"rank\":0,\"world_size\":1}}\n",
+            timing);
     fclose(out);
 }
 
@@ -129,12 +130,12 @@ static void analyze_known_trace(char *output, size_t output_len)
     cr_assert_eq(shell_output(command, output, output_len), 0, "%s", output);
 }
 
-/* Streams that run side by side (no timing mark): span 350, compute 200, communication 150 of
+/* Streams that run side by side (a device's timing): span 350, compute 200, communication 150 of
  * which 50 overlapped and 100 exposed, idle 50, overlap 33.33%. */
 Test(trace, the_analyzer_returns_the_known_breakdown)
 {
     char path[128], output[4096];
-    write_known_trace("");
+    write_known_trace("device");
     analyze_known_trace(output, sizeof output);
     cr_expect_not_null(strstr(output, "\n0,1,0.2000,0.1000,0.0500,0.0500,57.14,42.86,14.29,33.33,2,0.1500\n"), "%s",
                        output);
@@ -150,7 +151,7 @@ Test(trace, the_analyzer_returns_the_known_breakdown)
 Test(trace, host_timing_takes_enclosed_calls_out_of_compute)
 {
     char output[4096];
-    write_known_trace(",\n\"otherData\":{\"timing\":\"host\"}");
+    write_known_trace("host");
     analyze_known_trace(output, sizeof output);
     cr_expect_not_null(strstr(output, "\n0,1,0.1500,0.1500,0.0000,0.0500,42.86,57.14,14.29,0.00,2,0.1500\n"), "%s",
                        output);
@@ -160,7 +161,7 @@ Test(trace, host_timing_takes_enclosed_calls_out_of_compute)
 Test(trace, the_timeline_holds_one_step_from_its_start)
 {
     char command[256], output[4096];
-    write_known_trace("");
+    write_known_trace("device");
     snprintf(command, sizeof command, "build/tools/analyze_traces %s --timeline 1 > /dev/null && cat %s/timeline.csv",
              dir, dir);
     cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
@@ -170,4 +171,42 @@ Test(trace, the_timeline_holds_one_step_from_its_start)
     snprintf(command, sizeof command, "build/tools/analyze_traces %s --timeline 2 2>&1", dir);
     cr_expect_neq(shell_output(command, output, sizeof output), 0, "a step the trace lacks must fail: %s", output);
     cr_expect_not_null(strstr(output, "fewer steps"), "%s", output);
+}
+
+/* Read by a JSON parser: the same trace pretty-printed or on one line gives the same table;
+ * what is not JSON, not ours, or misses a rank is refused with one line and exit status 1. */
+Test(trace, the_analyzer_reads_any_formatting_and_refuses_what_is_not_a_trace)
+{
+    char command[1024], output[8192], expected[4096];
+    write_known_trace("host");
+    analyze_known_trace(expected, sizeof expected);
+    snprintf(command, sizeof command,
+             "command -v python3 > /dev/null || exit 77; f=%s/rank_0.json; "
+             "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); json.dump(d, open(sys.argv[1], \"w\"), "
+             "indent=int(sys.argv[2]) if sys.argv[2] != \"-\" else None)' $f %s && "
+             "build/tools/analyze_traces %s > /dev/null && cat %s/summary.csv",
+             dir, "4", dir, dir);
+    int status = shell_output(command, output, sizeof output);
+    if (status != 77) {
+        cr_expect_eq(status, 0, "%s", output);
+        cr_expect_str_eq(output, expected, "pretty-printed");
+    }
+    const char *bad[][2] = {
+        {": > $f", "not JSON (the parser stopped at byte 0 of 0)"},
+        {"head -c 200 $f > $f.cut && mv $f.cut $f", "not JSON"},
+        {"echo '{\"traceEvents\":[],\"schemaVersion\":1}' > $f", "not a trace that --trace wrote"},
+        {"echo 'not json' > $f", "not JSON"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_known_trace("host");
+        snprintf(command, sizeof command, "f=%s/rank_0.json; %s; build/tools/analyze_traces %s", dir, bad[i][0], dir);
+        cr_expect_eq(shell_output(command, output, sizeof output), 1, "%s: %s", bad[i][0], output);
+        cr_expect_not_null(strstr(output, bad[i][1]), "%s: %s", bad[i][0], output);
+        cr_expect_eq(strchr(output, '\n'), output + strlen(output) - 1, "more than one line: %s", output);
+    }
+    write_known_trace("host");
+    snprintf(command, sizeof command, "sed -i 's/\"world_size\":1/\"world_size\":2/' %s/rank_0.json && "
+             "build/tools/analyze_traces %s", dir, dir);
+    cr_expect_eq(shell_output(command, output, sizeof output), 1, "a missing rank: %s", output);
+    cr_expect_not_null(strstr(output, "rank_1.json"), "%s", output);
 }

@@ -8,6 +8,7 @@
  * A trace marked "timing":"host" (the CPU backend's) was timed on the rank's one thread: a
  * compute span that encloses a communication call (ZeRO's optimizer step) was not computing
  * during the call, so the call's time is taken out of compute and overlap there is always 0.
+ * Any other timing (a device's, whose streams run side by side) is taken as it is.
  * and the count and total time of each communication call. Writes DIR/summary.csv and
  * DIR/summary.html (the tables and an inline SVG bar per rank).
  *
@@ -16,7 +17,12 @@
  * --timeline also writes DIR/timeline.csv (rank,track,start_ms,end_ms,name): every event of
  * optimizer step STEP (1-based), each rank's times from the start of its own step, so ranks on
  * machines whose clocks differ still line up; the course report draws it.
+ *
+ * The traces are read with cJSON (Debian's libcjson), so any valid formatting of one is
+ * accepted (pretty-printed, on one line, as a JSON tool rewrote it), and a file that is not
+ * JSON, or not a trace that --trace wrote, is refused with one line.
  */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +84,8 @@ static double total_length(const Intervals *list)
 /* Sorts and merges overlapping intervals in place; returns their total length. */
 static double merge(Intervals *list)
 {
-    qsort(list->items, list->count, sizeof *list->items, by_start);
+    if (list->count > 1) /* qsort of an empty list may not be handed a NULL array */
+        qsort(list->items, list->count, sizeof *list->items, by_start);
     size_t kept = 0;
     for (size_t i = 0; i < list->count; i++) {
         Interval next = list->items[i];
@@ -150,52 +157,134 @@ static void count_op(RankTrace *r, const char *name, double dur)
     op->total_us = dur;
 }
 
-/* Our writer puts one event per line: {"ph":"X","pid":R,"tid":T,"cat":"…","name":"…","ts":…,"dur":…,…} */
-static int parse_event(const char *line, int *tid, char *name, size_t name_len, double *ts, double *dur)
-{
-    const char *tid_at = strstr(line, "\"tid\":"), *name_at = strstr(line, "\"name\":\"");
-    const char *ts_at = strstr(line, "\"ts\":"), *dur_at = strstr(line, "\"dur\":");
-    if (strncmp(line, "{\"ph\":\"X\"", 9) != 0 || !tid_at || !name_at || !ts_at || !dur_at)
-        return -1;
-    *tid = atoi(tid_at + 6);
-    *ts = strtod(ts_at + 5, NULL);
-    *dur = strtod(dur_at + 6, NULL);
-    const char *start = name_at + 8, *end = strchr(start, '"');
-    if (end == NULL)
-        return -1;
-    snprintf(name, name_len, "%.*s", (int)(end - start), start);
-    return 0;
-}
+/* One complete ("X") event of a trace: its track (0 = compute), name and time in us. */
+typedef struct {
+    int tid;
+    char name[128];
+    double ts, dur;
+} Event;
 
-static int read_rank(const char *path, RankTrace *r)
+/* One rank's trace file, parsed. */
+typedef struct {
+    Event *events;
+    size_t count;
+    int world;       /* distributedInfo.world_size: the run's ranks */
+    int host_timing; /* otherData.timing is "host" */
+} TraceFile;
+
+static char *read_whole(const char *path, size_t *length)
 {
-    FILE *in = fopen(path, "r");
+    FILE *in = fopen(path, "rb");
     if (in == NULL)
-        return -1;
-    char line[4096], name[128];
-    r->first = 1e300;
-    r->last = -1e300;
-    while (fgets(line, sizeof line, in) != NULL) {
-        int tid;
-        double ts, dur;
-        if (strstr(line, "\"timing\":\"host\"") != NULL)
-            r->host_timing = 1;
-        if (parse_event(line, &tid, name, sizeof name, &ts, &dur) != 0)
-            continue;
-        if (ts < r->first)
-            r->first = ts;
-        if (ts + dur > r->last)
-            r->last = ts + dur;
-        if (tid == 0) {
-            add(&r->compute, ts, ts + dur);
-            r->steps += strcmp(name, "optimizer step") == 0;
-        } else {
-            add(&r->comm, ts, ts + dur);
-            count_op(r, name, dur);
+        return NULL;
+    size_t capacity = 1 << 16, used = 0, got;
+    char *text = malloc(capacity);
+    while (text != NULL && (got = fread(text + used, 1, capacity - used, in)) > 0) {
+        used += got;
+        if (used == capacity) {
+            char *grown = realloc(text, capacity *= 2);
+            if (grown == NULL)
+                free(text);
+            text = grown;
         }
     }
     fclose(in);
+    *length = used;
+    return text;
+}
+
+static double number_in(const cJSON *object, const char *key, int *missing)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, key);
+    *missing |= !cJSON_IsNumber(item);
+    return cJSON_IsNumber(item) ? item->valuedouble : 0.0;
+}
+
+/* The complete events of a parsed trace into t; -1 with the reason printed. */
+static int take_events(const char *path, const cJSON *events, TraceFile *t)
+{
+    t->events = calloc((size_t)cJSON_GetArraySize(events) + 1, sizeof *t->events);
+    if (t->events == NULL) {
+        fprintf(stderr, "analyze_traces: out of memory reading %s\n", path);
+        return -1;
+    }
+    int index = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events) {
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+        index++;
+        if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "X") != 0)
+            continue;
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+        int missing = !cJSON_IsString(name);
+        Event *out = &t->events[t->count];
+        out->tid = (int)number_in(e, "tid", &missing);
+        out->ts = number_in(e, "ts", &missing);
+        out->dur = number_in(e, "dur", &missing);
+        if (missing) {
+            fprintf(stderr, "analyze_traces: %s: event %d has no tid, name, ts or dur\n", path, index);
+            return -1;
+        }
+        snprintf(out->name, sizeof out->name, "%s", name->valuestring);
+        t->count++;
+    }
     return 0;
+}
+
+/* Reads one rank's trace; -1 with one line printed when it is missing, not JSON, or not a
+ * trace --trace wrote (traceEvents, otherData.timing, distributedInfo.world_size). */
+static int load_trace(const char *path, TraceFile *t)
+{
+    size_t length = 0;
+    char *text = read_whole(path, &length);
+    if (text == NULL) {
+        fprintf(stderr, "analyze_traces: cannot read %s\n", path);
+        return -1;
+    }
+    cJSON *root = cJSON_ParseWithLength(text, length);
+    int status = -1;
+    if (root == NULL) {
+        const char *stop = cJSON_GetErrorPtr();
+        fprintf(stderr, "analyze_traces: %s: not JSON (the parser stopped at byte %ld of %zu)\n", path,
+                stop != NULL && stop >= text && stop <= text + length ? (long)(stop - text) : 0L, length);
+    } else {
+        const cJSON *events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+        const cJSON *timing = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "otherData"),
+                                                               "timing");
+        const cJSON *world = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(root, "distributedInfo"), "world_size");
+        if (!cJSON_IsArray(events) || !cJSON_IsString(timing) || !cJSON_IsNumber(world) || world->valueint < 1)
+            fprintf(stderr, "analyze_traces: %s: not a trace that --trace wrote (it needs traceEvents, "
+                            "otherData.timing and distributedInfo.world_size)\n", path);
+        else if ((status = take_events(path, events, t)) == 0) {
+            t->world = world->valueint;
+            t->host_timing = strcmp(timing->valuestring, "host") == 0;
+        }
+        cJSON_Delete(root);
+    }
+    free(text);
+    return status;
+}
+
+static void read_rank(const TraceFile *t, RankTrace *r)
+{
+    r->first = 1e300;
+    r->last = -1e300;
+    r->host_timing = t->host_timing;
+    for (size_t i = 0; i < t->count; i++) {
+        const Event *e = &t->events[i];
+        if (e->ts < r->first)
+            r->first = e->ts;
+        if (e->ts + e->dur > r->last)
+            r->last = e->ts + e->dur;
+        if (e->tid == 0) {
+            add(&r->compute, e->ts, e->ts + e->dur);
+            r->steps += strcmp(e->name, "optimizer step") == 0;
+        } else {
+            add(&r->comm, e->ts, e->ts + e->dur);
+            count_op(r, e->name, e->dur);
+        }
+    }
 }
 
 typedef struct {
@@ -313,46 +402,39 @@ static int write_outputs(const char *dir, RankTrace *ranks, Breakdown *b, int n)
 
 /* Finds optimizer step `step` of one rank: it begins where the previous optimizer step ended
  * (the first at the rank's first event) and ends with its own optimizer step. */
-static int find_step(FILE *in, int step, double *begin, double *end)
+static int find_step(const TraceFile *t, int step, double *begin, double *end)
 {
-    char line[4096], name[128];
-    int tid, seen = 0;
-    double ts, dur, first = 1e300;
-    while (seen < step && fgets(line, sizeof line, in) != NULL) {
-        if (parse_event(line, &tid, name, sizeof name, &ts, &dur) != 0)
-            continue;
-        if (ts < first)
-            first = ts;
-        if (tid == 0 && strcmp(name, "optimizer step") == 0 && ++seen >= step - 1)
-            *(seen == step - 1 ? begin : end) = ts + dur;
+    int seen = 0;
+    double first = 1e300;
+    for (size_t i = 0; i < t->count && seen < step; i++) {
+        const Event *e = &t->events[i];
+        if (e->ts < first)
+            first = e->ts;
+        if (e->tid == 0 && strcmp(e->name, "optimizer step") == 0 && ++seen >= step - 1)
+            *(seen == step - 1 ? begin : end) = e->ts + e->dur;
     }
     if (step == 1)
         *begin = first;
     return seen == step ? 0 : -1;
 }
 
-static int timeline_rank(FILE *out, const char *dir, int rank, int step)
+static int timeline_rank(FILE *out, const char *dir, const TraceFile *t, int rank, int step)
 {
-    char path[1200], line[4096], name[128];
-    snprintf(path, sizeof path, "%s/rank_%d.json", dir, rank);
-    FILE *in = fopen(path, "r");
-    double begin = 0, end = 0, ts, dur;
-    int tid;
-    if (in == NULL || find_step(in, step, &begin, &end) != 0) {
-        fprintf(stderr, "analyze_traces: --timeline %d: %s has fewer steps\n", step, path);
-        if (in != NULL)
-            fclose(in);
+    double begin = 0, end = 0;
+    if (find_step(t, step, &begin, &end) != 0) {
+        fprintf(stderr, "analyze_traces: --timeline %d: %s/rank_%d.json has fewer steps\n", step, dir, rank);
         return -1;
     }
-    rewind(in);
-    while (fgets(line, sizeof line, in) != NULL)
-        if (parse_event(line, &tid, name, sizeof name, &ts, &dur) == 0 && ts >= begin && ts < end)
-            fprintf(out, "%d,%d,%.4f,%.4f,%s\n", rank, tid, (ts - begin) / 1e3, (ts + dur - begin) / 1e3, name);
-    fclose(in);
+    for (size_t i = 0; i < t->count; i++) {
+        const Event *e = &t->events[i];
+        if (e->ts >= begin && e->ts < end)
+            fprintf(out, "%d,%d,%.4f,%.4f,%s\n", rank, e->tid, (e->ts - begin) / 1e3, (e->ts + e->dur - begin) / 1e3,
+                    e->name);
+    }
     return 0;
 }
 
-static int write_timeline(const char *dir, int ranks, int step)
+static int write_timeline(const char *dir, const TraceFile *files, int ranks, int step)
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/timeline.csv", dir);
@@ -364,7 +446,7 @@ static int write_timeline(const char *dir, int ranks, int step)
     fprintf(out, "rank,track,start_ms,end_ms,name\n");
     int status = 0;
     for (int r = 0; r < ranks && status == 0; r++)
-        status = timeline_rank(out, dir, r, step);
+        status = timeline_rank(out, dir, &files[r], r, step);
     if (fclose(out) != 0 || status != 0) {
         remove(path); /* half a timeline would draw as a wrong picture */
         return 1;
@@ -396,20 +478,25 @@ int main(int argc, char **argv)
         return usage(stderr, 2);
     }
     static RankTrace ranks[MAX_RANKS];
+    static TraceFile files[MAX_RANKS];
     Breakdown b[MAX_RANKS];
-    int n = 0;
-    for (; n < MAX_RANKS; n++) {
-        char path[1200];
-        snprintf(path, sizeof path, "%s/rank_%d.json", argv[1], n);
-        if (read_rank(path, &ranks[n]) != 0)
-            break;
-        b[n] = breakdown(&ranks[n]);
-    }
-    if (n == 0) {
-        fprintf(stderr, "analyze_traces: no %s/rank_0.json (run a lesson with --trace %s)\n", argv[1], argv[1]);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/rank_0.json", argv[1]);
+    if (load_trace(path, &files[0]) != 0)
         return 1;
+    int n = files[0].world;
+    if (n > MAX_RANKS) {
+        fprintf(stderr, "analyze_traces: %s is from a run of %d ranks; at most %d are read\n", path, n, MAX_RANKS);
+        return 1;
+    }
+    for (int r = 0; r < n; r++) {
+        snprintf(path, sizeof path, "%s/rank_%d.json", argv[1], r);
+        if (r > 0 && load_trace(path, &files[r]) != 0) /* a missing rank is an error, not a smaller run */
+            return 1;
+        read_rank(&files[r], &ranks[r]);
+        b[r] = breakdown(&ranks[r]);
     }
     print_summary(ranks, b, n);
     int status = write_outputs(argv[1], ranks, b, n);
-    return status != 0 ? status : (timeline_step > 0 ? write_timeline(argv[1], n, timeline_step) : 0);
+    return status != 0 ? status : (timeline_step > 0 ? write_timeline(argv[1], files, n, timeline_step) : 0);
 }
