@@ -3,13 +3,16 @@
  * backend's table. MPI is the backend until comm_use_nccl (CUDA builds) swaps in NCCL. */
 #include "comm_internal.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "comm_log.h"
 #include "timer.h"
 #include "trace.h"
+#include "watchdog.h"
 
 int comm_fail(Comm *comm, const char *operation, const char *reason)
 {
@@ -34,6 +37,131 @@ CommStats comm_stats(const Comm *comm)
     return comm->stats;
 }
 
+/* ---------------------------------------------------------------- waiting for the others */
+
+/* The host's ranks share one PeerState each; without shared memory, no board. */
+static void share_board(Comm *comm)
+{
+    MPI_Comm_size(comm->node, &comm->node_size);
+    PeerState *mine = NULL;
+    if (MPI_Win_allocate_shared((MPI_Aint)sizeof(PeerState), (int)sizeof(PeerState), MPI_INFO_NULL, comm->node,
+                                &mine, &comm->board_window) != MPI_SUCCESS)
+        return;
+    MPI_Aint size;
+    int unit;
+    if (MPI_Win_shared_query(comm->board_window, 0, &size, &unit, &comm->board) != MPI_SUCCESS) {
+        MPI_Win_free(&comm->board_window);
+        comm->board = NULL;
+        return;
+    }
+    *mine = (PeerState){.rank = comm->rank, .pid = (int)getpid(), .since = now_seconds(), .op = "no call yet",
+                        .where = "setup"};
+    MPI_Barrier(comm->node); /* every slot filled before anyone reads them */
+}
+
+void comm_set_wait_timeout(Comm *comm, double seconds)
+{
+    comm->wait_timeout = seconds;
+}
+
+/* A process's state letter from /proc/PID/stat ('R' running, 'S' sleeping, 'T' stopped,
+ * 'Z' ended...), or 0 when it is gone. open and read only: this runs in a signal handler. */
+static char process_state(int pid)
+{
+    char path[64], text[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    ssize_t got = read(fd, text, sizeof text - 1);
+    close(fd);
+    text[got > 0 ? got : 0] = '\0';
+    const char *after_name = strrchr(text, ')'); /* "pid (name) S ..." */
+    return after_name != NULL && after_name[1] == ' ' ? after_name[2] : '?';
+}
+
+/* What one other rank of the host was doing, beside this one's call. */
+static void describe_peer(char *line, size_t len, const PeerState *me, const PeerState *peer, double now)
+{
+    char state = process_state(peer->pid);
+    if (state == 0 || state == 'Z' || state == 'X')
+        snprintf(line, len, "  rank %d (pid %d): has ended (in %s, its collective %ld, at step %d after %s)\n",
+                 peer->rank, peer->pid, peer->op, peer->calls, peer->step, peer->where);
+    else if (state == 'T' || state == 't')
+        snprintf(line, len, "  rank %d (pid %d): stopped (a signal, or a debugger) in %s, its collective %ld, at "
+                 "step %d after %s\n", peer->rank, peer->pid, peer->in_call ? peer->op : "its own work",
+                 peer->calls, peer->step, peer->where);
+    else if (peer->in_call && peer->calls == me->calls)
+        snprintf(line, len, "  rank %d: waiting too, in %s (its collective %ld)\n", peer->rank, peer->op, peer->calls);
+    else if (peer->in_call)
+        snprintf(line, len, "  rank %d: waiting in %s, its collective %ld, at step %d after %s: not this one "
+                 "(collectives started in different orders?)\n", peer->rank, peer->op, peer->calls, peer->step,
+                 peer->where);
+    else
+        snprintf(line, len, "  rank %d: in no call for %.1f s (it last left %s, its collective %ld, at step %d "
+                 "after %s): stuck in its own work, or stopped\n", peer->rank, now - peer->since, peer->op,
+                 peer->calls, peer->step, peer->where);
+}
+
+/* The wait deadline's report: this rank's call, then every other rank of its host. It runs
+ * in the signal handler just before the process ends (watchdog.h). */
+static void report_wait(int fd, const void *context)
+{
+    const Comm *comm = context;
+    double now = now_seconds();
+    const PeerState *me = comm->board != NULL ? &comm->board[comm->local_rank] : NULL;
+    char line[512];
+    if (me != NULL)
+        snprintf(line, sizeof line, "rank %d: waited %g s (--wait-timeout) in %s, its collective %ld, at step %d "
+                 "after %s, for a rank that did not come:\n", comm->rank, comm->wait_timeout, me->op, me->calls,
+                 me->step, me->where);
+    else
+        snprintf(line, sizeof line, "rank %d: waited %g s (--wait-timeout) in a call for a rank that did not "
+                 "come\n", comm->rank, comm->wait_timeout);
+    ssize_t written = write(fd, line, strlen(line));
+    int all_waiting = 1;
+    for (int p = 0; me != NULL && p < comm->node_size; p++)
+        if (p != comm->local_rank) {
+            describe_peer(line, sizeof line, me, &comm->board[p], now);
+            written = write(fd, line, strlen(line));
+            char state = process_state(comm->board[p].pid);
+            all_waiting &= comm->board[p].in_call && state != 0 && state != 'T' && state != 't' && state != 'Z';
+        }
+    if (me != NULL && all_waiting && comm->node_size > 1) {
+        snprintf(line, sizeof line, "  every rank here is waiting: the collectives they started did not match "
+                 "(were they started in the same order on every rank?)\n");
+        written = write(fd, line, strlen(line));
+    }
+    if (comm->node_size < comm->size) {
+        snprintf(line, sizeof line, "  (%d rank(s) on other hosts: not seen from here)\n", comm->size - comm->node_size);
+        written = write(fd, line, strlen(line));
+    }
+    (void)written;
+}
+
+void comm_begin_wait(Comm *comm, const char *op, int collective)
+{
+    if (comm->board != NULL) {
+        PeerState *me = &comm->board[comm->local_rank];
+        me->calls += collective;
+        snprintf(me->op, sizeof me->op, "%s", op);
+        me->step = comm_log_where(me->where, sizeof me->where);
+        me->since = now_seconds();
+        me->in_call = 1;
+    }
+    if (comm->wait_timeout > 0 && comm->size > 1)
+        watchdog_arm(DEADLINE_WAIT, comm->wait_timeout, report_wait, comm);
+}
+
+void comm_end_wait(Comm *comm)
+{
+    if (comm->board != NULL) {
+        comm->board[comm->local_rank].in_call = 0;
+        comm->board[comm->local_rank].since = now_seconds();
+    }
+    watchdog_disarm(DEADLINE_WAIT);
+}
+
 Comm *comm_init(int *argc, char ***argv)
 {
     Comm *comm = calloc(1, sizeof *comm);
@@ -53,6 +181,7 @@ Comm *comm_init(int *argc, char ***argv)
     MPI_Comm_size(comm->world, &comm->size);
     MPI_Comm_split_type(comm->world, MPI_COMM_TYPE_SHARED, comm->rank, MPI_INFO_NULL, &comm->node);
     MPI_Comm_rank(comm->node, &comm->local_rank);
+    share_board(comm);
     return comm;
 }
 
@@ -62,6 +191,8 @@ void comm_finalize(Comm *comm)
         return;
     if (comm->ops->release != NULL)
         comm->ops->release(comm);
+    if (comm->board != NULL)
+        MPI_Win_free(&comm->board_window);
     MPI_Comm_free(&comm->node);
     if (comm->we_initialised_mpi)
         MPI_Finalize();
@@ -83,6 +214,18 @@ void comm_check(Comm *comm, int status)
     MPI_Abort(comm->world, 1); /* ends every rank: none waits forever on this one */
 }
 
+/* A started collective takes its place in the order of collectives, without waiting. */
+static void note_start(Comm *comm, const char *op)
+{
+    if (comm->board == NULL)
+        return;
+    PeerState *me = &comm->board[comm->local_rank];
+    me->calls++;
+    snprintf(me->op, sizeof me->op, "%s", op);
+    me->step = comm_log_where(me->where, sizeof me->where);
+    me->since = now_seconds();
+}
+
 /* A request still in flight would lose its result if restarted. */
 static int refuse_active(Comm *comm, const char *operation, const CommRequest *request)
 {
@@ -95,7 +238,9 @@ static int refuse_active(Comm *comm, const char *operation, const CommRequest *r
 
 int comm_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
 {
+    comm_begin_wait(comm, "all_reduce", 1);
     int status = comm->ops->all_reduce(comm, buffer, count, op);
+    comm_end_wait(comm);
     comm_log_call("all_reduce", LOG_BLOCKING, count, count, buffer, -1, -1);
     return status;
 }
@@ -114,6 +259,7 @@ int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, 
     if (refuse_active(comm, "all_reduce_start", request) != 0)
         return -1;
     *request = (CommRequest){.comm = comm, .buffer = buffer, .count = count, .average = op == REDUCE_AVG};
+    note_start(comm, "all_reduce_start");
     return log_start("all_reduce", request, count, count, comm->ops->all_reduce_start(comm, buffer, count, op, request));
 }
 
@@ -122,6 +268,7 @@ int comm_all_gather_start(Comm *comm, const float *send, float *recv, size_t sen
     if (refuse_active(comm, "all_gather_start", request) != 0)
         return -1;
     *request = (CommRequest){.comm = comm, .buffer = recv, .count = send_count * comm->size};
+    note_start(comm, "all_gather_start");
     return log_start("all_gather", request, send_count, request->count,
                      comm->ops->all_gather_start(comm, send, recv, send_count, request));
 }
@@ -130,7 +277,11 @@ int comm_wait(CommRequest *request)
 {
     if (!request->active)
         return 0;
+    char what[24];
+    snprintf(what, sizeof what, "wait for %s", request->op);
+    comm_begin_wait(request->comm, what, 0);
     int status = request->comm->ops->wait(request);
+    comm_end_wait(request->comm);
     comm_log_call(request->op, LOG_WAIT, 0, 0, request->buffer, request->log_id, 1);
     return status;
 }
@@ -147,21 +298,27 @@ int comm_test(CommRequest *request, int *done)
 
 int comm_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_count, ReduceOp op)
 {
+    comm_begin_wait(comm, "reduce_scatter", 1);
     int status = comm->ops->reduce_scatter(comm, send, recv, recv_count, op);
+    comm_end_wait(comm);
     comm_log_call("reduce_scatter", LOG_BLOCKING, recv_count * comm->size, recv_count, recv, -1, -1);
     return status;
 }
 
 int comm_all_gather(Comm *comm, const float *send, float *recv, size_t send_count)
 {
+    comm_begin_wait(comm, "all_gather", 1);
     int status = comm->ops->all_gather(comm, send, recv, send_count);
+    comm_end_wait(comm);
     comm_log_call("all_gather", LOG_BLOCKING, send_count, send_count * comm->size, recv, -1, -1);
     return status;
 }
 
 int comm_broadcast(Comm *comm, float *buffer, size_t count, int root)
 {
+    comm_begin_wait(comm, "broadcast", 1);
     int status = comm->ops->broadcast(comm, buffer, count, root);
+    comm_end_wait(comm);
     comm_log_call("broadcast", LOG_BLOCKING, count, count, buffer, -1, -1);
     return status;
 }
@@ -169,7 +326,9 @@ int comm_broadcast(Comm *comm, float *buffer, size_t count, int root)
 int comm_sendrecv(Comm *comm, const float *send, size_t send_count, int to,
                   float *recv, size_t recv_count, int from)
 {
+    comm_begin_wait(comm, "sendrecv", 1);
     int status = comm->ops->sendrecv(comm, send, send_count, to, recv, recv_count, from);
+    comm_end_wait(comm);
     comm_log_call("sendrecv", LOG_BLOCKING, send_count, recv_count, recv, -1, -1);
     return status;
 }
@@ -177,7 +336,9 @@ int comm_sendrecv(Comm *comm, const float *send, size_t send_count, int to,
 /* Bookkeeping stays on MPI whatever the backend: these are host doubles. */
 static int mpi_all_reduce_double(Comm *comm, const char *operation, double *value, MPI_Op op)
 {
+    comm_begin_wait(comm, op == MPI_MAX ? "max_double" : "sum_double", 1);
     int status = MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_DOUBLE, op, comm->world);
+    comm_end_wait(comm);
     if (status == MPI_SUCCESS)
         return 0;
     char reason[MPI_MAX_ERROR_STRING];

@@ -36,6 +36,11 @@ typedef struct {
 
 /* Starts the communicator (MPI_Init if nobody has). Without mpiexec: world size 1. */
 Comm *comm_init(int *argc, char ***argv);
+
+/* A rank that waits longer than `seconds` in one call for the other ranks ends the job,
+ * saying what each rank of its host was doing (which one never came, or came to another
+ * collective) instead of hanging. 0 (the default) waits forever. */
+void comm_set_wait_timeout(Comm *comm, double seconds);
 void comm_finalize(Comm *comm);
 
 int comm_rank(const Comm *comm);

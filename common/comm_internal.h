@@ -25,6 +25,19 @@ typedef struct {
     void (*release)(Comm *comm); /* frees what the backend added to the Comm */
 } CommOps;
 
+/* One rank's place in its communication, kept in memory the ranks of a host share, so that
+ * a rank that has waited too long can say what the others were doing. */
+typedef struct {
+    int rank;
+    int pid;         /* its process, whose state the others can read in /proc */
+    int in_call;     /* inside a call that waits for the other ranks */
+    long calls;      /* collectives begun (blocking or started), in order */
+    int step;
+    char op[24];     /* the call it is in, or last left */
+    char where[48];  /* the model's or the trainer's last mark then */
+    double since;    /* when it entered or left that call (monotonic seconds) */
+} PeerState;
+
 struct Comm {
     const CommOps *ops;
     void *backend_state; /* the NCCL communicator and its stream, for instance */
@@ -34,7 +47,16 @@ struct Comm {
     int we_initialised_mpi;
     CommStats stats;
     char error[MPI_MAX_ERROR_STRING + 256];
+    double wait_timeout; /* seconds a call may wait for the other ranks; 0 = forever */
+    MPI_Win board_window;
+    PeerState *board;    /* every rank of this host's PeerState, by local rank; NULL if unshared */
+    int node_size;
 };
+
+/* Around every call that waits for the other ranks: marks this rank's place on the board
+ * and holds the wait deadline (comm_set_wait_timeout) while it waits. */
+void comm_begin_wait(Comm *comm, const char *op, int collective);
+void comm_end_wait(Comm *comm);
 
 extern const CommOps mpi_ops;
 

@@ -74,6 +74,15 @@ static LogEvent *append(const char *event, const void *buffer)
     return e;
 }
 
+int comm_log_where(char *mark, size_t mark_len)
+{
+    if (log_state.where_unit >= 0)
+        snprintf(mark, mark_len, "%s %d", log_state.where_event, log_state.where_unit);
+    else
+        snprintf(mark, mark_len, "%s", log_state.where_event);
+    return log_state.step;
+}
+
 void comm_log_step(int step)
 {
     if (!log_state.keep)

@@ -53,6 +53,9 @@ long comm_log_new_request(void);
 /* The tracking allocator's events: "alloc" or "free". */
 void comm_log_memory(const char *event, const void *ptr, size_t bytes, MemKind kind);
 
+/* Where training is now, for messages: the step and the last mark ("grads_ready 3"). */
+int comm_log_where(char *mark, size_t mark_len);
+
 /* How many events are held now (for tests and the overhead benchmark). */
 size_t comm_log_length(void);
 

@@ -229,7 +229,10 @@ static int mpi_broadcast(Comm *comm, float *buffer, size_t count, int root)
 int comm_barrier(Comm *comm)
 {
     double started = now_seconds();
-    MPI_CALL(comm, "barrier", MPI_Barrier(comm->world));
+    comm_begin_wait(comm, "barrier", 1);
+    int status = MPI_Barrier(comm->world);
+    comm_end_wait(comm);
+    MPI_CALL(comm, "barrier", status);
     comm_log_call("barrier", LOG_BLOCKING, 0, 0, NULL, -1, -1);
     return comm_account(comm, "barrier", started, 0, 0);
 }

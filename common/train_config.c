@@ -50,6 +50,9 @@ const Flag train_flags[] = {
     {"tf32", FLAG_SWITCH, FIELD(tf32), "GPU matrix products on TF32 tensor cores (default: exact fp32)", 0, 1},
     {"mem-limit", FLAG_FLOAT, FIELD(mem_limit_mb), "memory budget in MB for the tracking allocator (0 = none)", 0, 1e9},
     {"step-timeout", FLAG_FLOAT, FIELD(step_timeout), "end the run if one step takes longer (seconds; 0 = never)", 0, 1e9},
+    {"wait-timeout", FLAG_FLOAT, FIELD(wait_timeout),
+     "end the run if a rank waits longer for the others in one call, saying what each was doing (seconds; 0 = never)",
+     0, 1e9},
     {"dry-run", FLAG_SWITCH, FIELD(dry_run), "print the configuration (every setting) and stop", 0, 1},
     {"prompt", FLAG_STRING, FIELD(prompt), "prompt for the sample generated at the end", 0, 0},
     {"gen-tokens", FLAG_INT, FIELD(gen_tokens), "tokens to generate at the end (0 = none)", 0, 1 << 20},
@@ -76,6 +79,7 @@ static void course_hyper(TrainConfig *cfg)
     cfg->comm_backend = "auto";
     cfg->accum_steps = 1;
     cfg->step_timeout = 600;
+    cfg->wait_timeout = 30;
     cfg->prompt = "5: ";
 }
 
@@ -185,11 +189,14 @@ static int check_whole(TrainConfig *cfg, char *err, size_t err_len)
         snprintf(err, err_len, "--seq %d is longer than --max-seq %d", cfg->seq_len, cfg->model.max_seq_len);
         return -1;
     }
-    if (cfg->step_timeout > 0 && cfg->step_timeout < 1e-3) {
-        snprintf(err, err_len, "--step-timeout %g: a timer that short cannot be set (the least is 0.001 s; 0 "
-                 "turns it off)", cfg->step_timeout);
-        return -1;
-    }
+    const float timeouts[] = {cfg->step_timeout, cfg->wait_timeout};
+    const char *timeout_flags[] = {"--step-timeout", "--wait-timeout"};
+    for (int t = 0; t < 2; t++)
+        if (timeouts[t] > 0 && timeouts[t] < 1e-3) {
+            snprintf(err, err_len, "%s %g: a timer that short cannot be set (the least is 0.001 s; 0 turns it off)",
+                     timeout_flags[t], timeouts[t]);
+            return -1;
+        }
     if (cfg->save_every > 0 && cfg->save_path == NULL) {
         snprintf(err, err_len, "--save-every needs --save PATH (the model goes to PATH, the resume state to "
                  "PATH.state)");

@@ -36,6 +36,7 @@ typedef struct {
     const char *prompt;
     int gen_tokens;
     float step_timeout; /* seconds a step may take before the run is ended as hung; 0 = never */
+    float wait_timeout; /* seconds one call may wait for the other ranks (comm.h); 0 = forever */
     int quiet;        /* no header, step lines or summary (sweeps print their own rows) */
     int dry_run;      /* print the configuration and stop */
 } TrainConfig;

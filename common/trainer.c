@@ -214,6 +214,7 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
     memset(tr, 0, sizeof *tr);
     tr->cfg = *cfg;
     tr->comm = comm;
+    comm_set_wait_timeout(comm, cfg->wait_timeout); /* from here on, set-up included */
     tr->rank = comm_rank(comm);
     tr->world = comm_size(comm);
     comm_log_keep(cfg->comm_log_path != NULL);
@@ -449,15 +450,15 @@ static int stop_if_not_finite(Trainer *tr, int step, const StepResult *r, char *
     return -1;
 }
 
-/* A step that never ends is a collective some rank never joined: say so instead of hanging. */
-static void arm_watchdog(const Trainer *tr, int step)
+/* A step that never ends (a loop that never stops, or a collective some rank never joined,
+ * if --wait-timeout is off or longer): say so instead of hanging. */
+static void arm_watchdog(Trainer *tr, int step)
 {
-    char message[256];
-    snprintf(message, sizeof message,
+    snprintf(tr->deadline_message, sizeof tr->deadline_message,
              "rank %d: step %d has not finished after --step-timeout %g s: is a collective waiting for a rank "
              "that never joins it (collectives started in different orders on different ranks)?",
              tr->rank, step + 1, tr->cfg.step_timeout);
-    watchdog_arm(tr->cfg.step_timeout, message);
+    watchdog_arm(DEADLINE_STEP, tr->cfg.step_timeout, watchdog_report_text, tr->deadline_message);
 }
 
 static void gather_params_into(Trainer *tr, float *host)
@@ -505,7 +506,7 @@ static int save_resumable(Trainer *tr, int steps_done, char *err, size_t err_len
     if (comm_all_ok(tr->comm, failed, "saving the resume state", err, err_len)) {
         arm_watchdog(tr, steps_done - 1); /* the gathers are collectives */
         collect_state(tr, &state);
-        watchdog_disarm();
+        watchdog_disarm(DEADLINE_STEP);
         state.steps_done = steps_done;
         failed = tr->rank == 0 && (resume_save(state_path, tr->settings, &state, err, err_len) != 0 ||
                                    checkpoint_save(tr->cfg.save_path, &tr->model.cfg, state.params, err, err_len) != 0);
@@ -635,7 +636,7 @@ int trainer_run(Trainer *tr, char *err, size_t err_len)
         arm_watchdog(tr, step);
         StepResult r = trainer_step(tr, step);
         float val_loss = is_val_step(&tr->cfg, step) && tr->has_val ? trainer_validate(tr) : NAN;
-        watchdog_disarm();
+        watchdog_disarm(DEADLINE_STEP);
         report_step(tr, step, &r, val_loss, now_seconds() - started);
         record_step(tr, step, &r);
         if (stop_if_not_finite(tr, step, &r, err, err_len) != 0)
@@ -655,7 +656,7 @@ int trainer_run(Trainer *tr, char *err, size_t err_len)
         return -1;
     arm_watchdog(tr, tr->cfg.steps - 1); /* the gather below is a collective too */
     float *host = gather_full_params(tr);
-    watchdog_disarm();
+    watchdog_disarm(DEADLINE_STEP);
     int status = -1;
     if (host == NULL)
         snprintf(err, err_len, "out of memory gathering the parameters");

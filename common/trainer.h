@@ -45,6 +45,7 @@ typedef struct {
     int first_step;        /* 0, or the steps a resumed run had done */
     ResumeState resumed;   /* --resume's state, held from set-up until the strategy has started */
     char settings[2048];   /* with --save-every or --resume: what a resume state must match */
+    char deadline_message[320]; /* what the step's deadline says if it passes */
 } Trainer;
 
 /* Builds everything a run needs from cfg on the given device, and starts the strategy.

@@ -5,44 +5,80 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-static char pending_message[512];
+#include "timer.h"
 
-/* Only async-signal-safe calls here: write and _exit. */
-static void on_deadline(int signal_number)
-{
-    (void)signal_number;
-    ssize_t written = write(STDERR_FILENO, pending_message, strlen(pending_message));
-    (void)written;
-    _exit(3);
-}
+static struct {
+    double at; /* monotonic seconds; 0 = disarmed */
+    DeadlineReport report;
+    const void *context;
+} deadlines[NUM_DEADLINES];
+
+static int handler_installed;
 
 static void set_timer(double seconds)
 {
     struct itimerval timer = {0};
     timer.it_value.tv_sec = (time_t)seconds;
     timer.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
+    if (seconds > 0 && timer.it_value.tv_sec == 0 && timer.it_value.tv_usec == 0)
+        timer.it_value.tv_usec = 1; /* due now: a zero would disarm the timer instead */
     setitimer(ITIMER_REAL, &timer, NULL);
 }
 
-void watchdog_arm(double seconds, const char *message)
+/* The timer goes off at the soonest armed deadline. */
+static void reset_timer(void)
 {
-    if (seconds <= 0) {
-        watchdog_disarm();
-        return;
-    }
-    size_t length = strlen(message);
-    if (length > sizeof pending_message - 2)
-        length = sizeof pending_message - 2;
-    memcpy(pending_message, message, length);
-    pending_message[length] = '\n';
-    pending_message[length + 1] = '\0';
-    struct sigaction action = {0};
-    action.sa_handler = on_deadline;
-    sigaction(SIGALRM, &action, NULL);
-    set_timer(seconds);
+    double soonest = 0, now = now_seconds();
+    for (int d = 0; d < NUM_DEADLINES; d++)
+        if (deadlines[d].at > 0 && (soonest == 0 || deadlines[d].at < soonest))
+            soonest = deadlines[d].at;
+    set_timer(soonest == 0 ? 0 : (soonest > now ? soonest - now : 1e-6));
 }
 
-void watchdog_disarm(void)
+/* The report formats its text here, in the handler: the process ends right after, and the
+ * code it interrupted is waiting (in a communicator call or a step), not writing. */
+static void on_deadline(int signal_number)
 {
-    set_timer(0);
+    (void)signal_number;
+    double now = now_seconds();
+    for (int d = 0; d < NUM_DEADLINES; d++)
+        if (deadlines[d].at > 0 && deadlines[d].at <= now + 1e-3) {
+            deadlines[d].report(STDERR_FILENO, deadlines[d].context);
+            _exit(3);
+        }
+    reset_timer(); /* early: go back to waiting */
+}
+
+void watchdog_arm(Deadline which, double seconds, DeadlineReport report, const void *context)
+{
+    if (seconds <= 0) {
+        watchdog_disarm(which);
+        return;
+    }
+    if (!handler_installed) {
+        struct sigaction action = {0};
+        action.sa_handler = on_deadline;
+        sigaction(SIGALRM, &action, NULL);
+        handler_installed = 1;
+    }
+    deadlines[which].at = 0; /* the handler skips it while it changes */
+    deadlines[which].report = report;
+    deadlines[which].context = context;
+    deadlines[which].at = now_seconds() + seconds;
+    reset_timer();
+}
+
+void watchdog_disarm(Deadline which)
+{
+    if (deadlines[which].at == 0)
+        return;
+    deadlines[which].at = 0;
+    reset_timer();
+}
+
+void watchdog_report_text(int fd, const void *text)
+{
+    ssize_t written = write(fd, text, strlen(text));
+    written = write(fd, "\n", 1);
+    (void)written;
 }

@@ -1,12 +1,25 @@
-/* A rank stuck in a collective that its peers never join (collectives issued in different
- * orders, a rank that skipped one) waits forever. The watchdog turns that into an error:
- * armed with a deadline, it ends the process with a one-line message if the deadline passes
- * first; mpiexec then ends the other ranks. */
+/* Deadlines that end the process with a message when they pass. Two kinds:
+ *   DEADLINE_STEP  a whole training step (--step-timeout): a step that never ends, on one
+ *                  rank or many;
+ *   DEADLINE_WAIT  one communicator call that waits for the other ranks (--wait-timeout): a
+ *                  rank waiting for a peer that has stopped, died in set-up, or joined
+ *                  another collective.
+ * One timer serves both, set for whichever passes first. When one passes, its report writes
+ * what is known (it runs inside the signal handler, once, just before the process ends with
+ * status 3); mpiexec then ends the other ranks. */
 #ifndef DTC_WATCHDOG_H
 #define DTC_WATCHDOG_H
 
-/* Arms (or re-arms) the watchdog for `seconds` (0 disarms). The message is printed as is. */
-void watchdog_arm(double seconds, const char *message);
-void watchdog_disarm(void);
+typedef enum { DEADLINE_STEP, DEADLINE_WAIT, NUM_DEADLINES } Deadline;
+
+/* Writes the message of a passed deadline to the file descriptor fd. */
+typedef void (*DeadlineReport)(int fd, const void *context);
+
+/* Arms (or re-arms) `which` for `seconds` from now (0 disarms it). */
+void watchdog_arm(Deadline which, double seconds, DeadlineReport report, const void *context);
+void watchdog_disarm(Deadline which);
+
+/* A DeadlineReport for a fixed message: context is the text (it must outlive the deadline). */
+void watchdog_report_text(int fd, const void *text);
 
 #endif

@@ -71,7 +71,7 @@ schedule_flags() {
 
 # What a sanitizer run adds to its line's command: 4 steps, and the step timeout.
 sanitize_flags() {
-    [ "$1" = ring ] || echo "--steps 4 --step-timeout ${GRADE_STEP_TIMEOUT:-60}"
+    [ "$1" = ring ] || echo "--steps 4 --step-timeout ${GRADE_STEP_TIMEOUT:-60} --wait-timeout ${GRADE_WAIT_TIMEOUT:-30}"
 }
 
 # The exercise files of a lesson: a sanitizer report is traced back to the first frame in one.
@@ -104,6 +104,13 @@ compare_columns() {
     return 1
 }
 
+# The last lines a failed run wrote itself: mpiexec's banner about a rank that ended says
+# nothing the lesson's own lines do not.
+own_last_lines() {
+    grep -v -e '^=' -e '^$' -e 'YOUR APPLICATION TERMINATED' -e 'This typically refers to a problem' \
+        -e 'Please see the FAQ page' "$1" | tail -n "$2"
+}
+
 # The run itself, as one check: PASS when it exits 0, else FAIL with its last lines.
 run_verdict() {
     local name=$1 status=$2 output=$3 passed=$4
@@ -112,7 +119,7 @@ run_verdict() {
         return 0
     fi
     echo "FAIL $name run: the lesson exited with an error$([ "$status" -eq 124 ] && echo " (timed out)"):"
-    tail -n 3 "$output" | sed 's/^/  /'
+    own_last_lines "$output" 6 | sed 's/^/  /'
     return 1
 }
 
@@ -150,7 +157,8 @@ run_check() {
         schedule "$number" "$log" "$name" "the program ended before writing it" $(schedule_flags "$@") || status=1 ;;
     dp)
         timeout "${GRADE_TIMEOUT:-300}" $(run_command "$binary" "$@") \
-            --step-timeout "${GRADE_STEP_TIMEOUT:-60}" --csv "$actual" --comm-log "$log" >"$out" 2>&1
+            --step-timeout "${GRADE_STEP_TIMEOUT:-60}" --wait-timeout "${GRADE_WAIT_TIMEOUT:-30}" \
+            --csv "$actual" --comm-log "$log" >"$out" 2>&1
         run_verdict "$name" $? "$out" "exited normally, with identical parameters on every rank" || status=1
         compare_columns "$expected" "$actual" "$name" loss,grad_norm,val_loss "$LOSS_RTOL" "$LOSS_ATOL" || status=1
         compare_columns "$expected" "$actual" "$name" comm_bytes 0 0 || status=1
@@ -168,7 +176,7 @@ run_check() {
             echo "FAIL $name: $finding"; return 1
         # wrong sums are the ring check's to report (exit 1); anything else is this one's
         elif [ $run_status -ne 0 ] && ! { [ "$2" = ring ] && [ $run_status -eq 1 ]; }; then
-            echo "FAIL $name: the sanitizer build exited with an error:"; tail -n 3 "$out" | sed 's/^/  /'; return 1
+            echo "FAIL $name: the sanitizer build exited with an error:"; own_last_lines "$out" 6 | sed 's/^/  /'; return 1
         fi
         echo "PASS $name: no AddressSanitizer or UndefinedBehaviorSanitizer report" ;;
     *)

@@ -45,12 +45,13 @@ static inline char *shell_temp_dir(char *dir, size_t len, const char *user)
     return mkdtemp(dir);
 }
 
-/* scripts/grade.sh on one lesson and binary (a short step timeout: a hung mistake fails
+/* scripts/grade.sh on one lesson and binary (a short wait timeout: a hung mistake fails
  * fast); its output in out, its exit status returned. */
 static inline int shell_grade(const char *number, const char *binary, char *out, size_t len)
 {
     char command[512];
-    snprintf(command, sizeof command, "GRADE_STEP_TIMEOUT=20 scripts/grade.sh %s %s", number, binary);
+    snprintf(command, sizeof command, "GRADE_STEP_TIMEOUT=60 GRADE_WAIT_TIMEOUT=10 scripts/grade.sh %s %s", number,
+             binary);
     return shell_output(command, out, len);
 }
 

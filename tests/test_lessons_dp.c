@@ -151,7 +151,7 @@ Test(lessons_dp, grading_fails_waiting_on_only_some_requests)
 
 Test(lessons_dp, grading_fails_buckets_issued_in_different_orders)
 {
-    check_mutant_fails("05", "05_bucketed_ddp/order_differs_by_rank", "has not finished after --step-timeout");
+    check_mutant_fails("05", "05_bucketed_ddp/order_differs_by_rank", "every rank here is waiting");
 }
 
 /* The losses agree when every micro-batch is all-reduced: only the byte count shows it. */
@@ -238,6 +238,25 @@ Test(lessons_dp, an_unwritable_summary_is_refused_before_training)
                               sizeof output);
     cr_expect_eq(status, 1);
     cr_expect_str_eq(output, "09_zero3: --summary /nonexistent/s.csv: cannot open for writing\n");
+}
+
+/* A rank that stops (SIGSTOP, as a hung machine would) ends the run within --wait-timeout,
+ * and the rank left waiting says which one never came and what it last did. The binary is
+ * copied, so that no other test's ranks are stopped. */
+Test(lessons_dp, a_stopped_rank_ends_the_run_within_the_wait_timeout_naming_it)
+{
+    char output[16384];
+    int status = shell_output(
+        "d=$(mktemp -d); trap 'rm -rf $d' EXIT; cp build/solutions/05_bucketed_ddp $d/ddp; start=$(date +%s); "
+        "timeout 120 mpiexec -n 2 $d/ddp train --config course --steps 2000 --wait-timeout 2 > $d/out 2>&1 & "
+        "for i in $(seq 400); do grep -q '^step     1/' $d/out && break; sleep 0.05; done; sleep 0.3; "
+        "kill -STOP $(pgrep -f \"^$d/ddp train\" | tail -1); wait $!; rc=$?; "
+        "echo \"exit $rc after $(( $(date +%s) - start )) s\"; grep -v '^config\\|^step' $d/out; "
+        "pkill -KILL -f \"^$d/ddp train\"; [ $rc -ne 0 ] && [ $(( $(date +%s) - start )) -lt 60 ]",
+        output, sizeof output);
+    cr_expect_eq(status, 0, "%s", output);
+    cr_expect_not_null(strstr(output, "waited 2 s (--wait-timeout) in"), "%s", output);
+    cr_expect_not_null(strstr(output, "): stopped (a signal, or a debugger) in "), "%s", output);
 }
 
 /* The sweep's CSV is an output like the trainer's: it never replaces an input. */
