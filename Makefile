@@ -34,6 +34,15 @@ BUILD  := build/sanitize
 CFLAGS := $(SANITIZE_FLAGS) -march=$(ARCH)
 endif
 
+# `make FUZZ=1 ...` builds under build/fuzz/ with clang, libFuzzer's coverage and the same
+# sanitizers: `make fuzz` builds the fuzzers (tests/fuzz/) that way and runs them.
+FUZZ ?= 0
+ifeq ($(FUZZ),1)
+BUILD  := build/fuzz
+CC     := clang
+CFLAGS := $(SANITIZE_FLAGS) -fsanitize=fuzzer-no-link -march=$(ARCH)
+endif
+
 # ---------------------------------------------------------------- CUDA
 # The CPU build is the default on every machine; nothing is auto-detected. `make CUDA=1`
 # adds the GPU device (common/cuda/: kernels + cuBLAS) and the NCCL communicator to the same
@@ -282,6 +291,21 @@ test-emu: setup
 	@DTC_GPU_BUILD=$(EMU_BUILD) DTC_EMU_GPUS=2 DTC_EMU_SCHEDULE=others-first scripts/run_gpu_tests.sh \
 	    --filter 'gpu_lessons/*nccl*'
 
+# The readers of every file a user hands the course, fuzzed (tests/fuzz/, scripts/fuzz.sh):
+# FUZZ_SECONDS each (default 20), from seeds that real runs write, then every input under
+# tests/fuzz/regressions/ (what an earlier run found) replayed.
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/data/yelp_csv.o $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK  $@")
+	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS) -lcjson
+fuzzers: $(FUZZ_BINS)
+
+fuzz: setup
+	@$(MAKE) --no-print-directory all data
+	@$(MAKE) --no-print-directory FUZZ=1 fuzzers
+	@scripts/fuzz.sh
+
 # make grade LESSON=NN builds only that lesson (with the student's file, and again with the
 # sanitizers): an unfinished exercise of another lesson does not stop it.
 LESSON ?=
@@ -304,5 +328,5 @@ clean:
 
 grading-tools: $(BUILD)/tools/compare_runs $(BUILD)/tools/check_schedule
 
-.PHONY: built-lessons sanitized grading-tools all data setup run test test-gpu test-emu grade bench clean print-solution-objs print-lesson-includes
+.PHONY: built-lessons sanitized grading-tools all data setup run test test-gpu test-emu grade bench clean fuzz fuzzers print-solution-objs print-lesson-includes
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -23,11 +23,17 @@
  * JSON, or not a trace that --trace wrote, is refused with one line.
  */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { MAX_RANKS = 64, MAX_OPS = 32 };
+
+/* Where the reader says why it refuses a file (the fuzzer, tests/fuzz/, sends it elsewhere). */
+#ifndef TRACE_COMPLAINTS
+#define TRACE_COMPLAINTS stderr
+#endif
 
 typedef struct {
     double start, end; /* microseconds */
@@ -205,7 +211,7 @@ static int take_events(const char *path, const cJSON *events, TraceFile *t)
 {
     t->events = calloc((size_t)cJSON_GetArraySize(events) + 1, sizeof *t->events);
     if (t->events == NULL) {
-        fprintf(stderr, "analyze_traces: out of memory reading %s\n", path);
+        fprintf(TRACE_COMPLAINTS, "analyze_traces: out of memory reading %s\n", path);
         return -1;
     }
     int index = 0;
@@ -218,13 +224,20 @@ static int take_events(const char *path, const cJSON *events, TraceFile *t)
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
         int missing = !cJSON_IsString(name);
         Event *out = &t->events[t->count];
-        out->tid = (int)number_in(e, "tid", &missing);
+        double track = number_in(e, "tid", &missing);
         out->ts = number_in(e, "ts", &missing);
         out->dur = number_in(e, "dur", &missing);
         if (missing) {
-            fprintf(stderr, "analyze_traces: %s: event %d has no tid, name, ts or dur\n", path, index);
+            fprintf(TRACE_COMPLAINTS, "analyze_traces: %s: event %d has no tid, name, ts or dur\n", path, index);
             return -1;
         }
+        /* written so that NaN fails too */
+        if (!(track >= 0 && track <= 1e6) || !(fabs(out->ts) <= 1e18) || !(out->dur >= 0 && out->dur <= 1e18)) {
+            fprintf(TRACE_COMPLAINTS, "analyze_traces: %s: event %d has a track, start or duration out of range\n",
+                    path, index);
+            return -1;
+        }
+        out->tid = (int)track;
         snprintf(out->name, sizeof out->name, "%s", name->valuestring);
         t->count++;
     }
@@ -238,14 +251,14 @@ static int load_trace(const char *path, TraceFile *t)
     size_t length = 0;
     char *text = read_whole(path, &length);
     if (text == NULL) {
-        fprintf(stderr, "analyze_traces: cannot read %s\n", path);
+        fprintf(TRACE_COMPLAINTS, "analyze_traces: cannot read %s\n", path);
         return -1;
     }
     cJSON *root = cJSON_ParseWithLength(text, length);
     int status = -1;
     if (root == NULL) {
         const char *stop = cJSON_GetErrorPtr();
-        fprintf(stderr, "analyze_traces: %s: not JSON (the parser stopped at byte %ld of %zu)\n", path,
+        fprintf(TRACE_COMPLAINTS, "analyze_traces: %s: not JSON (the parser stopped at byte %ld of %zu)\n", path,
                 stop != NULL && stop >= text && stop <= text + length ? (long)(stop - text) : 0L, length);
     } else {
         const cJSON *events = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
@@ -254,7 +267,7 @@ static int load_trace(const char *path, TraceFile *t)
         const cJSON *world = cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(root, "distributedInfo"), "world_size");
         if (!cJSON_IsArray(events) || !cJSON_IsString(timing) || !cJSON_IsNumber(world) || world->valueint < 1)
-            fprintf(stderr, "analyze_traces: %s: not a trace that --trace wrote (it needs traceEvents, "
+            fprintf(TRACE_COMPLAINTS, "analyze_traces: %s: not a trace that --trace wrote (it needs traceEvents, "
                             "otherData.timing and distributedInfo.world_size)\n", path);
         else if ((status = take_events(path, events, t)) == 0) {
             t->world = world->valueint;
