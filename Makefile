@@ -291,6 +291,17 @@ test-emu: setup
 	@DTC_GPU_BUILD=$(EMU_BUILD) DTC_EMU_GPUS=2 DTC_EMU_SCHEDULE=others-first scripts/run_gpu_tests.sh \
 	    --filter 'gpu_lessons/*nccl*'
 
+# The memory and undefined-behaviour checks (scripts/check.sh): the in-process test suites
+# under ASan + UBSan, and valgrind's memcheck on lesson 00 and lesson 05 at 2 ranks, built
+# for x86-64-v3 under build/valgrind/ (valgrind runs no AVX-512).
+VALGRIND_CFLAGS := -O1 -g -march=x86-64-v3
+check: setup
+	@$(MAKE) --no-print-directory all data
+	@$(MAKE) --no-print-directory SANITIZE=1 build/sanitize/tests/unit_tests
+	@$(MAKE) --no-print-directory BUILD=build/valgrind CFLAGS="$(VALGRIND_CFLAGS)" \
+	    build/valgrind/solutions/00_single_device build/valgrind/solutions/05_bucketed_ddp
+	@scripts/check.sh
+
 # The readers of every file a user hands the course, fuzzed (tests/fuzz/, scripts/fuzz.sh):
 # FUZZ_SECONDS each (default 20), from seeds that real runs write, then every input under
 # tests/fuzz/regressions/ (what an earlier run found) replayed.
@@ -328,5 +339,5 @@ clean:
 
 grading-tools: $(BUILD)/tools/compare_runs $(BUILD)/tools/check_schedule
 
-.PHONY: built-lessons sanitized grading-tools all data setup run test test-gpu test-emu grade bench clean fuzz fuzzers print-solution-objs print-lesson-includes
+.PHONY: built-lessons sanitized grading-tools all data setup run test test-gpu test-emu grade bench clean fuzz fuzzers check print-solution-objs print-lesson-includes
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
