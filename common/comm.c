@@ -59,6 +59,17 @@ static void share_board(Comm *comm)
     MPI_Barrier(comm->node); /* every slot filled before anyone reads them */
 }
 
+void comm_describe_processes(const Comm *comm, char *out, size_t out_len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int p = 0; comm->board != NULL && p < comm->node_size && used < out_len; p++)
+        used += (size_t)snprintf(out + used, out_len - used, "%srank %d = pid %d", p > 0 ? ", " : "",
+                                 comm->board[p].rank, comm->board[p].pid);
+    if (comm->board == NULL)
+        snprintf(out, out_len, "rank %d = pid %d", comm->rank, (int)getpid());
+}
+
 void comm_set_wait_timeout(Comm *comm, double seconds)
 {
     comm->wait_timeout = seconds;

@@ -41,6 +41,10 @@ Comm *comm_init(int *argc, char ***argv);
  * saying what each rank of its host was doing (which one never came, or came to another
  * collective) instead of hanging. 0 (the default) waits forever. */
 void comm_set_wait_timeout(Comm *comm, double seconds);
+
+/* "rank 0 = pid 1234, rank 1 = pid 1235" for the ranks of this machine, into out: mpiexec
+ * names a rank that dies by its process id. */
+void comm_describe_processes(const Comm *comm, char *out, size_t out_len);
 void comm_finalize(Comm *comm);
 
 int comm_rank(const Comm *comm);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "comm_internal.h"
+#include "paths.h"
 #include "timer.h"
 
 typedef struct {
@@ -217,15 +218,25 @@ static int gather_text(Comm *comm, const char *text, int length, char **all, int
     return 0;
 }
 
+typedef struct {
+    const char *rows;
+    size_t length;
+} LogText;
+
+static int write_rows(FILE *out, const char *path, const void *what, char *err, size_t err_len)
+{
+    const LogText *text = what;
+    if (fputs(CSV_HEADER, out) < 0 || fwrite(text->rows, 1, text->length, out) != text->length) {
+        snprintf(err, err_len, "--comm-log %s: cannot write the file", path);
+        return -1;
+    }
+    return 0;
+}
+
 static int write_file(const char *path, const char *all, size_t total, char *err, size_t err_len)
 {
-    FILE *out = fopen(path, "w");
-    int ok = out != NULL && fputs(CSV_HEADER, out) >= 0 && fwrite(all, 1, total, out) == total;
-    if (out != NULL && fclose(out) != 0)
-        ok = 0;
-    if (!ok)
-        snprintf(err, err_len, "--comm-log %s: cannot write the file", path);
-    return ok ? 0 : -1;
+    LogText text = {all, total};
+    return write_file_atomically(path, write_rows, &text, err, err_len);
 }
 
 /* Whether every rank has its whole log in text and rank 0 has room to collect them: a

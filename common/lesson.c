@@ -87,6 +87,11 @@ static void print_header(const Lesson *lesson, const Trainer *tr)
     printf("lesson %s: %s\n", lesson->name, lesson->title);
     printf("%d rank(s) over %s | %s, %d thread(s) per rank | strategy %s\n", tr->world, comm_backend_name(tr->comm),
            device_label(tr->model.kernels), tr->cfg.threads, lesson->strategy.name);
+    if (tr->world > 1) {
+        char processes[1024];
+        comm_describe_processes(tr->comm, processes, sizeof processes);
+        printf("processes on this machine: %s\n", processes);
+    }
     if (tr->model.kernels == &cpu_kernels)
         blas_kernels_print(stdout);
     train_config_print(&tr->cfg, stdout, "config ");

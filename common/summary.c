@@ -1,5 +1,7 @@
 #include "summary.h"
 
+#include "paths.h"
+
 #include <math.h>
 
 void running_add(Running *r, double value)
@@ -69,18 +71,18 @@ void summary_csv_row(const RunSummary *s, FILE *out)
             s->activations_mb);
 }
 
-int summary_write_csv(const RunSummary *s, const char *path, char *err, size_t err_len)
+static int write_summary(FILE *out, const char *path, const void *what, char *err, size_t err_len)
 {
-    FILE *out = fopen(path, "w");
-    if (out == NULL) {
-        snprintf(err, err_len, "--summary %s: cannot open for writing", path);
-        return -1;
-    }
     fprintf(out, "%s\n", summary_csv_header);
-    summary_csv_row(s, out);
-    if (fclose(out) != 0) {
+    summary_csv_row(what, out);
+    if (ferror(out)) {
         snprintf(err, err_len, "--summary %s: write failed", path);
         return -1;
     }
     return 0;
+}
+
+int summary_write_csv(const RunSummary *s, const char *path, char *err, size_t err_len)
+{
+    return write_file_atomically(path, write_summary, s, err, err_len);
 }

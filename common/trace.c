@@ -1,5 +1,7 @@
 #include "trace.h"
 
+#include "paths.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,29 +116,31 @@ static void write_footer(FILE *out, int rank, int world)
                  "\"distributedInfo\":{\"rank\":%d,\"world_size\":%d}}\n", rank, world);
 }
 
-int trace_finish(char *err, size_t err_len)
+static int write_rank_trace(FILE *out, const char *path, const void *what, char *err, size_t err_len)
 {
-    if (!trace.active)
-        return 0;
-    trace.active = 0;
-    FILE *out = fopen(trace.path, "w");
-    if (out == NULL) {
-        snprintf(err, err_len, "--trace: cannot write %s", trace.path);
-        return -1;
-    }
+    (void)what;
     fprintf(out, "{\"traceEvents\":[\n");
     write_metadata(out, trace.rank);
     for (size_t i = 0; i < trace.count; i++)
         write_event(out, &trace.events[i], trace.rank);
     write_footer(out, trace.rank, trace.world);
-    free(trace.events);
-    trace.events = NULL;
-    trace.count = trace.capacity = 0;
-    if (fclose(out) != 0) {
-        snprintf(err, err_len, "--trace: writing %s failed", trace.path);
+    if (ferror(out)) {
+        snprintf(err, err_len, "--trace: writing %s failed", path);
         return -1;
     }
     return 0;
+}
+
+int trace_finish(char *err, size_t err_len)
+{
+    if (!trace.active)
+        return 0;
+    trace.active = 0;
+    int status = write_file_atomically(trace.path, write_rank_trace, NULL, err, err_len);
+    free(trace.events);
+    trace.events = NULL;
+    trace.count = trace.capacity = 0;
+    return status;
 }
 
 static int copy_lines(FILE *out, const char *path, char *err, size_t err_len)
@@ -155,28 +159,35 @@ static int copy_lines(FILE *out, const char *path, char *err, size_t err_len)
     return 0;
 }
 
-int trace_merge(const char *dir, int world, char *err, size_t err_len)
+typedef struct {
+    const char *dir;
+    int world;
+} MergedTrace;
+
+static int write_merged(FILE *out, const char *path, const void *what, char *err, size_t err_len)
 {
-    char path[1100];
-    snprintf(path, sizeof path, "%s/merged.json", dir);
-    FILE *out = fopen(path, "w");
-    if (out == NULL) {
-        snprintf(err, err_len, "--trace: cannot write %s", path);
-        return -1;
-    }
+    const MergedTrace *merged = what;
     fprintf(out, "{\"traceEvents\":[\n");
     int status = 0;
-    for (int rank = 0; rank < world && status == 0; rank++) {
+    for (int rank = 0; rank < merged->world && status == 0; rank++) {
         char rank_path[1100];
-        snprintf(rank_path, sizeof rank_path, "%s/rank_%d.json", dir, rank);
+        snprintf(rank_path, sizeof rank_path, "%s/rank_%d.json", merged->dir, rank);
         status = copy_lines(out, rank_path, err, err_len);
     }
     fprintf(out, "{\"ph\":\"M\",\"pid\":0,\"name\":\"process_labels\",\"args\":{\"labels\":\"dtc\"}}\n");
     fprintf(out, "],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"timing\":\"host\"},\n"
-                 "\"distributedInfo\":{\"world_size\":%d}}\n", world);
-    if (fclose(out) != 0 && status == 0) {
+                 "\"distributedInfo\":{\"world_size\":%d}}\n", merged->world);
+    if (status == 0 && ferror(out)) {
         snprintf(err, err_len, "--trace: writing %s failed", path);
         status = -1;
     }
     return status;
+}
+
+int trace_merge(const char *dir, int world, char *err, size_t err_len)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/merged.json", dir);
+    MergedTrace merged = {dir, world};
+    return write_file_atomically(path, write_merged, &merged, err, err_len);
 }

@@ -63,9 +63,10 @@ static int open_outputs(Trainer *tr, char *err, size_t err_len)
         return -1; /* the sample comes at the end: a prompt it cannot use is found now */
     if (tr->cfg.trace_dir != NULL && trace_check_dir(tr->cfg.trace_dir, tr->world, err, err_len) != 0)
         return -1;
-    if (check_writable(tr->cfg.summary_path, "--summary", err, err_len) != 0 ||
-        check_writable(tr->cfg.comm_log_path, "--comm-log", err, err_len) != 0 ||
-        check_folder_writable(tr->cfg.save_path, "--save", err, err_len) != 0)
+    if (check_folder_writable(tr->cfg.summary_path, "--summary", err, err_len) != 0 ||
+        check_folder_writable(tr->cfg.comm_log_path, "--comm-log", err, err_len) != 0 ||
+        check_folder_writable(tr->cfg.save_path, "--save", err, err_len) != 0 ||
+        check_folder_writable(tr->cfg.csv_path, "--csv", err, err_len) != 0)
         return -1;
     if (tr->cfg.csv_path == NULL)
         return 0;

@@ -132,6 +132,8 @@ Test(lesson00, bad_input_gets_a_one_line_error)
     /* found before the first step, not when the run saves at its end */
     assert_one_line_error("train --config tiny --save /nonexistent/model.bin", 1, "there is no folder /nonexistent");
     assert_one_line_error("train --config tiny --save /dev/null", 1, "exists and is not a regular file");
+    assert_one_line_error("train --config tiny --csv /dev/null", 1, "--csv /dev/null: exists and is not a regular file");
+    assert_one_line_error("train --config tiny --summary /tmp", 1, "--summary /tmp: exists and is not a regular file");
 }
 
 /* A checkpoint whose wte holds `bytes` (4 bytes, in printf's octal escapes) at element 256, then

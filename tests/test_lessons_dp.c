@@ -237,7 +237,7 @@ Test(lessons_dp, an_unwritable_summary_is_refused_before_training)
     int status = shell_output("build/solutions/09_zero3 train --config reference --summary /nonexistent/s.csv", output,
                               sizeof output);
     cr_expect_eq(status, 1);
-    cr_expect_str_eq(output, "09_zero3: --summary /nonexistent/s.csv: cannot open for writing\n");
+    cr_expect_str_eq(output, "09_zero3: --summary /nonexistent/s.csv: there is no folder /nonexistent\n");
 }
 
 /* A rank that stops (SIGSTOP, as a hung machine would) ends the run within --wait-timeout,
