@@ -150,16 +150,23 @@ static void report_wait(int fd, const void *context)
     (void)written;
 }
 
+/* This rank's place on the board as it enters a call: `collective` counts it in the order
+ * of collectives (a wait or test is not one). */
+static void note_call(Comm *comm, const char *op, int collective, int waits)
+{
+    if (comm->board == NULL)
+        return;
+    PeerState *me = &comm->board[comm->local_rank];
+    me->calls += collective;
+    snprintf(me->op, sizeof me->op, "%s", op);
+    me->step = comm_log_where(me->where, sizeof me->where);
+    me->since = now_seconds();
+    me->in_call = waits;
+}
+
 void comm_begin_wait(Comm *comm, const char *op, int collective)
 {
-    if (comm->board != NULL) {
-        PeerState *me = &comm->board[comm->local_rank];
-        me->calls += collective;
-        snprintf(me->op, sizeof me->op, "%s", op);
-        me->step = comm_log_where(me->where, sizeof me->where);
-        me->since = now_seconds();
-        me->in_call = 1;
-    }
+    note_call(comm, op, collective, 1);
     if (comm->wait_timeout > 0 && comm->size > 1)
         watchdog_arm(DEADLINE_WAIT, comm->wait_timeout, report_wait, comm);
 }
@@ -225,18 +232,6 @@ void comm_check(Comm *comm, int status)
     MPI_Abort(comm->world, 1); /* ends every rank: none waits forever on this one */
 }
 
-/* A started collective takes its place in the order of collectives, without waiting. */
-static void note_start(Comm *comm, const char *op)
-{
-    if (comm->board == NULL)
-        return;
-    PeerState *me = &comm->board[comm->local_rank];
-    me->calls++;
-    snprintf(me->op, sizeof me->op, "%s", op);
-    me->step = comm_log_where(me->where, sizeof me->where);
-    me->since = now_seconds();
-}
-
 /* A request still in flight would lose its result if restarted. */
 static int refuse_active(Comm *comm, const char *operation, const CommRequest *request)
 {
@@ -270,7 +265,7 @@ int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, 
     if (refuse_active(comm, "all_reduce_start", request) != 0)
         return -1;
     *request = (CommRequest){.comm = comm, .buffer = buffer, .count = count, .average = op == REDUCE_AVG};
-    note_start(comm, "all_reduce_start");
+    note_call(comm, "all_reduce_start", 1, 0); /* its place in the order, no wait */
     return log_start("all_reduce", request, count, count, comm->ops->all_reduce_start(comm, buffer, count, op, request));
 }
 
@@ -279,7 +274,7 @@ int comm_all_gather_start(Comm *comm, const float *send, float *recv, size_t sen
     if (refuse_active(comm, "all_gather_start", request) != 0)
         return -1;
     *request = (CommRequest){.comm = comm, .buffer = recv, .count = send_count * comm->size};
-    note_start(comm, "all_gather_start");
+    note_call(comm, "all_gather_start", 1, 0);
     return log_start("all_gather", request, send_count, request->count,
                      comm->ops->all_gather_start(comm, send, recv, send_count, request));
 }

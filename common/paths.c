@@ -20,18 +20,6 @@ int same_file(const char *a, const char *b)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-int check_writable(const char *path, const char *flag, char *err, size_t err_len)
-{
-    if (path == NULL)
-        return 0;
-    FILE *probe = fopen(path, "w");
-    if (probe == NULL) {
-        snprintf(err, err_len, "%s %s: cannot open for writing", flag, path);
-        return -1;
-    }
-    fclose(probe);
-    return 0;
-}
 
 FILE *open_input(const char *path, const char *what, char *err, size_t err_len)
 {

@@ -8,9 +8,6 @@
  * string: the check every program makes before writing, so it never overwrites an input. */
 int same_file(const char *a, const char *b);
 
-/* An output written at the end of a run: find out before the run, not after it, whether it
- * can be. Returns 0 (also for no path), or -1 with "FLAG PATH: cannot open for writing". */
-int check_writable(const char *path, const char *flag, char *err, size_t err_len);
 
 /* Opens an input for reading, never blocking on it: a FIFO, a device or a folder is refused
  * ("PATH: not a regular file"), as is one that cannot be opened ("PATH: cannot open WHAT:

@@ -42,7 +42,7 @@ static void usage(void)
 static int log_writable(Comm *comm, const char *path)
 {
     char err[512];
-    double unwritable = comm_rank(comm) == 0 && check_writable(path, "--comm-log", err, sizeof err) != 0;
+    double unwritable = comm_rank(comm) == 0 && check_folder_writable(path, "--comm-log", err, sizeof err) != 0;
     if (unwritable)
         fprintf(stderr, "01_collectives: %s\n", err);
     comm_check(comm, comm_max_double(comm, &unwritable));

@@ -57,7 +57,7 @@ static int plan(const TrainConfig *cfg)
 {
     char err[512];
     if (train_config_refuse_overwrite(cfg, err, sizeof err) != 0 ||
-        check_writable(cfg->csv_path, "--csv", err, sizeof err) != 0) {
+        check_folder_writable(cfg->csv_path, "--csv", err, sizeof err) != 0) {
         fprintf(stderr, "07_zero1: %s\n", err);
         return 2;
     }
