@@ -39,16 +39,22 @@ FILE *open_input(const char *path, const char *what, char *err, size_t err_len)
     return fp;
 }
 
+const char *path_folder(const char *path, char *out, size_t out_len)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        snprintf(out, out_len, ".");
+    else
+        snprintf(out, out_len, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    return slash != NULL ? slash + 1 : path;
+}
+
 int check_folder_writable(const char *path, const char *flag, char *err, size_t err_len)
 {
     if (path == NULL)
         return 0;
     char folder[4096];
-    const char *slash = strrchr(path, '/');
-    if (slash == NULL)
-        snprintf(folder, sizeof folder, ".");
-    else
-        snprintf(folder, sizeof folder, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    path_folder(path, folder, sizeof folder);
     struct stat st;
     if (stat(folder, &st) != 0 || !S_ISDIR(st.st_mode)) {
         snprintf(err, err_len, "%s %s: there is no folder %s", flag, path, folder);

@@ -14,6 +14,10 @@ int same_file(const char *a, const char *b);
  * reason"). NULL then, with that one line in err. */
 FILE *open_input(const char *path, const char *what, char *err, size_t err_len);
 
+/* The folder path lies in ("." for a bare name, "/" for one at the root) into out; returns
+ * the file's own name within path. */
+const char *path_folder(const char *path, char *out, size_t out_len);
+
 /* A file written by rename into its folder (write_file_atomically): find out before the run
  * that the folder exists and can be written, without touching a file already at path.
  * Returns 0 (also for no path), or -1 with "FLAG PATH: ..." naming the problem. */

@@ -103,16 +103,11 @@ static int is_trace_output(const char *dir, const char *input)
 {
     if (dir == NULL || input == NULL)
         return 0;
-    const char *slash = strrchr(input, '/');
-    const char *name = slash != NULL ? slash + 1 : input;
+    char folder[4096];
+    const char *name = path_folder(input, folder, sizeof folder);
     int rank, used = 0;
     if (strcmp(name, "merged.json") != 0 && !(sscanf(name, "rank_%d.json%n", &rank, &used) == 1 && name[used] == '\0'))
         return 0;
-    char folder[4096];
-    if (slash == NULL)
-        snprintf(folder, sizeof folder, ".");
-    else
-        snprintf(folder, sizeof folder, "%.*s", slash == input ? 1 : (int)(slash - input), input);
     return same_file(folder, dir);
 }
 
