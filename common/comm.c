@@ -4,12 +4,15 @@
 #include "comm_internal.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "comm_log.h"
+#include "rank_supervisor.h"
 #include "timer.h"
 #include "trace.h"
 #include "watchdog.h"
@@ -96,11 +99,12 @@ static void describe_peer(char *line, size_t len, const PeerState *me, const Pee
 {
     char state = process_state(peer->pid);
     if (state == 0 || state == 'Z' || state == 'X')
-        snprintf(line, len, "  rank %d (pid %d): has ended (in %s, its collective %ld, at step %d after %s)\n",
-                 peer->rank, peer->pid, peer->op, peer->calls, peer->step, peer->where);
+        snprintf(line, len, "  rank %d (pid %d): has ended (%s %s, its collective %ld, at step %d after %s)\n",
+                 peer->rank, peer->pid, peer->in_call ? "in" : "in its own work, last in", peer->op, peer->calls,
+                 peer->step, peer->where);
     else if (state == 'T' || state == 't')
         snprintf(line, len, "  rank %d (pid %d): stopped (a signal, or a debugger) in %s, its collective %ld, at "
-                 "step %d after %s\n", peer->rank, peer->pid, peer->in_call ? peer->op : "its own work",
+                 "step %d after %s; ended now, as mpiexec would\n", peer->rank, peer->pid, peer->in_call ? peer->op : "its own work",
                  peer->calls, peer->step, peer->where);
     else if (peer->in_call && peer->calls == me->calls)
         snprintf(line, len, "  rank %d: waiting too, in %s (its collective %ld)\n", peer->rank, peer->op, peer->calls);
@@ -114,31 +118,25 @@ static void describe_peer(char *line, size_t len, const PeerState *me, const Pee
                  peer->calls, peer->step, peer->where);
 }
 
-/* The wait deadline's report: this rank's call, then every other rank of its host. It runs
- * in the signal handler just before the process ends (watchdog.h). */
-static void report_wait(int fd, const void *context)
+/* Every other rank of this host, a line each, after this rank's own line; a rank stopped by
+ * a signal is ended here (mpiexec -disable-auto-cleanup would leave it holding the job). */
+static void describe_peers(int fd, const Comm *comm, double now)
 {
-    const Comm *comm = context;
-    double now = now_seconds();
-    const PeerState *me = comm->board != NULL ? &comm->board[comm->local_rank] : NULL;
+    const PeerState *me = &comm->board[comm->local_rank];
     char line[512];
-    if (me != NULL)
-        snprintf(line, sizeof line, "rank %d: waited %g s (--wait-timeout) in %s, its collective %ld, at step %d "
-                 "after %s, for a rank that did not come:\n", comm->rank, comm->wait_timeout, me->op, me->calls,
-                 me->step, me->where);
-    else
-        snprintf(line, sizeof line, "rank %d: waited %g s (--wait-timeout) in a call for a rank that did not "
-                 "come\n", comm->rank, comm->wait_timeout);
-    ssize_t written = write(fd, line, strlen(line));
+    ssize_t written = 0;
     int all_waiting = 1;
-    for (int p = 0; me != NULL && p < comm->node_size; p++)
+    for (int p = 0; p < comm->node_size; p++)
         if (p != comm->local_rank) {
-            describe_peer(line, sizeof line, me, &comm->board[p], now);
+            const PeerState *peer = &comm->board[p];
+            describe_peer(line, sizeof line, me, peer, now);
             written = write(fd, line, strlen(line));
-            char state = process_state(comm->board[p].pid);
-            all_waiting &= comm->board[p].in_call && state != 0 && state != 'T' && state != 't' && state != 'Z';
+            char state = process_state(peer->pid);
+            if (state == 'T' || state == 't')
+                kill(peer->pid, SIGKILL);
+            all_waiting &= peer->in_call && state != 0 && state != 'T' && state != 't' && state != 'Z';
         }
-    if (me != NULL && all_waiting && comm->node_size > 1) {
+    if (all_waiting && comm->node_size > 1) {
         snprintf(line, sizeof line, "  every rank here is waiting: the collectives they started did not match "
                  "(were they started in the same order on every rank?)\n");
         written = write(fd, line, strlen(line));
@@ -148,6 +146,122 @@ static void report_wait(int fd, const void *context)
         written = write(fd, line, strlen(line));
     }
     (void)written;
+}
+
+/* "rank R: WHAT in OP, its collective N, at step S after WHERE, WHY:" */
+static void describe_self(char *line, size_t len, const Comm *comm, const char *what, const char *why)
+{
+    const PeerState *me = &comm->board[comm->local_rank];
+    if (me->in_call)
+        snprintf(line, len, "rank %d: %s in %s, its collective %ld, at step %d after %s, %s:\n", comm->rank, what,
+                 me->op, me->calls, me->step, me->where, why);
+    else
+        snprintf(line, len, "rank %d: %s in its own work (it last left %s, its collective %ld) at step %d after "
+                 "%s, %s:\n", comm->rank, what, me->op, me->calls, me->step, me->where, why);
+}
+
+/* The wait deadline's report: this rank's call, then every other rank of its host. It runs
+ * in the signal handler just before the process ends (watchdog.h). */
+static void report_wait(int fd, const void *context)
+{
+    const Comm *comm = context;
+    char line[512], what[64];
+    const char *why = "for a rank that did not come";
+    snprintf(what, sizeof what, "waited %g s (--wait-timeout)", comm->wait_timeout);
+    if (comm->board == NULL) {
+        snprintf(line, sizeof line, "rank %d: %s in a call %s\n", comm->rank, what, why);
+        ssize_t written = write(fd, line, strlen(line));
+        (void)written;
+        return;
+    }
+    describe_self(line, sizeof line, comm, what, why);
+    ssize_t written = write(fd, line, strlen(line));
+    (void)written;
+    describe_peers(fd, comm, now_seconds());
+}
+
+/* ---------------------------------------------------------------- a rank that ends */
+
+static const Comm *notified_comm; /* the communicator on_rank_ended reports on */
+
+/* 1 when a rank of this host other than this one has ended. */
+static int peer_has_ended(const Comm *comm)
+{
+    for (int p = 0; comm->board != NULL && p < comm->node_size; p++) {
+        char state = process_state(comm->board[p].pid);
+        if (p != comm->local_rank && (state == 0 || state == 'Z' || state == 'X'))
+            return 1;
+    }
+    return 0;
+}
+
+/* This rank's line and every other rank's, when one of them has ended before MPI_Finalize
+ * (killed, crashed, or exited on its own); then this rank ends too (status 3): the job
+ * cannot go on without it. */
+static void report_ended_rank(const Comm *comm)
+{
+    char line[512];
+    const char *why = "when a rank ended: it ends too";
+    if (comm->board == NULL)
+        snprintf(line, sizeof line, "rank %d: %s\n", comm->rank, why);
+    else
+        describe_self(line, sizeof line, comm, "was", why);
+    ssize_t written = write(STDERR_FILENO, line, strlen(line));
+    (void)written;
+    if (comm->board != NULL)
+        describe_peers(STDERR_FILENO, comm, now_seconds());
+    _exit(3);
+}
+
+/* 1 when a rank of this host other than this one has ended or ends within a second: news
+ * of an end (a notice, a failed call) can come before /proc shows it. */
+static int peer_ends(const Comm *comm)
+{
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    for (int tries = 0; tries < 20; tries++) {
+        if (peer_has_ended(comm))
+            return 1;
+        nanosleep(&pause, NULL);
+    }
+    return 0;
+}
+
+/* mpiexec started with -disable-auto-cleanup tells the ranks that remain, with SIGUSR1,
+ * that one has ended. Without that flag it kills every rank at once and says it alone. */
+static void on_rank_ended(int signal_number)
+{
+    (void)signal_number;
+    peer_ends(notified_comm);
+    report_ended_rank(notified_comm);
+}
+
+/* The transport can abort first, on finding its peer's memory gone: when a rank of this
+ * host has ended, that is the news; any other abort goes on as one. */
+static void on_abort(int signal_number)
+{
+    if (peer_ends(notified_comm))
+        report_ended_rank(notified_comm);
+    signal(signal_number, SIG_DFL);
+    raise(signal_number);
+}
+
+static void notice_ended_ranks(const Comm *comm)
+{
+    if (comm->size < 2)
+        return;
+    notified_comm = comm;
+    struct sigaction action = {0};
+    action.sa_handler = on_rank_ended;
+    sigaction(SIGUSR1, &action, NULL);
+    action.sa_handler = on_abort;
+    sigaction(SIGABRT, &action, NULL);
+}
+
+/* The rank's parent reads its state when the rank is killed (rank_supervisor.h). */
+static void share_with_parent(Comm *comm)
+{
+    if (comm->supervised != NULL && comm->board != NULL)
+        *comm->supervised = comm->board[comm->local_rank];
 }
 
 /* This rank's place on the board as it enters a call: `collective` counts it in the order
@@ -162,6 +276,7 @@ static void note_call(Comm *comm, const char *op, int collective, int waits)
     me->step = comm_log_where(me->where, sizeof me->where);
     me->since = now_seconds();
     me->in_call = waits;
+    share_with_parent(comm);
 }
 
 void comm_begin_wait(Comm *comm, const char *op, int collective)
@@ -176,6 +291,7 @@ void comm_end_wait(Comm *comm)
     if (comm->board != NULL) {
         comm->board[comm->local_rank].in_call = 0;
         comm->board[comm->local_rank].since = now_seconds();
+        share_with_parent(comm);
     }
     watchdog_disarm(DEADLINE_WAIT);
 }
@@ -186,6 +302,7 @@ Comm *comm_init(int *argc, char ***argv)
     if (comm == NULL)
         return NULL;
     comm->ops = &mpi_ops;
+    comm->supervised = rank_supervise(); /* before MPI starts: the parent never gets here */
     int initialised = 0;
     MPI_Initialized(&initialised);
     if (!initialised) {
@@ -200,6 +317,7 @@ Comm *comm_init(int *argc, char ***argv)
     MPI_Comm_split_type(comm->world, MPI_COMM_TYPE_SHARED, comm->rank, MPI_INFO_NULL, &comm->node);
     MPI_Comm_rank(comm->node, &comm->local_rank);
     share_board(comm);
+    notice_ended_ranks(comm);
     return comm;
 }
 
@@ -207,6 +325,8 @@ void comm_finalize(Comm *comm)
 {
     if (comm == NULL)
         return;
+    signal(SIGUSR1, SIG_IGN); /* from here on, a rank that ends has finished */
+    signal(SIGABRT, SIG_DFL);
     if (comm->ops->release != NULL)
         comm->ops->release(comm);
     if (comm->board != NULL)
@@ -227,6 +347,8 @@ void comm_check(Comm *comm, int status)
 {
     if (status == 0)
         return;
+    if (comm->size > 1 && peer_ends(comm))
+        report_ended_rank(comm); /* the call failed because a rank had ended: that is the news */
     fprintf(stderr, "%s\n", comm->error);
     fflush(stderr);
     MPI_Abort(comm->world, 1); /* ends every rank: none waits forever on this one */

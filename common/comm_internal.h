@@ -51,6 +51,7 @@ struct Comm {
     MPI_Win board_window;
     PeerState *board;    /* every rank of this host's PeerState, by local rank; NULL if unshared */
     int node_size;
+    PeerState *supervised; /* this rank's state again, for its parent (rank_supervisor.h); or NULL */
 };
 
 /* Around every call that waits for the other ranks: marks this rank's place on the board

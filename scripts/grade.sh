@@ -11,9 +11,9 @@
 #                          loss per step against expected/NN_name/train_PRESET.csv, within the tolerance
 #   estimate PRESET [FLAGS]
 #                          `BINARY estimate --config PRESET FLAGS` against estimate_PRESET[_FLAGS].csv, exactly
-#   ring N                 `mpiexec -n N BINARY --verify-ring`: the ring all-reduce against exact sums,
+#   ring N                 `mpiexec -disable-auto-cleanup -n N BINARY --verify-ring`: the ring all-reduce against exact sums,
 #                          and its communication log against the ring's rule (tests/check_schedule.c)
-#   dp PRESET N [FLAGS]    `mpiexec -n N BINARY train --config PRESET FLAGS`: identical parameters on
+#   dp PRESET N [FLAGS]    `mpiexec -disable-auto-cleanup -n N BINARY train --config PRESET FLAGS`: identical parameters on
 #                          every rank at the end; loss, grad norm and validation loss per step within
 #                          the tolerance and the bytes communicated per step exactly, against
 #                          expected/NN_name/dp_PRESET_nN[_FLAGS].csv; and the run's communication log
@@ -55,8 +55,8 @@ run_command() {
     case $mode in
     train) echo "$binary train --config $preset ${*:4}" ;;
     estimate) echo "$binary estimate --config $preset ${*:4}" ;;
-    ring) echo "mpiexec -n $preset $binary --verify-ring" ;;
-    dp) echo "mpiexec -n $4 $binary train --config $preset ${*:5}" ;;
+    ring) echo "mpiexec -disable-auto-cleanup -n $preset $binary --verify-ring" ;;
+    dp) echo "mpiexec -disable-auto-cleanup -n $4 $binary train --config $preset ${*:5}" ;;
     esac
 }
 

@@ -79,7 +79,7 @@ summaries=()
 # the reference, or with --student yours.
 builds=$([ "$student" = 1 ] && echo build/lessons || echo build/solutions)
 train() {
-    local lesson=$1 launcher=(mpiexec -n "$ranks")
+    local lesson=$1 launcher=(mpiexec -disable-auto-cleanup -n "$ranks")
     shift
     [ "$lesson" = 00_single_device ] && launcher=()
     # shellcheck disable=SC2046 # the flags are words

@@ -205,7 +205,7 @@ Test(grading, one_check_by_name_and_its_reproduce_commands)
                               output, sizeof output);
     cr_expect_eq(status, 1, "%s", output);
     cr_expect_null(strstr(output, "bucket-mb_0.1"), "only the named check runs:\n%s", output);
-    cr_expect_not_null(strstr(output, "  reproduce:\n    mpiexec -n 2 build/mutants/05_bucketed_ddp/bucket_per_unit "
+    cr_expect_not_null(strstr(output, "  reproduce:\n    mpiexec -disable-auto-cleanup -n 2 build/mutants/05_bucketed_ddp/bucket_per_unit "
                                       "train --config reference --bucket-mb 0.25 --csv run.csv --comm-log run_log.csv\n"),
                        "%s", output);
     cr_expect_not_null(strstr(output, "    build/tools/check_schedule 05 run_log.csv --ranks 2 --config reference "

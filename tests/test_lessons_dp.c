@@ -240,23 +240,48 @@ Test(lessons_dp, an_unwritable_summary_is_refused_before_training)
     cr_expect_str_eq(output, "09_zero3: --summary /nonexistent/s.csv: there is no folder /nonexistent\n");
 }
 
+/* Starts 05_bucketed_ddp at 2 ranks the way the course's scripts do (mpiexec
+ * -disable-auto-cleanup, so the ranks that remain can speak), sends SIGNAL to rank 1 once
+ * the first step is done, and prints how the job ended, its output, and whether any rank
+ * was left running. The binary is copied, so that no other test's ranks are signalled. */
+static int signal_rank_1(const char *signal_name, char *output, size_t output_len)
+{
+    char command[2048];
+    snprintf(command, sizeof command,
+        "d=$(mktemp -d); trap 'rm -rf $d' EXIT; cp build/solutions/05_bucketed_ddp $d/ddp; start=$(date +%%s); "
+        "timeout 120 mpiexec -disable-auto-cleanup -n 2 $d/ddp train --config course --steps 2000 --wait-timeout 2 "
+        "> $d/out 2>&1 & "
+        "for i in $(seq 400); do grep -q '^step     1/' $d/out && break; sleep 0.05; done; sleep 0.3; "
+        "kill -%s $(sed -n 's/.*rank 1 = pid \\([0-9]*\\).*/\\1/p' $d/out); wait $!; rc=$?; "
+        "echo \"exit $rc after $(( $(date +%%s) - start )) s\"; grep -v '^config\\|^step' $d/out; "
+        "pgrep -f \"^$d/ddp train\" && echo 'a rank was left running'; pkill -KILL -f \"^$d/ddp train\"; "
+        "[ $rc -ne 0 ] && [ $(( $(date +%%s) - start )) -lt 60 ]", signal_name);
+    return shell_output(command, output, output_len);
+}
+
 /* A rank that stops (SIGSTOP, as a hung machine would) ends the run within --wait-timeout,
- * and the rank left waiting says which one never came and what it last did. The binary is
- * copied, so that no other test's ranks are stopped. */
+ * and the rank left waiting says which one never came and what it last did. */
 Test(lessons_dp, a_stopped_rank_ends_the_run_within_the_wait_timeout_naming_it)
 {
     char output[16384];
-    int status = shell_output(
-        "d=$(mktemp -d); trap 'rm -rf $d' EXIT; cp build/solutions/05_bucketed_ddp $d/ddp; start=$(date +%s); "
-        "timeout 120 mpiexec -n 2 $d/ddp train --config course --steps 2000 --wait-timeout 2 > $d/out 2>&1 & "
-        "for i in $(seq 400); do grep -q '^step     1/' $d/out && break; sleep 0.05; done; sleep 0.3; "
-        "kill -STOP $(pgrep -f \"^$d/ddp train\" | tail -1); wait $!; rc=$?; "
-        "echo \"exit $rc after $(( $(date +%s) - start )) s\"; grep -v '^config\\|^step' $d/out; "
-        "pkill -KILL -f \"^$d/ddp train\"; [ $rc -ne 0 ] && [ $(( $(date +%s) - start )) -lt 60 ]",
-        output, sizeof output);
-    cr_expect_eq(status, 0, "%s", output);
+    cr_expect_eq(signal_rank_1("STOP", output, sizeof output), 0, "%s", output);
     cr_expect_not_null(strstr(output, "waited 2 s (--wait-timeout) in"), "%s", output);
     cr_expect_not_null(strstr(output, "): stopped (a signal, or a debugger) in "), "%s", output);
+    cr_expect_null(strstr(output, "a rank was left running"), "%s", output);
+}
+
+/* A rank that is killed outright: its own line says which rank, by what and where it was,
+ * and the rank that remains says so too and ends, instead of leaving the job to mpiexec's
+ * banner alone. */
+Test(lessons_dp, a_killed_rank_is_named_and_the_rank_that_remains_ends_saying_so)
+{
+    char output[16384];
+    cr_expect_eq(signal_rank_1("KILL", output, sizeof output), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "rank 1 (pid "), "%s", output);
+    cr_expect_not_null(strstr(output, ") was killed by signal 9 (Killed) at step "), "%s", output);
+    cr_expect_not_null(strstr(output, "when a rank ended: it ends too:\n  rank 1 (pid "), "%s", output);
+    cr_expect_not_null(strstr(output, "): has ended ("), "%s", output);
+    cr_expect_null(strstr(output, "a rank was left running"), "%s", output);
 }
 
 /* The sweep's CSV is an output like the trainer's: it never replaces an input. */
