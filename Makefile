@@ -149,7 +149,7 @@ $(BUILD)/tools/compare_runs $(BUILD)/tools/check_schedule: $(BUILD)/tools/%: $(B
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
 # analyze_traces reads JSON with cJSON (libcjson-dev): any valid formatting of a trace
-$(BUILD)/tools/analyze_traces: $(BUILD)/obj/tools/analyze_traces.o
+$(BUILD)/tools/analyze_traces: $(BUILD)/obj/tools/analyze_traces.o $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS) -lcjson

@@ -9,7 +9,9 @@ it passes, 0 when it fails); the lines that follow it (a table of differing step
 sanitizer's report) are that test's output. The top-level score is the sum.
 """
 import json
+import os
 import sys
+import tempfile
 
 
 def tests_from(lines):
@@ -26,6 +28,26 @@ def tests_from(lines):
     return tests
 
 
+def write_atomically(path, text):
+    """Writes text to path whole or not at all: into a temporary file in the same folder (so
+    the rename is atomic), forced to disk, then renamed over path. A crash or an error leaves
+    the previous file as it was, never half of the new one."""
+    folder, name = os.path.split(os.path.abspath(path))
+    descriptor, temp = tempfile.mkstemp(prefix=name + ".tmp.", dir=folder)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        mask = os.umask(0)  # the only way to read it is to set it: put it straight back
+        os.umask(mask)
+        os.chmod(temp, 0o666 & ~mask)  # mkstemp makes 0600; give what open() would
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
+
+
 def main():
     if len(sys.argv) != 3:
         print("usage: grade_results.py RESULTS.tsv OUT.json", file=sys.stderr)
@@ -36,9 +58,7 @@ def main():
     failed = sum(t["status"] == "failed" for t in tests)
     results = {"score": sum(t["score"] for t in tests), "output":
                f"{len(tests) - failed} of {len(tests)} checks passed", "tests": tests}
-    with open(sys.argv[2], "w", encoding="utf-8") as f:
-        json.dump(results, f, indent=2)
-        f.write("\n")
+    write_atomically(sys.argv[2], json.dumps(results, indent=2) + "\n")
     return 0
 
 

@@ -10,7 +10,10 @@
 # Writes REPORT_DIR/index.html (one self-contained page: tables and inline SVG plots),
 # REPORT_DIR/summary.md (the tables, linking the plots), REPORT_DIR/plots/*.svg and the
 # prepared data the plots are drawn from, REPORT_DIR/data/*.csv. gnuplot draws every plot
-# (scripts/report/*.gp); this script only picks columns and lays out the page.
+# (scripts/report/*.gp); this script only picks columns and lays out the page. Each file is
+# written whole: into a temporary file beside it, renamed over the previous one only once it
+# is complete, so a run that fails leaves the earlier report's file as it was. REPORT_DIR
+# must not be RUNS_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
@@ -25,6 +28,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 runs=${1:-runs} report=${2:-reports}
+if [ "$runs" -ef "$report" ]; then
+    echo "make_report: $report is the runs folder $runs: write the report into a folder of its own" >&2
+    exit 2
+fi
 lessons=(00_single_device 02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum 07_zero1 08_zero2
     09_zero3)
 command -v gnuplot >/dev/null || { echo "make_report: gnuplot is missing (make setup installs gnuplot-nox)" >&2; exit 1; }
@@ -38,6 +45,37 @@ for lesson in "${lessons[@]}"; do
             { echo "make_report: $runs/traces/$lesson/$file is missing (build/tools/analyze_traces makes it)" >&2; exit 1; }
     done
 done
+
+# --- every file lands whole -----------------------------------------------------------------
+
+# A writer writes $unfinished, a temporary file beside its target (same folder, so the rename
+# is atomic), which replaces the target only once the writer succeeded. A writer that fails
+# stops the script (set -e) and the EXIT trap removes its temporary file: the previous file
+# stays, never half of a new one.
+unfinished=""
+trap 'rm -f -- ${unfinished:+"$unfinished"}' EXIT
+file_mode=$(printf '%o' $((0666 & ~$(umask)))) # what `>` would give; mktemp gives 0600
+
+# publish_as TARGET COMMAND...: COMMAND writes the file $unfinished names, which then becomes
+# TARGET. Call it as a plain command (not under if, && or ||): set -e must stay on inside
+# COMMAND, so its first failure stops it before the rename.
+publish_as() {
+    local target=$1
+    shift
+    unfinished=$(mktemp "$target.tmp.XXXXXX")
+    "$@"
+    chmod "$file_mode" "$unfinished"
+    mv -fT "$unfinished" "$target" # -T: a folder at TARGET is an error, not a place to move into
+    unfinished=""
+}
+# publish TARGET COMMAND...: COMMAND's standard output becomes TARGET.
+publish() {
+    local target=$1
+    shift
+    publish_as "$target" into_unfinished "$@"
+}
+into_unfinished() { "$@" >"$unfinished"; }
+
 mkdir -p "$report/plots" "$report/data"
 data=$report/data plots=$report/plots
 rm -f "$data/yours.csv" "$plots"/*yours.svg # from an earlier report with your runs
@@ -52,10 +90,11 @@ breakdown_row() {
         END { printf "%s,%.4f,%.4f,%.4f,%.4f,%.2f\n", name, sum["compute_ms"] / n, sum["comm_exposed_ms"] / n,
                      sum["comm_overlap_ms"] / n, sum["idle_ms"] / n, sum["overlap_pct"] / n }' "$2"
 }
-{
+breakdown_csv() {
     echo "strategy,compute_ms,comm_exposed_ms,comm_overlap_ms,idle_ms,overlap_pct"
     for lesson in "${lessons[@]}"; do breakdown_row "$lesson" "$runs/traces/$lesson/summary.csv"; done
-} >"$data/breakdown.csv"
+}
+publish "$data/breakdown.csv" breakdown_csv
 
 # Rows of a CSV whose column $2 equals $3, header kept.
 select_rows() {
@@ -63,11 +102,11 @@ select_rows() {
         $c == value' "$1"
 }
 stages=$(distinct "$runs/zero_memory.csv" stage)
-for stage in $stages; do select_rows "$runs/zero_memory.csv" stage "$stage" >"$data/memory_$stage.csv"; done
-select_rows "$runs/zero_memory.csv" ranks "$ranks" >"$data/memory_at_$ranks.csv"
+for stage in $stages; do publish "$data/memory_$stage.csv" select_rows "$runs/zero_memory.csv" stage "$stage"; done
+publish "$data/memory_at_$ranks.csv" select_rows "$runs/zero_memory.csv" ranks "$ranks"
 ops=$(distinct "$runs/collectives.csv" op)
-for op in $ops; do select_rows "$runs/collectives.csv" op "$op" >"$data/busbw_$op.csv"; done
-cp "$runs/bucket_sweep.csv" "$runs/comparison.csv" "$data/"
+for op in $ops; do publish "$data/busbw_$op.csv" select_rows "$runs/collectives.csv" op "$op"; done
+for copied in bucket_sweep.csv comparison.csv; do publish "$data/$copied" cat "$runs/$copied"; done
 
 # Loss curves: every lesson's per-step CSV, and PyTorch's when it ran.
 loss_files=() loss_names=()
@@ -77,26 +116,29 @@ if [ -f "$runs/pytorch/pytorch_ddp.csv" ] && grep -q pytorch "$runs/comparison.c
 fi
 
 # |loss - lesson 00's loss| per step for every other strategy (empty where equal: no log of 0).
-paste -d, "${loss_files[@]}" | awk -F, -v names="$(IFS=' '; echo "${loss_names[*]:1}")" '
-    NR == 1 { for (i = 1; i <= NF; i++) if ($i == "loss") loss[++n] = i
-              printf "step"; split(names, name, " "); for (k = 2; k <= n; k++) printf ",%s", name[k - 1]; print ""; next }
-    { printf "%s", $1
-      for (k = 2; k <= n; k++) { d = $loss[k] - $loss[1]; d = d < 0 ? -d : d; printf ",%s", (d > 0 ? d : "") }
-      print "" }' >"$data/loss_drift.csv"
+loss_drift_csv() {
+    paste -d, "${loss_files[@]}" | awk -F, -v names="$(IFS=' '; echo "${loss_names[*]:1}")" '
+        NR == 1 { for (i = 1; i <= NF; i++) if ($i == "loss") loss[++n] = i
+                  printf "step"; split(names, name, " "); for (k = 2; k <= n; k++) printf ",%s", name[k - 1]; print ""; next }
+        { printf "%s", $1
+          for (k = 2; k <= n; k++) { d = $loss[k] - $loss[1]; d = d < 0 ? -d : d; printf ",%s", (d > 0 ? d : "") }
+          print "" }'
+}
+publish "$data/loss_drift.csv" loss_drift_csv
 
 # --- the plots ------------------------------------------------------------------------------
 
-# plot NAME VARIABLES: scripts/report/NAME.gp with gnuplot -e VARIABLES, into plots/.
-plot() {
-    local script=$1 name=$2
+# plot SCRIPT NAME VARIABLES: scripts/report/SCRIPT.gp with gnuplot -e VARIABLES, into
+# plots/NAME.svg.
+plot() { publish_as "$plots/$2.svg" gnuplot_into_unfinished "$@"; }
+gnuplot_into_unfinished() {
+    local said
     # a warning (a data set with no valid points, say) is a wrong picture: stop on any output
-    if ! gnuplot -e "out='$plots/$name.svg'; $3" "scripts/report/$script.gp" >"$data/$name.gnuplot.log" 2>&1 ||
-        [ -s "$data/$name.gnuplot.log" ]; then
-        echo "make_report: gnuplot failed on $name:" >&2
-        cat "$data/$name.gnuplot.log" >&2
+    if ! said=$(gnuplot -e "out='$unfinished'; $3" "scripts/report/$1.gp" 2>&1) || [ -n "$said" ]; then
+        echo "make_report: gnuplot failed on $2:" >&2
+        printf '%s\n' "$said" >&2
         exit 1
     fi
-    rm -f "$data/$name.gnuplot.log"
 }
 words() { local IFS=' '; echo "$*"; }
 plot loss loss "files='$(words "${loss_files[@]}")'; names='$(words "${loss_names[@]}")'"
@@ -113,7 +155,7 @@ if ((${#yours_loss[@]} > 0)); then
     refs=() mine=()
     for lesson in "${yours_loss[@]}"; do refs+=("$runs/$lesson.csv") mine+=("$runs/yours/$lesson.csv"); done
     plot loss_yours loss_yours "refs='$(words "${refs[@]}")'; yours='$(words "${mine[@]}")'; names='$(words "${yours_loss[@]}")'"
-    {
+    yours_csv() {
         echo "lesson,steps,last_loss,reference_last_loss,largest_rel_diff"
         for lesson in "${yours_loss[@]}"; do
             awk -F, -v lesson="$lesson" 'FNR == 1 { for (i = 1; i <= NF; i++) if ($i == "loss") c = i; file++; next }
@@ -123,7 +165,8 @@ if ((${#yours_loss[@]} > 0)); then
                 END { printf "%s,%d,%s,%s,%.3g\n", lesson, n, last, last_ref, worst }' \
                 "$runs/$lesson.csv" "$runs/yours/$lesson.csv"
         done
-    } >"$data/yours.csv"
+    }
+    publish "$data/yours.csv" yours_csv
 fi
 plot loss_drift loss_drift "data='$data/loss_drift.csv'; names='$(words "${loss_names[@]:1}")'"
 plot breakdown breakdown "data='$data/breakdown.csv'"
@@ -140,7 +183,7 @@ for lesson in "${yours_timelines[@]}"; do
 done
 plot sweep bucket_sweep "data='$data/bucket_sweep.csv'"
 plot memory memory "data='$data/memory_at_$ranks.csv'; ranks='$ranks'"
-cp "$runs/shard_plan.csv" "$data/"
+publish "$data/shard_plan.csv" cat "$runs/shard_plan.csv"
 plan_ranks=$(distinct "$runs/shard_plan.csv" rank | wc -w) plan_units=$(distinct "$runs/shard_plan.csv" unit | wc -w)
 plot shard_layout shard_layout "data='$data/shard_plan.csv'; ranks=$plan_ranks; units=$plan_units"
 memory_files=() busbw_files=()
@@ -172,13 +215,16 @@ table() {
 }
 
 # The comparison with times in ms and speed against lesson 00 (column speedup, added here).
-awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print $0 ",step_ms,comm_ms,speedup"; next }
-    { rows[NR] = $0; tps[NR] = $c["tokens_per_s"]; step[NR] = 1e3 * $c["step_time_avg_s"]
-      comm[NR] = $c["comm_time_avg_s"] == "" ? "" : 1e3 * $c["comm_time_avg_s"]
-      if ($c["strategy"] == "single_device") base = $c["tokens_per_s"] }
-    END { for (i = 2; i <= NR; i++) printf "%s,%.3f,%s,%s\n", rows[i], step[i], comm[i] == "" ? "" : sprintf("%.3f", comm[i]),
-                                             base ? sprintf("%.2f", tps[i] / base) : "" }' \
-    "$runs/comparison.csv" >"$data/comparison_table.csv"
+comparison_table_csv() {
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print $0 ",step_ms,comm_ms,speedup"; next }
+        { rows[NR] = $0; tps[NR] = $c["tokens_per_s"]; step[NR] = 1e3 * $c["step_time_avg_s"]
+          comm[NR] = $c["comm_time_avg_s"] == "" ? "" : 1e3 * $c["comm_time_avg_s"]
+          if ($c["strategy"] == "single_device") base = $c["tokens_per_s"] }
+        END { for (i = 2; i <= NR; i++) printf "%s,%.3f,%s,%s\n", rows[i], step[i], comm[i] == "" ? "" : sprintf("%.3f", comm[i]),
+                                                 base ? sprintf("%.2f", tps[i] / base) : "" }' \
+        "$runs/comparison.csv"
+}
+publish "$data/comparison_table.csv" comparison_table_csv
 comparison_cols="strategy:strategy:s ranks:ranks:s step_ms:step_ms:.2f comm_ms:comm_ms:.2f comm_frac_avg:comm_fraction:.3f
     tokens_per_s:tokens/s:.0f speedup:vs_lesson_00:.2f last_loss:last_loss:.6f comm_mb_per_step:comm_MB/step:.3f
     peak_tracked_mb:peak_tracked_MB/rank:.1f peak_rss_mb:peak_RSS_MB:.1f"
@@ -204,7 +250,7 @@ figure() { printf '<figure id="%s">\n' "$1"; inline_svg "$1"; printf '<figcaptio
 machine="$(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown CPU)"
 made="$(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -n), $machine"
 
-{
+index_html() {
     cat <<EOF
 <!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>dtc course report</title>
@@ -258,9 +304,10 @@ EOF
     figure busbw "Bus bandwidth per operation and message size, $ranks ranks; ring is lesson 01's own all-reduce."
     table html "$runs/collectives.csv" $busbw_cols
     echo '</body></html>'
-} >"$report/index.html"
+}
+publish "$report/index.html" index_html
 
-{
+summary_md() {
     echo "# dtc course report"
     echo
     echo "Run flags: \`$config\`, $ranks ranks. Made $made. The page with every plot inline: \`index.html\`."
@@ -302,5 +349,6 @@ EOF
     echo "![shard plan](plots/shard_layout.svg)"
     echo
     echo "## Collectives (lesson 01): ![busbw](plots/busbw.svg)"
-} >"$report/summary.md"
+}
+publish "$report/summary.md" summary_md
 echo "report: $report/index.html, $report/summary.md ($(find "$plots" -name '*.svg' | wc -l) plots)"

@@ -17,6 +17,10 @@ this script trains exactly what lesson 00 would train with the same flags.
 --eager trains in one process without DDP or a process group: PyTorch eager, the baseline
 beside lesson 00 on one device (strategy "pytorch_eager" in the summary).
 
+--csv and --summary are written whole: to a temporary file in the same folder, renamed into
+place, so a run that fails leaves an earlier file as it was. Their folders are checked before
+any process starts, without creating the files.
+
 Exit status: 0 done, 2 bad input, 77 PyTorch is not installed (a test reports a skip).
 """
 
@@ -575,13 +579,33 @@ def fmt(value):
     return f"{value:.9g}"
 
 
+def write_atomically(path, text):
+    """Writes text to path whole or not at all: into a temporary file in the same folder (so
+    the rename is atomic), forced to disk, then renamed over path. A crash or an error leaves
+    the previous file as it was, never half of the new one."""
+    folder, name = os.path.split(os.path.abspath(path))
+    descriptor, temp = tempfile.mkstemp(prefix=name + ".tmp.", dir=folder)
+    try:
+        with os.fdopen(descriptor, "w") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        mask = os.umask(0)  # the only way to read it is to set it: put it straight back
+        os.umask(mask)
+        os.chmod(temp, 0o666 & ~mask)  # mkstemp makes 0600; give what open() would
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
+
+
 def write_csv(path, rows):
-    with open(path, "w") as out:
-        out.write(CSV_HEADER + "\n")
-        for step, row in enumerate(rows, start=1):
-            val = "" if row["val_loss"] is None else fmt(row["val_loss"])
-            out.write(f"{step},{fmt(row['loss'])},{fmt(row['grad_norm'])},{fmt(row['lr'])},"
-                      f"{1e3 * row['seconds']:.4f},{row['tokens_per_s']:.1f},{val}\n")
+    lines = [CSV_HEADER]
+    for step, row in enumerate(rows, start=1):
+        val = "" if row["val_loss"] is None else fmt(row["val_loss"])
+        lines.append(f"{step},{fmt(row['loss'])},{fmt(row['grad_norm'])},{fmt(row['lr'])},"
+                     f"{1e3 * row['seconds']:.4f},{row['tokens_per_s']:.1f},{val}")
+    write_atomically(path, "\n".join(lines) + "\n")
 
 
 def summary_fields(settings, rows, peak_rss_mb):
@@ -607,8 +631,7 @@ def write_outputs(settings, rows, peak_rss_mb):
           f"+- {float(fields[5]) * 1e3:.2f} ms over {fields[3]} steps | {fields[10]} tok/s | "
           f"peak RSS rank 0 {fields[11]} MB", flush=True)
     if settings["summary"] is not None:
-        with open(settings["summary"], "w") as out:
-            out.write(SUMMARY_HEADER + "\n" + ",".join(fields) + "\n")
+        write_atomically(settings["summary"], SUMMARY_HEADER + "\n" + ",".join(fields) + "\n")
 
 
 # ---------------------------------------------------------------- launcher
@@ -620,12 +643,21 @@ def check_inputs(args, config):
     load_shard(config["train"], config)
     if config["val-every"] > 0:
         load_shard(config["val"], config)
-    for path in (args.csv, args.summary):
+    for flag, path in (("--csv", args.csv), ("--summary", args.summary)):
         if path is not None:
-            try:
-                open(path, "a").close()
-            except OSError as error:
-                raise InputError(f"{path}: cannot open for writing: {error.strerror}") from None
+            check_output_path(flag, path)
+
+
+def check_output_path(flag, path):
+    """An output is renamed into its folder once written (write_atomically): find out before
+    the run that the folder takes it, without creating or touching a file at path."""
+    folder = os.path.dirname(path) or "."
+    if not os.path.isdir(folder):
+        raise InputError(f"{flag} {path}: there is no folder {folder}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"{flag} {path}: cannot write into {folder}")
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise InputError(f"{flag} {path}: exists and is not a regular file")
 
 
 def describe(torch, args, config):

@@ -113,3 +113,47 @@ Test(report, an_incomplete_run_is_refused_naming_what_is_missing)
     snprintf(command, sizeof command, "%s/report/index.html", dir);
     cr_expect(!file_exists(command), "no page from an incomplete run");
 }
+
+/* The report into the runs folder itself would mix its files into the run's: refused with
+ * exit status 2 before anything is written, however the folder is named. */
+Test(report, a_report_folder_that_is_the_runs_folder_is_refused)
+{
+    char command[512], output[4096];
+    snprintf(command, sizeof command, "mkdir -p %s/runs && touch %s/runs/comparison.csv && "
+             "scripts/make_report.sh %s/runs %s/runs/.", dir, dir, dir, dir);
+    cr_expect_eq(shell_output(command, output, sizeof output), 2, "%s", output);
+    cr_expect_not_null(strstr(output, "is the runs folder"), "%s", output);
+    cr_expect_eq(strchr(output, '\n'), output + strlen(output) - 1, "more than one line: %s", output);
+    snprintf(command, sizeof command, "ls -A %s/runs", dir);
+    shell_output(command, output, sizeof output);
+    cr_expect_str_eq(output, "comparison.csv\n", "something was written into the runs folder");
+}
+
+/* Every file a run leaves, but empty: the report gets as far as its first plot, where gnuplot
+ * finds no points and fails. The plot already there stays as it was, and no temporary file
+ * is left behind. */
+Test(report, a_failing_report_leaves_the_previous_files_and_no_temporary_one)
+{
+    if (shell_status("command -v gnuplot > /dev/null") != 0)
+        cr_skip_test("no gnuplot: make setup installs gnuplot-nox");
+    char command[2048], output[1 << 14];
+    snprintf(command, sizeof command,
+             "cd %s && mkdir -p runs report/plots && cd runs && "
+             "touch comparison.csv collectives.csv bucket_sweep.csv zero_memory.csv shard_plan.csv && "
+             "for lesson in", dir);
+    for (size_t i = 0; i < sizeof lessons / sizeof *lessons; i++)
+        strcat(strcat(command, " "), lessons[i]);
+    strcat(command, "; do touch $lesson.csv && mkdir -p traces/$lesson && "
+                    "touch traces/$lesson/summary.csv traces/$lesson/timeline.csv || exit 1; done && "
+                    "printf 'the previous plot\\n' > ../report/plots/loss.svg");
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    snprintf(command, sizeof command, "scripts/make_report.sh %s/runs %s/report", dir, dir);
+    cr_expect_eq(shell_output(command, output, sizeof output), 1, "%s", output);
+    cr_expect_not_null(strstr(output, "gnuplot failed on loss"), "%s", output);
+    snprintf(command, sizeof command, "cat %s/report/plots/loss.svg", dir);
+    shell_output(command, output, sizeof output);
+    cr_expect_str_eq(output, "the previous plot\n", "the previous plot was overwritten");
+    snprintf(command, sizeof command, "find %s/report -name '*.tmp.*'", dir);
+    cr_expect_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    cr_expect_str_eq(output, "", "temporary files are left behind");
+}

@@ -173,6 +173,43 @@ Test(trace, the_timeline_holds_one_step_from_its_start)
     cr_expect_not_null(strstr(output, "fewer steps"), "%s", output);
 }
 
+/* A timeline that cannot be completed (a step the trace lacks) fails, and the timeline.csv
+ * already there stays as it was: the report would otherwise draw half a step. */
+Test(trace, a_timeline_that_fails_leaves_the_previous_file_as_it_was)
+{
+    char command[512], output[4096];
+    write_known_trace("device");
+    snprintf(command, sizeof command, "printf 'the previous timeline\\n' > %s/timeline.csv && "
+             "build/tools/analyze_traces %s --timeline 2 > /dev/null", dir, dir);
+    cr_expect_eq(shell_output(command, output, sizeof output), 1, "%s", output);
+    cr_expect_not_null(strstr(output, "fewer steps"), "%s", output);
+    cr_expect_eq(strchr(output, '\n'), output + strlen(output) - 1, "more than one line: %s", output);
+    char path[128];
+    snprintf(path, sizeof path, "%s/timeline.csv", dir);
+    cr_expect_str_eq(read_file(path), "the previous timeline\n");
+    snprintf(command, sizeof command, "ls %s | grep -F .tmp.", dir);
+    cr_expect_neq(shell_output(command, output, sizeof output), 0, "a temporary file is left: %s", output);
+}
+
+/* The outputs land by rename, never by rewriting the file in place: a second name for the
+ * previous summary.csv (a hard link) still holds the previous text, and after the run only the
+ * finished files are in the folder, no temporary one. */
+Test(trace, the_outputs_are_renamed_into_place_leaving_no_temporary_file)
+{
+    char command[512], output[4096], path[128];
+    write_known_trace("device");
+    snprintf(command, sizeof command, "cd %s && printf 'the previous summary\\n' > summary.csv && "
+             "ln summary.csv previous.csv", dir);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    snprintf(command, sizeof command, "build/tools/analyze_traces %s --timeline 1 > /dev/null && ls %s", dir, dir);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    cr_expect_str_eq(output, "previous.csv\nrank_0.json\nsummary.csv\nsummary.html\ntimeline.csv\n");
+    snprintf(path, sizeof path, "%s/previous.csv", dir);
+    cr_expect_str_eq(read_file(path), "the previous summary\n", "summary.csv was rewritten in place");
+    snprintf(path, sizeof path, "%s/summary.csv", dir);
+    cr_expect_not_null(strstr(read_file(path), "\n0,1,0.2000,"), "summary.csv holds no new table");
+}
+
 /* Read by a JSON parser: the same trace pretty-printed or on one line gives the same table;
  * what is not JSON, not ours, or misses a rank is refused with one line and exit status 1. */
 Test(trace, the_analyzer_reads_any_formatting_and_refuses_what_is_not_a_trace)

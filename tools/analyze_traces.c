@@ -10,13 +10,16 @@
  * during the call, so the call's time is taken out of compute and overlap there is always 0.
  * Any other timing (a device's, whose streams run side by side) is taken as it is.
  * and the count and total time of each communication call. Writes DIR/summary.csv and
- * DIR/summary.html (the tables and an inline SVG bar per rank).
+ * DIR/summary.html (the tables and an inline SVG bar per rank), each whole or not at all: into
+ * a temporary file beside it, renamed into place once complete, so a failed run leaves the
+ * previous file as it was.
  *
  *   analyze_traces DIR [--timeline STEP]
  *
  * --timeline also writes DIR/timeline.csv (rank,track,start_ms,end_ms,name): every event of
  * optimizer step STEP (1-based), each rank's times from the start of its own step, so ranks on
- * machines whose clocks differ still line up; the course report draws it.
+ * machines whose clocks differ still line up; the course report draws it. It is written whole
+ * the same way, and not at all when a rank has fewer steps.
  *
  * The traces are read with cJSON (Debian's libcjson), so any valid formatting of one is
  * accepted (pretty-printed, on one line, as a JSON tool rewrote it), and a file that is not
@@ -27,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "paths.h"
 
 enum { MAX_RANKS = 64, MAX_OPS = 32 };
 
@@ -397,20 +402,54 @@ static void print_summary(RankTrace *ranks, Breakdown *b, int n)
     }
 }
 
-static int write_outputs(const char *dir, RankTrace *ranks, Breakdown *b, int n)
+/* What summary.csv and summary.html are written from. */
+typedef struct {
+    RankTrace *ranks;
+    Breakdown *breakdowns;
+    int count;
+} Analysis;
+
+/* 0, or -1 with "PATH: write failed" once a write to out has failed. */
+static int check_written(FILE *out, const char *path, char *err, size_t err_len)
 {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/summary.csv", dir);
-    FILE *csv = fopen(path, "w");
-    snprintf(path, sizeof path, "%s/summary.html", dir);
-    FILE *html = fopen(path, "w");
-    if (csv == NULL || html == NULL) {
-        fprintf(stderr, "analyze_traces: cannot write summary.csv / summary.html in %s\n", dir);
+    if (!ferror(out))
+        return 0;
+    snprintf(err, err_len, "%s: write failed", path);
+    return -1;
+}
+
+static int write_summary_csv(FILE *out, const char *path, const void *what, char *err, size_t err_len)
+{
+    const Analysis *a = what;
+    write_csv(out, a->ranks, a->breakdowns, a->count);
+    return check_written(out, path, err, err_len);
+}
+
+static int write_summary_html(FILE *out, const char *path, const void *what, char *err, size_t err_len)
+{
+    const Analysis *a = what;
+    write_html(out, a->ranks, a->breakdowns, a->count);
+    return check_written(out, path, err, err_len);
+}
+
+/* DIR/NAME through write, whole or not at all; 1 with one line printed when it fails. */
+static int write_output(const char *dir, const char *name, FileWriter write, const void *what)
+{
+    char path[1200], err[1400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (write_file_atomically(path, write, what, err, sizeof err) != 0) {
+        fprintf(stderr, "analyze_traces: %s\n", err);
         return 1;
     }
-    write_csv(csv, ranks, b, n);
-    write_html(html, ranks, b, n);
-    return (fclose(csv) | fclose(html)) != 0;
+    return 0;
+}
+
+static int write_outputs(const char *dir, RankTrace *ranks, Breakdown *b, int n)
+{
+    Analysis analysis = {ranks, b, n};
+    if (write_output(dir, "summary.csv", write_summary_csv, &analysis) != 0)
+        return 1;
+    return write_output(dir, "summary.html", write_summary_html, &analysis);
 }
 
 /* Finds optimizer step `step` of one rank: it begins where the previous optimizer step ended
@@ -431,11 +470,19 @@ static int find_step(const TraceFile *t, int step, double *begin, double *end)
     return seen == step ? 0 : -1;
 }
 
-static int timeline_rank(FILE *out, const char *dir, const TraceFile *t, int rank, int step)
+/* What timeline.csv is written from: optimizer step `step` of every rank's trace. */
+typedef struct {
+    const char *dir;
+    const TraceFile *files;
+    int ranks, step;
+} Timeline;
+
+static int timeline_rank(FILE *out, const Timeline *timeline, int rank, char *err, size_t err_len)
 {
     double begin = 0, end = 0;
-    if (find_step(t, step, &begin, &end) != 0) {
-        fprintf(stderr, "analyze_traces: --timeline %d: %s/rank_%d.json has fewer steps\n", step, dir, rank);
+    const TraceFile *t = &timeline->files[rank];
+    if (find_step(t, timeline->step, &begin, &end) != 0) {
+        snprintf(err, err_len, "--timeline %d: %s/rank_%d.json has fewer steps", timeline->step, timeline->dir, rank);
         return -1;
     }
     for (size_t i = 0; i < t->count; i++) {
@@ -447,24 +494,22 @@ static int timeline_rank(FILE *out, const char *dir, const TraceFile *t, int ran
     return 0;
 }
 
+/* A rank with fewer steps fails the whole file: half a timeline would draw as a wrong picture,
+ * and the writer then leaves any earlier timeline.csv as it was. */
+static int write_timeline_csv(FILE *out, const char *path, const void *what, char *err, size_t err_len)
+{
+    const Timeline *timeline = what;
+    fprintf(out, "rank,track,start_ms,end_ms,name\n");
+    for (int r = 0; r < timeline->ranks; r++)
+        if (timeline_rank(out, timeline, r, err, err_len) != 0)
+            return -1;
+    return check_written(out, path, err, err_len);
+}
+
 static int write_timeline(const char *dir, const TraceFile *files, int ranks, int step)
 {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/timeline.csv", dir);
-    FILE *out = fopen(path, "w");
-    if (out == NULL) {
-        fprintf(stderr, "analyze_traces: cannot write %s\n", path);
-        return 1;
-    }
-    fprintf(out, "rank,track,start_ms,end_ms,name\n");
-    int status = 0;
-    for (int r = 0; r < ranks && status == 0; r++)
-        status = timeline_rank(out, dir, &files[r], r, step);
-    if (fclose(out) != 0 || status != 0) {
-        remove(path); /* half a timeline would draw as a wrong picture */
-        return 1;
-    }
-    return 0;
+    Timeline timeline = {dir, files, ranks, step};
+    return write_output(dir, "timeline.csv", write_timeline_csv, &timeline);
 }
 
 static int usage(FILE *out, int status)
