@@ -8,6 +8,7 @@ int adamw_create(AdamW *opt, size_t count, const Kernels *kernels, char *err, si
     opt->kernels = kernels;
     opt->count = count;
     opt->step = 0;
+    opt->skipping = 0;
     opt->m = kernels->alloc(count * sizeof(float), MEM_ADAM_M);
     opt->v = kernels->alloc(count * sizeof(float), MEM_ADAM_V);
     if (opt->m == NULL || opt->v == NULL) {
@@ -30,11 +31,18 @@ void adamw_destroy(AdamW *opt)
 void adamw_begin_step(AdamW *opt)
 {
     opt->step++;
+    opt->skipping = 0;
 }
 
 void adamw_update_range(AdamW *opt, size_t first, float *params, const float *grads, size_t n,
                         AdamWHyper hyper, float grad_scale)
 {
+    if (!isfinite(grad_scale)) {
+        if (!opt->skipping)
+            opt->step--; /* the step begun is not taken */
+        opt->skipping = 1;
+        return;
+    }
     opt->kernels->adamw_update(params, grads, opt->m + first, opt->v + first, n, hyper, grad_scale, opt->step);
 }
 
@@ -51,6 +59,8 @@ float grad_norm(const Kernels *kernels, const float *grads, size_t count)
 
 float clip_scale(float norm, float max_norm)
 {
+    if (!isfinite(norm) || isnan(max_norm))
+        return NAN;
     if (max_norm <= 0.0f || norm <= max_norm)
         return 1.0f;
     return max_norm / norm;

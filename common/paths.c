@@ -92,44 +92,81 @@ static FILE *open_temp_beside(const char *path, char *tmp_path, char *err, size_
     return fp;
 }
 
-/* The whole file to fp, then forced to disk: the rename that follows must only ever
- * publish complete data. Closes fp in every case. */
-static int write_and_close(const char *path, FILE *fp, FileWriter write, const void *what, char *err,
-                           size_t err_len)
+static void forget(OutputFile *out)
 {
-    int status = write(fp, path, what, err, err_len);
-    if (status == 0 && (fflush(fp) != 0 || fsync(fileno(fp)) != 0)) {
-        snprintf(err, err_len, "%s: cannot flush to disk: %s", path, strerror(errno));
+    free(out->path);
+    free(out->tmp_path);
+    *out = (OutputFile){0};
+}
+
+FILE *output_open(OutputFile *out, const char *path, char *err, size_t err_len)
+{
+    static const char suffix[] = ".tmp.XXXXXX";
+    *out = (OutputFile){0};
+    out->path = strdup(path);
+    out->tmp_path = malloc(strlen(path) + sizeof suffix);
+    if (out->path == NULL || out->tmp_path == NULL) {
+        snprintf(err, err_len, "%s: out of memory for the temporary file name", path);
+        forget(out);
+        return NULL;
+    }
+    strcpy(out->tmp_path, path);
+    strcat(out->tmp_path, suffix);
+    out->fp = open_temp_beside(path, out->tmp_path, err, err_len);
+    if (out->fp == NULL)
+        forget(out);
+    return out->fp;
+}
+
+/* Everything written forced to disk before the rename that publishes it; closes out->fp. */
+static int flush_and_close(OutputFile *out, char *err, size_t err_len)
+{
+    int status = 0;
+    if (fflush(out->fp) != 0 || fsync(fileno(out->fp)) != 0) {
+        snprintf(err, err_len, "%s: cannot flush to disk: %s", out->path, strerror(errno));
         status = -1;
     }
-    if (fclose(fp) != 0 && status == 0) {
-        snprintf(err, err_len, "%s: cannot close: %s", path, strerror(errno));
+    if (fclose(out->fp) != 0 && status == 0) {
+        snprintf(err, err_len, "%s: cannot close: %s", out->path, strerror(errno));
         status = -1;
     }
+    out->fp = NULL;
     return status;
+}
+
+int output_finish(OutputFile *out, char *err, size_t err_len)
+{
+    if (out->fp == NULL)
+        return 0;
+    int status = flush_and_close(out, err, err_len);
+    if (status == 0 && rename(out->tmp_path, out->path) != 0) {
+        snprintf(err, err_len, "%s: cannot rename %s into place: %s", out->path, out->tmp_path, strerror(errno));
+        status = -1;
+    }
+    if (status != 0)
+        unlink(out->tmp_path); /* the previous file at path is untouched */
+    forget(out);
+    return status;
+}
+
+void output_discard(OutputFile *out)
+{
+    if (out->fp == NULL)
+        return;
+    fclose(out->fp);
+    unlink(out->tmp_path);
+    forget(out);
 }
 
 int write_file_atomically(const char *path, FileWriter write, const void *what, char *err, size_t err_len)
 {
-    static const char suffix[] = ".tmp.XXXXXX";
-    char *tmp_path = malloc(strlen(path) + sizeof suffix);
-    if (tmp_path == NULL) {
-        snprintf(err, err_len, "%s: out of memory for the temporary file name", path);
+    OutputFile out;
+    FILE *fp = output_open(&out, path, err, err_len);
+    if (fp == NULL)
+        return -1;
+    if (write(fp, path, what, err, err_len) != 0) {
+        output_discard(&out);
         return -1;
     }
-    strcpy(tmp_path, path);
-    strcat(tmp_path, suffix);
-    int status = -1;
-    FILE *fp = open_temp_beside(path, tmp_path, err, err_len);
-    if (fp != NULL) {
-        status = write_and_close(path, fp, write, what, err, err_len);
-        if (status == 0 && rename(tmp_path, path) != 0) {
-            snprintf(err, err_len, "%s: cannot rename %s into place: %s", path, tmp_path, strerror(errno));
-            status = -1;
-        }
-        if (status != 0)
-            unlink(tmp_path); /* the previous file at path is untouched */
-    }
-    free(tmp_path);
-    return status;
+    return output_finish(&out, err, err_len);
 }

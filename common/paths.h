@@ -31,4 +31,23 @@ typedef int (*FileWriter)(FILE *fp, const char *path, const void *what, char *er
  * Returns 0, or -1 with one line in err (the previous file untouched). */
 int write_file_atomically(const char *path, FileWriter write, const void *what, char *err, size_t err_len);
 
+/* An output written as the program goes (a run's per-step CSV) the same way: its rows go to
+ * a temporary file beside path, PATH.tmp.XXXXXX (which `tail -f` can follow), and
+ * output_finish renames it over path once complete. A program killed before that leaves the
+ * previous file at path as it was, and its rows so far in the temporary file. */
+typedef struct {
+    FILE *fp;       /* where to write; NULL when not open */
+    char *path, *tmp_path;
+} OutputFile;
+
+/* Opens out's temporary file for path: its FILE *, or NULL with one line in err. */
+FILE *output_open(OutputFile *out, const char *path, char *err, size_t err_len);
+
+/* Flushes out to disk, closes it and renames it over its path: 0, or -1 with one line in
+ * err (the temporary file removed, the previous file untouched). Nothing to do if not open. */
+int output_finish(OutputFile *out, char *err, size_t err_len);
+
+/* Closes out and removes its temporary file: what was written is not wanted. */
+void output_discard(OutputFile *out);
+
 #endif

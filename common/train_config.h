@@ -39,6 +39,7 @@ typedef struct {
     float wait_timeout; /* seconds one call may wait for the other ranks (comm.h); 0 = forever */
     int quiet;        /* no header, step lines or summary (sweeps print their own rows) */
     int dry_run;      /* print the configuration and stop */
+    int skip_nonfinite; /* a step whose loss or gradient norm is not finite changes nothing, and training goes on */
 } TrainConfig;
 
 /* -1 with "FLAG PATH would overwrite an input file; ..." when an output the flags name (--save,

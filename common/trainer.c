@@ -70,12 +70,9 @@ static int open_outputs(Trainer *tr, char *err, size_t err_len)
         return -1;
     if (tr->cfg.csv_path == NULL)
         return 0;
-    tr->csv = fopen(tr->cfg.csv_path, "w");
-    if (tr->csv == NULL) {
-        snprintf(err, err_len, "--csv %s: cannot open for writing", tr->cfg.csv_path);
+    if (output_open(&tr->csv, tr->cfg.csv_path, err, err_len) == NULL)
         return -1;
-    }
-    fprintf(tr->csv, "step,loss,grad_norm,lr,ms,tokens_per_s,val_loss,comm_ms,comm_bytes\n");
+    fprintf(tr->csv.fp, "step,loss,grad_norm,lr,ms,tokens_per_s,val_loss,comm_ms,comm_bytes\n");
     return 0;
 }
 
@@ -244,8 +241,9 @@ void trainer_teardown(Trainer *tr)
     resume_free(&tr->resumed);
     if (tr->strategy.stop != NULL)
         tr->strategy.stop(&tr->run);
-    if (tr->csv != NULL)
-        fclose(tr->csv);
+    char err[512];
+    if (output_finish(&tr->csv, err, sizeof err) != 0) /* a run that failed: the steps it took */
+        fprintf(stderr, "--csv: %s\n", err);
     adamw_destroy(&tr->opt);
     gpt_destroy(&tr->model);
     dataloader_close(&tr->train);
@@ -296,13 +294,16 @@ StepResult trainer_step(Trainer *tr, int step)
         tr->strategy.before_step(&tr->run);
     result.lr = lr_schedule(cfg->lr, step, cfg->steps, cfg->warmup_steps, cfg->min_lr_frac);
     AdamWHyper hyper = train_config_hyper(cfg, result.lr);
+    float max_norm = cfg->grad_clip;
+    if (cfg->skip_nonfinite && max_over_ranks(tr, isfinite(local_loss) ? 0.0 : 1.0) > 0)
+        max_norm = NAN; /* clip_scale is then NaN: every update of this step is skipped (optimizer.h) */
     comm_log_mark("optimizer_start", -1, NULL, 0);
     double optimizer_started = now_seconds();
     if (tr->strategy.optimizer_step != NULL) {
-        result.grad_norm = tr->strategy.optimizer_step(&tr->run, hyper, cfg->grad_clip);
+        result.grad_norm = tr->strategy.optimizer_step(&tr->run, hyper, max_norm);
     } else {
         result.grad_norm = grad_norm(model->kernels, model->grads, model->num_params);
-        adamw_step(&tr->opt, model->params, model->grads, hyper, clip_scale(result.grad_norm, cfg->grad_clip));
+        adamw_step(&tr->opt, model->params, model->grads, hyper, clip_scale(result.grad_norm, max_norm));
     }
     model->kernels->synchronize(); /* a GPU queues work: the step ends when the device is done */
     double ended = now_seconds();
@@ -395,13 +396,15 @@ static void report_step(Trainer *tr, int step, const StepResult *r, float val_lo
     double tokens_per_s = (double)cfg->batch_size * cfg->seq_len / r->seconds;
     if ((step + 1) % cfg->log_every == 0 || step == 0 || step + 1 == cfg->steps || !isnan(val_loss))
         print_step(tr, step, r, tokens_per_s, val_loss, elapsed);
-    if (tr->csv == NULL)
+    FILE *csv = tr->csv.fp;
+    if (csv == NULL)
         return;
-    fprintf(tr->csv, "%d,%.9g,%.9g,%.9g,%.4f,%.1f,", step + 1, r->loss, r->grad_norm, r->lr,
-            1e3 * r->seconds, tokens_per_s);
+    fprintf(csv, "%d,%.9g,%.9g,%.9g,%.4f,%.1f,", step + 1, r->loss, r->grad_norm, r->lr, 1e3 * r->seconds,
+            tokens_per_s);
     if (!isnan(val_loss))
-        fprintf(tr->csv, "%.9g", val_loss);
-    fprintf(tr->csv, ",%.4f,%.0f\n", 1e3 * r->comm_seconds, r->comm_bytes);
+        fprintf(csv, "%.9g", val_loss);
+    fprintf(csv, ",%.4f,%.0f\n", 1e3 * r->comm_seconds, r->comm_bytes);
+    fflush(csv); /* a row a step in the temporary file: followable, and kept if the run is killed */
 }
 
 static void record_step(Trainer *tr, int step, const StepResult *r)
@@ -435,20 +438,35 @@ static void print_sample(const char *text)
  * shards the parameters). NULL when out of memory. */
 /* A loss or gradient norm that is not a number poisons every step after it: stop at the
  * first, naming a rank whose own rows gave it (the loss is the same on every rank, so every
- * rank stops here together). */
+ * rank stops here together). With --skip-nonfinite the step changed nothing (trainer_step):
+ * count it, say so, and go on. */
 static int stop_if_not_finite(Trainer *tr, int step, const StepResult *r, char *err, size_t err_len)
 {
     if (isfinite(r->loss) && isfinite(r->grad_norm))
         return 0;
     double culprit = isfinite(r->local_loss) ? -1.0 : tr->rank;
     comm_check(tr->comm, comm_max_double(tr->comm, &culprit));
-    char where[64] = "";
+    char what[128] = "";
+    snprintf(what, sizeof what, "step %d: the %s is %g", step + 1, isfinite(r->loss) ? "gradient norm" : "loss",
+             isfinite(r->loss) ? r->grad_norm : r->loss);
     if (culprit >= 0)
-        snprintf(where, sizeof where, " (rank %d's own rows)", (int)culprit);
-    snprintf(err, err_len, "step %d: the %s is %g%s: training stops at the first step that is not a number",
-             step + 1, isfinite(r->loss) ? "gradient norm" : "loss", isfinite(r->loss) ? r->grad_norm : r->loss,
-             where);
-    return -1;
+        snprintf(what + strlen(what), sizeof what - strlen(what), " (rank %d's own rows)", (int)culprit);
+    if (!tr->cfg.skip_nonfinite) {
+        snprintf(err, err_len, "%s: training stops at the first step that is not a number", what);
+        return -1;
+    }
+    if (tr->skipped_steps++ == 0)
+        tr->first_skipped = step + 1;
+    if (tr->rank == 0 && !tr->cfg.quiet)
+        printf("%s: skipped, the parameters and optimizer state are as they were (--skip-nonfinite)\n", what);
+    return 0;
+}
+
+static void report_skipped(const Trainer *tr)
+{
+    if (tr->skipped_steps > 0 && tr->rank == 0 && !tr->cfg.quiet)
+        printf("skipped %d step(s) whose loss or gradient norm was not a number (--skip-nonfinite), the first at "
+               "step %d\n", tr->skipped_steps, tr->first_skipped);
 }
 
 /* A step that never ends (a loop that never stops, or a collective some rank never joined,
@@ -648,9 +666,10 @@ int trainer_run(Trainer *tr, char *err, size_t err_len)
         show_progress(tr, step, now_seconds() - started);
     }
     clear_progress(tr);
+    report_skipped(tr);
     comm_log_mark("train_end", -1, NULL, 0);
-    if (tr->csv != NULL)
-        fflush(tr->csv);
+    if (output_finish(&tr->csv, err, err_len) != 0)
+        return -1;
     if (finish_trace(tr, err, err_len) != 0)
         return -1;
     if (summarise(tr, err, err_len) != 0)

@@ -15,6 +15,7 @@
 #include "dataloader.h"
 #include "model.h"
 #include "optimizer.h"
+#include "paths.h"
 #include "resume.h"
 #include "strategy.h"
 #include "summary.h"
@@ -40,9 +41,10 @@ typedef struct {
     AdamW opt;
     DataLoader train, val;
     int has_val;
-    FILE *csv;
+    OutputFile csv;      /* --csv, rank 0: renamed into place when the run ends */
     RunSummary summary;
     int first_step;        /* 0, or the steps a resumed run had done */
+    int skipped_steps, first_skipped; /* --skip-nonfinite: how many, and the first (1-based) */
     ResumeState resumed;   /* --resume's state, held from set-up until the strategy has started */
     char settings[2048];   /* with --save-every or --resume: what a resume state must match */
     char deadline_message[320]; /* what the step's deadline says if it passes */

@@ -164,6 +164,32 @@ Test(lesson00, a_loss_that_is_not_a_number_stops_the_run_at_its_step)
                              "step 1: the loss is -nan (rank 1's own rows): training stops at the first step");
 }
 
+/* With --skip-nonfinite the same checkpoint trains through: every step's loss is NaN, each
+ * is skipped and counted, and the parameters saved at the end are the checkpoint's, bit for
+ * bit, on the plain optimizer (lesson 00) as on a sharded one (ZeRO-3 at 2 ranks). */
+Test(lesson00, skip_nonfinite_skips_such_steps_leaving_the_parameters_as_they_were)
+{
+    const char *runs[] = {SOLUTION, "mpiexec -n 2 build/solutions/09_zero3"};
+    for (int r = 0; r < 2; r++) {
+        char command[1024], output[16384];
+        snprintf(command, sizeof command,
+                 SOLUTION " train --config reference --steps 1 --save %s/good.bin > /dev/null && cp %s/good.bin "
+                 "%s/bad.bin && printf '\\377\\377\\177\\177' | dd of=%s/bad.bin bs=1 seek=%d conv=notrunc "
+                 "2>/dev/null && %s train --config reference --steps 3 --skip-nonfinite --init-from %s/bad.bin "
+                 "--save %s/out.bin && cmp %s/bad.bin %s/out.bin && echo 'the parameters are as saved'",
+                 work_dir, work_dir, work_dir, work_dir, 1024 + 256 * 4, runs[r], work_dir, work_dir, work_dir,
+                 work_dir);
+        int status = shell_output(command, output, sizeof output);
+        cr_expect_eq(status, 0, "%s:\n%s", command, output);
+        cr_expect_not_null(strstr(output, "step 3: the loss is -nan"), "%s", output);
+        cr_expect_not_null(strstr(output, "skipped, the parameters and optimizer state are as they were"), "%s",
+                           output);
+        cr_expect_not_null(strstr(output, "skipped 3 step(s) whose loss or gradient norm was not a number "
+                                          "(--skip-nonfinite), the first at step 1"), "%s", output);
+        cr_expect_not_null(strstr(output, "the parameters are as saved"), "%s", output);
+    }
+}
+
 /* What the run would trip over only at its end, or never get past, is refused before the
  * first step: a FIFO as an input (opening it would wait for a writer forever), a trace
  * folder that is a file, a prompt the sample cannot use. */
@@ -210,4 +236,21 @@ Test(lesson00, help_lists_the_flags)
 {
     cr_assert_eq(run(SOLUTION " train --help | grep -q -- '--mem-limit'"), 0);
     cr_assert_eq(run(SOLUTION " profile --help | grep -q -- '--sweep-max-batch'"), 0);
+}
+
+/* --csv goes to a temporary file beside its path, a row per step, renamed into place when
+ * the run ends: a run killed halfway leaves an earlier file at the path as it was, and its
+ * own rows in the temporary file. */
+Test(lesson00, a_killed_run_leaves_an_earlier_csv_as_it_was_and_its_rows_beside_it)
+{
+    char command[1024], output[4096];
+    snprintf(command, sizeof command,
+             "w=%s; echo earlier > $w/run.csv; (" SOLUTION " train --config course --steps 2000 --csv $w/run.csv "
+             "> $w/out 2>&1 &); for i in $(seq 400); do grep -q '^step    20/' $w/out && break; sleep 0.05; done; "
+             "pkill -KILL -f '^" SOLUTION " train --config course --steps 2000 --csv '$w; sleep 0.2; "
+             "cat $w/run.csv; head -n 1 $w/run.csv.tmp.*; test $(cat $w/run.csv.tmp.* | wc -l) -gt 20 && echo rows kept",
+             work_dir);
+    int status = shell_output(command, output, sizeof output);
+    cr_expect_eq(status, 0, "%s", output);
+    cr_expect_str_eq(output, "earlier\nstep,loss,grad_norm,lr,ms,tokens_per_s,val_loss,comm_ms,comm_bytes\nrows kept\n");
 }

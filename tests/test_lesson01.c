@@ -59,3 +59,45 @@ Test(lesson01, bad_flags_get_a_one_line_error)
     cr_assert_eq(run("build/solutions/01_collectives -o everything > /dev/null 2>&1"), 2);
     cr_assert_eq(run("build/solutions/01_collectives --help | grep -q busbw"), 0);
 }
+
+/* A deadline the timer cannot honour, and outputs that cannot be written, are refused
+ * before any measuring, with one line. */
+Test(lesson01, bad_timeouts_and_unwritable_outputs_are_refused_before_measuring)
+{
+    cr_assert_eq(run("test \"$(build/solutions/01_collectives --wait-timeout nan 2>&1)\" = "
+                     "\"01_collectives: --wait-timeout: bad value 'nan' (see --help)\""), 0);
+    cr_assert_eq(run("build/solutions/01_collectives --wait-timeout 0.0000009 > /dev/null 2>&1"), 2);
+    cr_assert_eq(run("test \"$(build/solutions/01_collectives --csv /nonexistent/rows.csv 2>&1)\" = "
+                     "'01_collectives: --csv /nonexistent/rows.csv: there is no folder /nonexistent'"), 0);
+    cr_assert_eq(run("test \"$(build/solutions/01_collectives --csv /dev/null 2>&1)\" = "
+                     "'01_collectives: --csv /dev/null: exists and is not a regular file'"), 0);
+}
+
+/* A rank that stops in the middle of the measurements ends the run within --wait-timeout:
+ * the rank left waiting names it, and nothing is left running. */
+Test(lesson01, a_stopped_rank_ends_the_benchmark_within_the_wait_timeout)
+{
+    char output[8192];
+    int status = shell_output(
+        "d=$(mktemp -d); trap 'rm -rf $d' EXIT; cp build/solutions/01_collectives $d/c; start=$(date +%s); "
+        "timeout 100 mpiexec -disable-auto-cleanup -n 2 $d/c -b 16M -e 16M -n 1000000 -o all_reduce "
+        "--wait-timeout 2 > $d/out 2>&1 & "
+        "for i in $(seq 200); do grep -q '^op ' $d/out && break; sleep 0.05; done; sleep 0.3; "
+        "kill -STOP $(pgrep -f \"^$d/c\" | tail -1); wait $!; rc=$?; cat $d/out; "
+        "pgrep -f \"^$d/c\" && echo 'a rank was left running'; pkill -KILL -f \"^$d/c\"; "
+        "[ $rc -ne 0 ] && [ $(( $(date +%s) - start )) -lt 30 ]", output, sizeof output);
+    cr_expect_eq(status, 0, "%s", output);
+    cr_expect_not_null(strstr(output, "waited 2 s (--wait-timeout) in all_reduce"), "%s", output);
+    cr_expect_not_null(strstr(output, "): stopped (a signal, or a debugger) in all_reduce"), "%s", output);
+    cr_expect_null(strstr(output, "a rank was left running"), "%s", output);
+}
+
+/* The CSV is renamed into place when the last row is in: a file already at the path stays
+ * as it was until then. */
+Test(lesson01, the_csv_replaces_an_earlier_one_only_when_complete)
+{
+    cr_assert_eq(run("d=$(mktemp -d) && echo earlier > $d/rows.csv && ln $d/rows.csv $d/link && "
+                     "mpiexec -n 2 build/solutions/01_collectives -b 1M -e 1M -o all_reduce --csv $d/rows.csv "
+                     "> /dev/null && test \"$(cat $d/link)\" = earlier && grep -q '^mpi,2,all_reduce,' $d/rows.csv && "
+                     "test -z \"$(ls $d | grep tmp)\"; s=$?; rm -rf $d; exit $s"), 0);
+}

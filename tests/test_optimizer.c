@@ -129,6 +129,42 @@ Test(adamw, state_covers_only_its_range)
     adamw_destroy(&opt);
 }
 
+/* A step whose gradient is not finite (--skip-nonfinite) is no step: after one taken in
+ * pieces with a NaN scale, the state is bit for bit what it was, and the next step is the
+ * second one the formulas take, not the third. */
+Test(adamw, a_step_with_a_gradient_that_is_not_finite_changes_nothing)
+{
+    AdamWHyper hyper = {.lr = 1e-2f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f};
+    const float g1[ADAM_N] = {0.1f, -0.2f, 0.0f, 3.0f, 2e-9f, -0.05f};
+    const float g2[ADAM_N] = {-0.3f, -0.1f, 0.0f, 1.0f, 2e-9f, 0.4f};
+    float params[ADAM_N] = {0.5f, -1.0f, 2.0f, 0.25f, 0.75f, 0.0f}, before[ADAM_N], m[ADAM_N], v[ADAM_N];
+    AdamByHand hand;
+    for (int i = 0; i < ADAM_N; i++) {
+        hand.p[i] = params[i];
+        hand.m[i] = hand.v[i] = 0.0;
+    }
+    AdamW opt;
+    char err[256];
+    cr_assert_eq(adamw_create(&opt, ADAM_N, &cpu_kernels, err, sizeof err), 0, "%s", err);
+    adamw_step(&opt, params, g1, hyper, 1.0f);
+    adamw_by_hand(&hand, g1, hyper, 1.0, 1);
+    memcpy(before, params, sizeof before);
+    memcpy(m, opt.m, sizeof m);
+    memcpy(v, opt.v, sizeof v);
+
+    adamw_begin_step(&opt); /* in two pieces, as a ZeRO shard takes it */
+    adamw_update_range(&opt, 0, params, g2, 3, hyper, clip_scale(NAN, 1.0f));
+    adamw_update_range(&opt, 3, params + 3, g2 + 3, 3, hyper, clip_scale(INFINITY, 0.0f));
+    cr_assert_eq(opt.step, 1, "a skipped step is not counted: step %d", opt.step);
+    cr_assert(memcmp(params, before, sizeof before) == 0 && memcmp(opt.m, m, sizeof m) == 0 &&
+              memcmp(opt.v, v, sizeof v) == 0, "a skipped step changed the parameters or moments");
+    adamw_step(&opt, params, g2, hyper, clip_scale(0.5f, 1.0f));
+    adamw_by_hand(&hand, g2, hyper, 1.0, 2);
+    cr_assert_eq(opt.step, 2);
+    expect_state(&opt, params, &hand, before, 2);
+    adamw_destroy(&opt);
+}
+
 /* ---------------------------------------------------------------- norm and clipping */
 
 Test(adamw, grad_norm_matches_hand_values)
@@ -164,6 +200,9 @@ Test(adamw, clip_scale_cases)
     cr_assert(clip_scale(4.0f, 1.0f) == 0.25f, "above: max / norm, got %g", clip_scale(4.0f, 1.0f));
     float s = clip_scale(3.0f, 1.0f);
     cr_assert(fabs(s - 1.0 / 3.0) <= FLT_EPSILON, "max / norm = 1/3, got %.9g", s);
+    cr_assert(isnan(clip_scale(NAN, 1.0f)) && isnan(clip_scale(INFINITY, 1.0f)) && isnan(clip_scale(NAN, 0.0f)),
+              "a norm that is not finite gives no scale to step with, clipping on or off");
+    cr_assert(isnan(clip_scale(0.5f, NAN)), "a NaN limit (a step the trainer skips) gives none either");
 
     /* scaled by it, the gradient's norm is the max */
     float g[3] = {2.0f, -6.0f, 3.0f}; /* norm 7 */

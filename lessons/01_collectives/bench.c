@@ -10,6 +10,7 @@
 #include "alloc.h"
 #include "comm_log.h"
 #include "device.h"
+#include "paths.h"
 #include "ring_allreduce.h"
 #include "timer.h"
 
@@ -39,6 +40,17 @@ static int parse_int(const char *text, int min, int *out)
     return 0;
 }
 
+/* Seconds for a deadline: 0 (none), or from 1 ms up (what the timer can honour). */
+static int parse_seconds(const char *text, double *out)
+{
+    char *end;
+    double value = strtod(text, &end);
+    if (end == text || *end != '\0' || !(value == 0 || (value >= 1e-3 && value <= 1e9))) /* NaN fails too */
+        return -1;
+    *out = value;
+    return 0;
+}
+
 static int known_op(const char *op)
 {
     const char *ops[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "ring", "all"};
@@ -61,13 +73,15 @@ static int parse_value(BenchOptions *o, const char *flag, const char *value)
     if (strcmp(flag, "--comm-log") == 0) return (o->comm_log_path = value, 0);
     if (strcmp(flag, "--device") == 0) return (o->device = value, 0);
     if (strcmp(flag, "--comm") == 0) return (o->comm_backend = value, 0);
+    if (strcmp(flag, "--wait-timeout") == 0) return parse_seconds(value, &o->wait_timeout);
     return -2;
 }
 
 int bench_parse(int argc, char **argv, BenchOptions *o, char *err, size_t err_len)
 {
     *o = (BenchOptions){.min_bytes = 1000000, .max_bytes = 64000000, .factor = 4, .warmup = 5,
-                        .iters = 20, .check = 1, .op = "all", .device = "cpu", .comm_backend = "auto"};
+                        .iters = 20, .check = 1, .op = "all", .device = "cpu", .comm_backend = "auto",
+                        .wait_timeout = 30};
     for (int i = 1; i < argc; i++) {
         const char *flag = argv[i];
         if (strcmp(flag, "-h") == 0 || strcmp(flag, "--help") == 0)
@@ -317,13 +331,16 @@ static void print_row(FILE *csv, const char *backend, const char *name, const Me
                 m->busbw, m->wrong >= 0 ? wrong : "", ratio);
 }
 
-static FILE *open_csv(Comm *comm, const BenchOptions *opts)
+/* The CSV (rank 0), renamed into place once the last row is in (paths.h). */
+static FILE *open_csv(Comm *comm, const BenchOptions *opts, OutputFile *out)
 {
+    char err[512];
+    *out = (OutputFile){0};
     if (opts->csv_path == NULL || comm_rank(comm) != 0)
         return NULL;
-    FILE *csv = fopen(opts->csv_path, "w");
+    FILE *csv = output_open(out, opts->csv_path, err, sizeof err);
     if (csv == NULL) {
-        fprintf(stderr, "01_collectives: --csv %s: cannot open for writing\n", opts->csv_path);
+        fprintf(stderr, "01_collectives: --csv %s\n", err);
         exit(1);
     }
     fprintf(csv, "backend,ranks,op,bytes,seconds,algbw_GBps,busbw_GBps,wrong,ring_vs_library\n");
@@ -353,7 +370,8 @@ static void run_size(Comm *comm, const BenchOptions *opts, size_t bytes, FILE *c
 
 int run_benchmark(Comm *comm, const BenchOptions *opts)
 {
-    FILE *csv = open_csv(comm, opts);
+    OutputFile out;
+    FILE *csv = open_csv(comm, opts, &out);
     if (comm_rank(comm) == 0) {
         printf("# 01_collectives: backend %s, %d ranks, buffers on %s, warm-up %d, iterations %d, check %s\n",
                comm_backend_name(comm), comm_size(comm), device_label(opts->kernels), opts->warmup, opts->iters,
@@ -365,8 +383,11 @@ int run_benchmark(Comm *comm, const BenchOptions *opts)
     long total_wrong = 0;
     for (size_t bytes = opts->min_bytes; bytes <= opts->max_bytes; bytes *= (size_t)opts->factor)
         run_size(comm, opts, bytes, csv, &total_wrong);
-    if (csv != NULL)
-        fclose(csv);
+    char err[512];
+    if (output_finish(&out, err, sizeof err) != 0) {
+        fprintf(stderr, "01_collectives: --csv %s\n", err);
+        return 1;
+    }
     if (comm_rank(comm) == 0 && opts->check)
         printf("# %s: %ld wrong elements in all\n", total_wrong == 0 ? "OK" : "ERRORS", total_wrong);
     return total_wrong == 0 ? 0 : 1;

@@ -15,6 +15,7 @@ typedef struct {
     int table, verify_ring;
     const char *device;       /* --device: where the buffers live, cpu or cuda */
     const char *comm_backend; /* --comm: auto, mpi or nccl */
+    double wait_timeout;      /* --wait-timeout: seconds a call may wait for the other ranks; 0 = forever */
     const Kernels *kernels;   /* the opened device (set after parsing) */
 } BenchOptions;
 

@@ -30,6 +30,8 @@ static void usage(void)
            "  --comm-log FILE  write every rank's communicator calls as CSV (docs/grading.md)\n"
            "  --device DEV  where the buffers live: cpu, or cuda (a make CUDA=1 build) [cpu]\n"
            "  --comm NAME   auto, mpi or nccl; auto = nccl on GPUs when each rank has its own [auto]\n"
+           "  --wait-timeout SEC  end the run if a rank waits longer for the others in one call,\n"
+           "                saying what each was doing (0 = never) [30]\n"
            "  --table       fixed sizes, a row each: backend, workers, size (1, 10, 100, 1000 MB), seconds\n"
            "  --verify-ring check the ring all-reduce against the library on uneven counts\n"
            "  -h, --help    this text\n"
@@ -38,11 +40,17 @@ static void usage(void)
            "busbw = algbw x 2(n-1)/n (all-reduce), (n-1)/n (reduce-scatter, all-gather), 1 (broadcast)\n");
 }
 
-/* Found out before any work, not after it: rank 0 writes the log. */
-static int log_writable(Comm *comm, const char *path)
+/* Found out before any work, not after it: rank 0 writes the log and the CSV. */
+static int outputs_writable(Comm *comm, const BenchOptions *opts)
 {
     char err[512];
-    double unwritable = comm_rank(comm) == 0 && check_folder_writable(path, "--comm-log", err, sizeof err) != 0;
+    double unwritable = comm_rank(comm) == 0 &&
+                        (check_folder_writable(opts->comm_log_path, "--comm-log", err, sizeof err) != 0 ||
+                         check_folder_writable(opts->csv_path, "--csv", err, sizeof err) != 0);
+    if (unwritable == 0 && comm_rank(comm) == 0 && same_file(opts->comm_log_path, opts->csv_path)) {
+        snprintf(err, sizeof err, "--csv and --comm-log name the same file %s", opts->csv_path);
+        unwritable = 1;
+    }
     if (unwritable)
         fprintf(stderr, "01_collectives: %s\n", err);
     comm_check(comm, comm_max_double(comm, &unwritable));
@@ -72,10 +80,11 @@ int main(int argc, char **argv)
         comm_finalize(comm);
         return 1;
     }
-    if (opts.comm_log_path != NULL && !log_writable(comm, opts.comm_log_path)) {
+    if (!outputs_writable(comm, &opts)) {
         comm_finalize(comm);
         return 2;
     }
+    comm_set_wait_timeout(comm, opts.wait_timeout);
     comm_log_keep(opts.comm_log_path != NULL);
     int result;
     if (opts.verify_ring)

@@ -13,6 +13,7 @@
 
 #include "bucketed_ddp.h"
 #include "lesson.h"
+#include "paths.h"
 
 typedef struct {
     BucketOptions buckets;
@@ -82,21 +83,20 @@ static void print_sweep_row(const TrainConfig *cfg, double mb, const RunSummary 
 }
 
 /* Rank 0's CSV of the sweep rows, or NULL when none was asked for (or on other ranks). */
-static FILE *open_sweep_csv(const TrainConfig *cfg, int rank, int *failed)
+/* The sweep's CSV (rank 0), written whole: renamed into place when the sweep ends. */
+static FILE *open_sweep_csv(const TrainConfig *cfg, int rank, OutputFile *out, int *failed)
 {
     const char *path = cfg->csv_path;
     char err[512];
     *failed = 0;
+    *out = (OutputFile){0};
     if (path == NULL || rank != 0)
         return NULL;
-    if (train_config_refuse_overwrite(cfg, err, sizeof err) != 0) {
+    FILE *csv = NULL;
+    if (train_config_refuse_overwrite(cfg, err, sizeof err) != 0 ||
+        check_folder_writable(path, "--csv", err, sizeof err) != 0 ||
+        (csv = output_open(out, path, err, sizeof err)) == NULL) {
         fprintf(stderr, "05_bucketed_ddp: %s\n", err);
-        *failed = 1;
-        return NULL;
-    }
-    FILE *csv = fopen(path, "w");
-    if (csv == NULL) {
-        fprintf(stderr, "05_bucketed_ddp: --csv %s: cannot write the file\n", path);
         *failed = 1;
         return NULL;
     }
@@ -116,7 +116,8 @@ static int sweep(Comm *comm, TrainConfig *cfg, int steps_given)
         return 2;
     }
     int rank = comm_rank(comm), failed;
-    FILE *csv = open_sweep_csv(cfg, rank, &failed);
+    OutputFile out;
+    FILE *csv = open_sweep_csv(cfg, rank, &out, &failed);
     if (any_rank_failed(comm, failed))
         return 2;
     cfg->steps = steps_given ? cfg->steps : 30;
@@ -135,8 +136,9 @@ static int sweep(Comm *comm, TrainConfig *cfg, int steps_given)
         if (status == 0 && rank == 0)
             print_sweep_row(cfg, sizes[i], &summary, csv);
     }
-    if (csv != NULL && fclose(csv) != 0) {
-        fprintf(stderr, "05_bucketed_ddp: writing the sweep CSV failed\n");
+    char err[512];
+    if (output_finish(&out, err, sizeof err) != 0) {
+        fprintf(stderr, "05_bucketed_ddp: %s\n", err);
         status = 1;
     }
     return status;

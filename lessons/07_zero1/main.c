@@ -64,10 +64,14 @@ static int plan(const TrainConfig *cfg)
     ShardPlan shards = {.num_units = gpt_num_units(&cfg->model), .world = options.ranks};
     shards.shard_count = calloc((size_t)shards.num_units, sizeof *shards.shard_count);
     shards.shard_offset = calloc((size_t)shards.num_units, sizeof *shards.shard_offset);
-    FILE *csv = cfg->csv_path != NULL ? fopen(cfg->csv_path, "w") : NULL;
-    if (shards.shard_count == NULL || shards.shard_offset == NULL || (cfg->csv_path != NULL && csv == NULL)) {
-        fprintf(stderr, "07_zero1: %s\n", csv == NULL && cfg->csv_path != NULL ? "--csv: cannot write the file"
-                                                                                 : "out of memory");
+    if (shards.shard_count == NULL || shards.shard_offset == NULL) {
+        fprintf(stderr, "07_zero1: out of memory\n");
+        return 1;
+    }
+    OutputFile out = {0}; /* the CSV, renamed into place once whole */
+    FILE *csv = cfg->csv_path != NULL ? output_open(&out, cfg->csv_path, err, sizeof err) : NULL;
+    if (cfg->csv_path != NULL && csv == NULL) {
+        fprintf(stderr, "07_zero1: --csv %s\n", err);
         return 1;
     }
     plan_shards(&shards, &cfg->model);
@@ -82,8 +86,8 @@ static int plan(const TrainConfig *cfg)
             print_part(&shards, &cfg->model, unit, csv);
     free(shards.shard_count);
     free(shards.shard_offset);
-    if (csv != NULL && fclose(csv) != 0) {
-        fprintf(stderr, "07_zero1: writing %s failed\n", cfg->csv_path);
+    if (output_finish(&out, err, sizeof err) != 0) {
+        fprintf(stderr, "07_zero1: --csv %s\n", err);
         return 1;
     }
     return 0;
