@@ -109,6 +109,11 @@ static int check_paths(const Options *opt)
         fprintf(stderr, "%s: OUTPUT %s is a directory\n", PROGRAM, opt->output);
         return EXIT_BAD_USAGE;
     }
+    char err[512];
+    if (check_folder_writable(opt->output, "OUTPUT", err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", PROGRAM, err); /* found before the input is read */
+        return EXIT_BAD_USAGE;
+    }
     return 0;
 }
 
@@ -200,9 +205,10 @@ static long import_text(FILE *in, const char *name, TokenArray *tokens)
 
 static int import_file(const Options *opt, TokenArray *tokens, long *records)
 {
-    FILE *in = fopen(opt->input, "rb");
+    char err[512];
+    FILE *in = open_input(opt->input, "file to import", err, sizeof err); /* a FIFO is refused, not waited on */
     if (in == NULL) {
-        fprintf(stderr, "%s: %s: %s\n", PROGRAM, opt->input, strerror(errno));
+        fprintf(stderr, "%s: %s\n", PROGRAM, err);
         return EXIT_BAD_INPUT;
     }
     int yelp = strcmp(opt->format, "yelp") == 0;

@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 
 #include "../data/yelp_csv.h"
+#include "shell.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,4 +285,27 @@ Test(yelp_write, round_trips_through_the_reader)
     cr_assert_str_eq(p.texts[0], text);
     release(&p);
     free(bytes);
+}
+
+/* import_tokens never waits on or destroys what it is handed: a FIFO as the input is
+ * refused at once (opening it would wait for a writer forever), and an output that cannot
+ * be written, or is the input, is refused before the input is read. */
+Test(import_tokens, refuses_a_fifo_and_unwritable_outputs_before_reading)
+{
+    char output[4096];
+    int status = shell_output(
+        "d=$(mktemp -d); trap 'rm -rf $d' EXIT; mkfifo $d/fifo; echo words > $d/in.txt; t=build/tools/import_tokens; "
+        "timeout 10 $t --format text $d/fifo $d/out.bin; echo \"fifo $?\"; "
+        "$t --format text $d/in.txt /nonexistent/out.bin; echo \"missing folder $?\"; "
+        "$t --format text $d/in.txt /dev/null; echo \"device $?\"; "
+        "$t --format text $d/in.txt $d/in.txt; echo \"itself $?\"; cat $d/in.txt",
+        output, sizeof output);
+    cr_assert_eq(status, 0, "%s", output);
+    cr_expect_not_null(strstr(output, "/fifo: not a regular file (a file to import must be one)\nfifo 1\n"), "%s",
+                       output);
+    cr_expect_not_null(strstr(output, "import_tokens: OUTPUT /nonexistent/out.bin: there is no folder /nonexistent\n"
+                                      "missing folder 2\n"), "%s", output);
+    cr_expect_not_null(strstr(output, "import_tokens: OUTPUT /dev/null: exists and is not a regular file\ndevice 2\n"),
+                       "%s", output);
+    cr_expect_not_null(strstr(output, "refusing to overwrite it\nitself 2\nwords\n"), "%s", output);
 }
