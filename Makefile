@@ -329,6 +329,14 @@ grade: setup
 	@$(MAKE) --no-print-directory SANITIZE=1 BUILT="$(GRADED)" built-lessons
 	@CHECK="$(CHECK)" scripts/grade.sh $(LESSON) $(if $(JSON),--json $(JSON))
 
+# make grade-class SUBMISSIONS=DIR [LESSON=00,02] [OUT=DIR]: a whole class, each submission
+# built and run in the sandbox, into one gradebook (scripts/grade_class.sh).
+SUBMISSIONS ?=
+OUT ?= grades
+grade-class: setup
+	@$(if $(SUBMISSIONS),,echo "make grade-class: name the folder of submissions: SUBMISSIONS=DIR" >&2; exit 2)
+	@scripts/grade_class.sh "$(SUBMISSIONS)" --out "$(OUT)" $(if $(LESSON),--lessons $(LESSON))
+
 bench: setup
 	@$(MAKE) --no-print-directory all data
 	@scripts/bench.sh
@@ -339,5 +347,5 @@ clean:
 
 grading-tools: $(BUILD)/tools/compare_runs $(BUILD)/tools/check_schedule
 
-.PHONY: built-lessons sanitized grading-tools all data setup run test test-gpu test-emu grade bench clean fuzz fuzzers check print-solution-objs print-lesson-includes
+.PHONY: built-lessons sanitized grading-tools all data setup run test test-gpu test-emu grade grade-class bench clean fuzz fuzzers check print-solution-objs print-lesson-includes
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

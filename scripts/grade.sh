@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Grades lessons against the expected values in tests/expected/ and the rules they teach.
 #
-#   scripts/grade.sh [NN [BINARY]] [--json FILE] [--check NAME]
+#   scripts/grade.sh [NN[,NN...] [BINARY]] [--build DIR] [--json FILE] [--check NAME]
 #   (make grade [LESSON=NN] [CHECK=NAME] [JSON=FILE])
 #
-# NN: the lesson (all lessons when left out, ending with one table). BINARY defaults to the
-# student build, build/lessons/NN_name; its sanitizer build is the same path under
-# build/sanitize/. A lesson's checks are listed in tests/expected/NN_name.checks, one per line:
+# NN: the lesson, or a list of them (all lessons when left out; several end with one table).
+# BINARY defaults to the student build, DIR/lessons/NN_name (DIR: --build, default build);
+# its sanitizer build is the same path under DIR/sanitize/. A lesson's checks are listed in tests/expected/NN_name.checks, one per line:
 #   train PRESET [FLAGS]   `BINARY train --config PRESET FLAGS`: loss, grad norm and validation
 #                          loss per step against expected/NN_name/train_PRESET.csv, within the tolerance
 #   estimate PRESET [FLAGS]
@@ -23,6 +23,10 @@
 # Every PASS/FAIL line is one check; a failed one is followed by the commands that reproduce it.
 # --json FILE also writes the results in Gradescope's results.json format. --check NAME (or
 # CHECK=NAME) runs only the line whose name (as printed: dp_reference_n2_bucket-mb_0.1) is NAME.
+# With GRADE_SANDBOX set to a scripts/sandbox.sh command (what scripts/grade_class.sh
+# sets), every run of the lesson happens in that sandbox, writing only into a folder of its
+# own; its outputs are compared outside it, and an output that is not a regular file it
+# wrote (a symbolic link to the expected values, say) counts as missing.
 # Exit status: 0 when every check passes, 1 when one fails, 2 on bad input.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,11 +35,12 @@ source scripts/check_name.sh
 
 usage() { sed -n '2,/^set -uo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
 
-number="" binary="" json="" only=${CHECK:-}
+number="" binary="" json="" only=${CHECK:-} build=build
 while [ $# -gt 0 ]; do
     case $1 in
     -h|--help) usage; exit 0 ;;
     --json) json=${2:?grade: --json needs a file}; shift 2 ;;
+    --build) build=${2:?grade: --build needs a folder}; shift 2 ;;
     --check) only=${2:?grade: --check needs a check name}; shift 2 ;;
     -*) echo "grade: unknown flag $1 (see --help)" >&2; exit 2 ;;
     *) if [ -z "$number" ]; then number=$1; elif [ -z "$binary" ]; then binary=$1
@@ -48,6 +53,45 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 results=$work/results.tsv # lesson TAB line: every line graded, for the JSON and the table
 : >"$results"
+outputs=$work/out # what a run writes (--csv, --comm-log): in the sandbox, its only writable folder
+mkdir -p "$outputs"
+[ -z "${GRADE_SANDBOX:-}" ] || chmod 711 "$work" # the sandbox's user reaches its folder, and sees nothing else
+
+# The words that start a run of the lesson's code: in the sandbox when GRADE_SANDBOX is set
+# (for a sanitizer build without its address-space limit: the sanitizers reserve terabytes).
+student_run() {
+    local sandbox=()
+    if [ -n "${GRADE_SANDBOX:-}" ]; then
+        read -r -a sandbox <<<"$GRADE_SANDBOX"
+        sandbox+=(--write "$outputs")
+        [ "$1" != sanitized ] || sandbox+=(--memory-mb 0)
+        sandbox+=(--)
+    fi
+    shift
+    timeout "${GRADE_TIMEOUT:-300}" "${sandbox[@]}" "$@"
+}
+
+# A run's output that is not a regular file it wrote is not read: a link could point at
+# the expected values. Outside the sandbox nothing can have made one, so nothing changes.
+own_outputs() {
+    local file
+    for file in "$@"; do
+        if [ -L "$file" ] || { [ -e "$file" ] && [ ! -f "$file" ]; }; then
+            echo "  (the run's $(basename "$file") is not a regular file it wrote: not read)"
+            rm -rf "$file"
+        fi
+    done
+}
+
+# The sanitizer build of a lesson binary: .../build/X -> .../build/sanitize/X.
+sanitizer_build() {
+    local binary=$1
+    case $binary in
+    build/*) echo "build/sanitize/${binary#build/}" ;;
+    */build/*) echo "${binary%%/build/*}/build/sanitize/${binary#*/build/}" ;;
+    *) echo "$binary" ;;
+    esac
+}
 
 # The words of the command that runs `mode args...` with BINARY (no output files).
 run_command() {
@@ -125,26 +169,29 @@ run_verdict() {
 
 # One check line: prints its PASS/FAIL lines, the same number whatever happens; returns 1
 # when any fails.
+# shellcheck disable=SC2046 # a run's command is words: $(run_command ...) splits on purpose
 run_check() {
     local number=$1 lesson=$2 binary=$3 mode=$4 preset=${5:-} name expected actual log out status=0
     shift 3
     name=$(check_name "$@")
     expected=tests/expected/$lesson/$name.csv
-    actual=$work/$name.csv
-    log=$work/$name.log.csv
+    actual=$outputs/$name.csv
+    log=$outputs/$name.log.csv
     out=$work/$name.out
     case $mode in
     train)
-        timeout "${GRADE_TIMEOUT:-300}" $(run_command "$binary" "$@") --csv "$actual" >"$out" 2>&1
+        student_run lesson $(run_command "$binary" "$@") --csv "$actual" >"$out" 2>&1
         run_verdict "$name" $? "$out" "exited normally" || status=1
+        own_outputs "$actual"
         compare_columns "$expected" "$actual" "$name" loss,grad_norm,val_loss "$LOSS_RTOL" "$LOSS_ATOL" || status=1 ;;
     estimate)
-        timeout "${GRADE_TIMEOUT:-300}" $(run_command "$binary" "$@") >"$actual" 2>"$out"
+        student_run lesson $(run_command "$binary" "$@") >"$actual" 2>"$out"
         run_verdict "$name" $? "$out" "exited normally" || status=1
         compare_columns "$expected" "$actual" "$name" bytes 0 0 || status=1 ;;
     ring)
-        timeout "${GRADE_TIMEOUT:-300}" $(run_command "$binary" "$@") --comm-log "$log" >"$out" 2>&1
+        student_run lesson $(run_command "$binary" "$@") --comm-log "$log" >"$out" 2>&1
         local ring_status=$? exact
+        own_outputs "$log"
         exact=$(grep -c '^PASS ring all-reduce' "$out")
         if [ $ring_status -eq 0 ]; then
             echo "PASS $name sums: exact on all $exact uneven counts"
@@ -156,21 +203,22 @@ run_check() {
         # shellcheck disable=SC2046
         schedule "$number" "$log" "$name" "the program ended before writing it" $(schedule_flags "$@") || status=1 ;;
     dp)
-        timeout "${GRADE_TIMEOUT:-300}" $(run_command "$binary" "$@") \
+        student_run lesson $(run_command "$binary" "$@") \
             --step-timeout "${GRADE_STEP_TIMEOUT:-60}" --wait-timeout "${GRADE_WAIT_TIMEOUT:-30}" \
             --csv "$actual" --comm-log "$log" >"$out" 2>&1
         run_verdict "$name" $? "$out" "exited normally, with identical parameters on every rank" || status=1
+        own_outputs "$actual" "$log"
         compare_columns "$expected" "$actual" "$name" loss,grad_norm,val_loss "$LOSS_RTOL" "$LOSS_ATOL" || status=1
         compare_columns "$expected" "$actual" "$name" comm_bytes 0 0 || status=1
         # shellcheck disable=SC2046 # the flags are words
         schedule "$number" "$log" "$name" "the run ended before writing it" $(schedule_flags "$@") || status=1 ;;
     sanitize)
-        local sanitized=build/sanitize/${binary#build/} finding
+        local sanitized finding
+        sanitized=$(sanitizer_build "$binary")
         [ -x "$sanitized" ] || { echo "FAIL $name: $sanitized is not built (make SANITIZE=1 $sanitized)"; return 1; }
         # shellcheck disable=SC2046
         ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-            timeout "${GRADE_TIMEOUT:-300}" $(run_command "$sanitized" "${@:2}") \
-            $(sanitize_flags "$2") >"$out" 2>&1
+            student_run sanitized $(run_command "$sanitized" "${@:2}") $(sanitize_flags "$2") >"$out" 2>&1
         local run_status=$?
         if finding=$(sanitizer_finding "$out" "$lesson"); then
             echo "FAIL $name: $finding"; return 1
@@ -224,8 +272,8 @@ print_reproduce() {
         echo "    $run --comm-log run_log.csv"
         echo "    build/tools/check_schedule $number run_log.csv $(schedule_flags "$@")" ;;
     sanitize)
-        echo "    make SANITIZE=1 build/sanitize/${binary#build/}"
-        echo "    ASAN_OPTIONS=detect_leaks=0 $(run_command "build/sanitize/${binary#build/}" "${@:2}") $(sanitize_flags "$2")" ;;
+        echo "    make SANITIZE=1 $(sanitizer_build "$binary")"
+        echo "    ASAN_OPTIONS=detect_leaks=0 $(run_command "$(sanitizer_build "$binary")" "${@:2}") $(sanitize_flags "$2")" ;;
     esac
 }
 
@@ -233,11 +281,18 @@ print_reproduce() {
 grade_lesson() {
     local number=$1 binary=$2 lesson checks_file
     lesson=$(scripts/lesson_binary.sh "$number") || exit 2
-    [ -n "$binary" ] || binary=build/lessons/$lesson
+    [ -n "$binary" ] || binary=$build/lessons/$lesson
     binary=${binary#./} # its sanitizer build is the same path under build/sanitize/
     checks_file=tests/expected/$lesson.checks
-    [ -x "$binary" ] || { echo "grade: $binary is not built (make $binary)" >&2; exit 2; }
     [ -f "$checks_file" ] || { echo "grade: no checks listed in $checks_file" >&2; exit 2; }
+    if [ ! -x "$binary" ]; then # a build that failed grades as one failed check
+        local line="FAIL build: $binary is not built (make $binary)"
+        echo "$line"
+        printf '%s\t%s\n' "$number" "$line" >>"$results"
+        echo "lesson $number: FAIL (1 of 1 checks failed)"
+        lesson_checks=1 lesson_failed=1
+        return
+    fi
     local kernels="chosen from the CPU's features"
     [ -z "${OPENBLAS_CORETYPE:-}" ] || kernels="OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE"
     echo "grading $binary (OpenBLAS kernels: $kernels)"
@@ -267,16 +322,22 @@ grade_lesson() {
     fi
 }
 
-if [ -n "$number" ]; then
+if [ -n "$number" ] && [[ $number != *,* ]]; then
     grade_lesson "$number" "$binary"
     failed=$lesson_failed
 else
-    [ -z "$binary" ] || { echo "grade: a binary needs a lesson number" >&2; exit 2; }
+    [ -z "$binary" ] || { echo "grade: a binary needs a single lesson number" >&2; exit 2; }
+    numbers=()
+    if [ -n "$number" ]; then
+        IFS=, read -r -a numbers <<<"$number"
+    else
+        for checks_file in tests/expected/[0-9][0-9]_*.checks; do numbers+=("$(basename "$checks_file" | cut -c1-2)"); done
+    fi
     failed=0
     table=$work/table
-    for checks_file in tests/expected/[0-9][0-9]_*.checks; do
-        lesson=$(basename "$checks_file" .checks)
-        grade_lesson "${lesson%%_*}" ""
+    for n in "${numbers[@]}"; do
+        lesson=$(scripts/lesson_binary.sh "$n") || exit 2
+        grade_lesson "$n" ""
         echo "${lesson} ${lesson_checks} ${lesson_failed}" >>"$table"
         failed=$((failed + lesson_failed))
         echo

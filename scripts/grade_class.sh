@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# Grades a class: every submission built against a pristine copy of the course and run in a
+# sandbox (scripts/sandbox.sh), into one gradebook.
+#
+#   scripts/grade_class.sh SUBMISSIONS_DIR [--lessons 00,02,...] [--out DIR] [--jobs N]
+#   (make grade-class SUBMISSIONS=DIR [LESSON=00,02] [OUT=DIR])
+#
+# SUBMISSIONS_DIR holds one entry per student, named by the student: a folder, a git
+# repository (a folder with .git, or NAME.git), a NAME.tar.gz / NAME.tgz / NAME.tar or a
+# NAME.zip. An archive with an entry that could land outside it (an absolute name, a `..`
+# part, a link) is refused and the student gets 0, with the reason in the feedback.
+#
+# From a submission only the exercise files are taken: for each lesson, the files that
+# solutions/NN_name/ holds, found under a `lessons/` folder anywhere in it. Everything else
+# is ignored and listed in the feedback. Each student's lessons are built in the sandbox
+# against a copy of the course (common/, the given files, the Makefile) and graded by
+# scripts/grade.sh with every run in the sandbox; the expected values, the instructor's
+# files and the other submissions are never in view of the student's code.
+#
+# Writes into DIR (default grades/):
+#   gradebook.csv            student, one column per lesson (checks passed), total
+#   STUDENT/feedback.txt     what was taken and ignored, build messages, every check's message
+#   STUDENT/results.json     the same results in Gradescope's results.json format
+# Submissions are graded --jobs at a time (default: the number of cores), each with its own
+# user id in the sandbox. GRADE_TIMEOUT (seconds a run may take, 300) bounds each run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+usage() { sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
+
+submissions="" lessons="" out=grades jobs=$(nproc)
+while [ $# -gt 0 ]; do
+    case $1 in
+    --lessons) lessons=${2:?grade_class: --lessons needs a list like 00,02}; shift 2 ;;
+    --out) out=${2:?grade_class: --out needs a folder}; shift 2 ;;
+    --jobs) jobs=${2:?grade_class: --jobs needs a number}; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    -*) echo "grade_class: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) [ -z "$submissions" ] || { echo "grade_class: one SUBMISSIONS_DIR only (see --help)" >&2; exit 2; }
+       submissions=$1; shift ;;
+    esac
+done
+[ -n "$submissions" ] || { usage >&2; exit 2; }
+[ -d "$submissions" ] || { echo "grade_class: $submissions is not a folder" >&2; exit 2; }
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "grade_class: --jobs '$jobs' is not a positive number" >&2; exit 2; }
+if [ -z "$lessons" ]; then
+    lessons=$(find tests/expected -maxdepth 1 -name '[0-9][0-9]_*.checks' -printf '%f\n' | cut -c1-2 | sort | paste -sd,)
+fi
+IFS=, read -r -a numbers <<<"$lessons"
+names=()
+for n in "${numbers[@]}"; do names+=("$(scripts/lesson_binary.sh "$n")") || exit 2; done
+submissions=$(realpath "$submissions")
+out=$(realpath -m "$out")
+case $out/ in "$submissions"/*) echo "grade_class: --out $out is inside the submissions" >&2; exit 2 ;; esac
+mapfile -t entries < <(find "$submissions" -mindepth 1 -maxdepth 1 | sort)
+[ ${#entries[@]} -gt 0 ] || { echo "grade_class: no submissions in $submissions" >&2; exit 2; }
+scripts/sandbox.sh --root . -- true || { echo "grade_class: the sandbox cannot start here (above: why)" >&2; exit 2; }
+mkdir -p "$out"
+
+# The course, built once: every student's build starts from these objects.
+make --no-print-directory -s data grading-tools BUILT="${names[*]}" built-lessons
+make --no-print-directory -s SANITIZE=1 BUILT="${names[*]}" built-lessons
+
+# A submission's files, whatever it came as, into folder $2 (plain files and folders only).
+receive() {
+    local from=$1 to=$2
+    if [ -d "$from/.git" ] || { [ -d "$from" ] && [[ $from == *.git ]]; }; then
+        mkdir -p "$to" && git -C "$from" archive --format=tar HEAD | tar -x -C "$to" --no-same-owner
+    elif [ -d "$from" ]; then
+        mkdir -p "$to" && (cd "$from" && find . -type f -print0 | tar --null -T - -cf -) | tar -x -C "$to" --no-same-owner
+    else
+        python3 scripts/unpack_submission.py "$from" "$to"
+    fi
+}
+
+# The folder in $1 that holds the lessons (NN_name folders): the shallowest such.
+lessons_folder() {
+    find "$1" -type d -name '[0-9][0-9]_*' -path '*lessons/*' -printf '%d %h\n' 2>/dev/null | sort -n |
+        head -n 1 | cut -d' ' -f2-
+}
+
+# A copy of the course to build against: the sources a lesson needs and the objects of the
+# pristine build, their times kept so that make rebuilds only what the student wrote.
+pristine_tree() {
+    local tree=$1
+    mkdir -p "$tree/data/generated" "$tree/build/sanitize"
+    cp -a Makefile common lessons solutions "$tree/"
+    cp -a build/obj build/libdtc.a "$tree/build/"
+    cp -a build/sanitize/obj build/sanitize/libdtc.a "$tree/build/sanitize/"
+}
+
+# Takes the exercise files from the submission into the tree; notes what it took.
+take_exercises() {
+    local sent=$1 tree=$2 feedback=$3 from name file
+    from=$(lessons_folder "$sent")
+    : >"$tree.taken"
+    echo "exercise files taken:" >>"$feedback"
+    for name in "${names[@]}"; do
+        for file in solutions/"$name"/*; do
+            file=$(basename "$file")
+            if [ -n "$from" ] && [ -f "$from/$name/$file" ] && [ ! -L "$from/$name/$file" ]; then
+                cp "$from/$name/$file" "$tree/lessons/$name/$file"
+                touch "$tree/lessons/$name/$file"
+                echo "  lessons/$name/$file" >>"$feedback"
+                echo "$from/$name/$file" >>"$tree.taken"
+            else
+                echo "  lessons/$name/$file: not in the submission (the skeleton is graded)" >>"$feedback"
+            fi
+        done
+    done
+    echo "ignored (not an exercise file):" >>"$feedback"
+    find "$sent" -type f | sort | grep -vxF -f "$tree.taken" | sed "s|^$sent/|  |" | head -n 50 >>"$feedback" || true
+}
+
+# Builds the student's lessons in the sandbox; a lesson that does not build is graded as
+# not built (every other lesson as usual).
+build_lessons() {
+    local tree=$1 uid=$2 feedback=$3 name
+    chown -R "$uid" "$tree/build" 2>/dev/null || true
+    for name in "${names[@]}"; do
+        for target in "build/lessons/$name" "SANITIZE=1 build/sanitize/lessons/$name"; do
+            # shellcheck disable=SC2086 # the target's words
+            if ! scripts/sandbox.sh --root "$tree" --write "$tree/build" --uid "$uid" --cpu-s 600 -- \
+                make --no-print-directory -s $target >"$tree.build.log" 2>&1; then
+                echo "lesson ${name%%_*}: the build failed:" >>"$feedback"
+                head -n 30 "$tree.build.log" | sed 's/^/  /' >>"$feedback"
+            fi
+        done
+    done
+}
+
+# Checks passed per lesson, from results.json: "NN SCORE" lines.
+lesson_scores() {
+    python3 -c '
+import json, sys
+tests = json.load(open(sys.argv[1]))["tests"]
+for n in sys.argv[2].split(","):
+    print(n, sum(t["score"] for t in tests if t["name"].startswith("lesson " + n + ":")))' "$1" "$lessons"
+}
+
+grade_student() {
+    local entry=$1 uid=$2 student work feedback
+    student=$(basename "$entry")
+    student=${student%.tar.gz}; student=${student%.tgz}; student=${student%.tar}; student=${student%.zip}
+    student=${student%.git}
+    work=$(mktemp -d)
+    chmod 711 "$work" # the sandbox's user reaches the tree in it, and sees nothing else
+    mkdir -p "$out/$student"
+    feedback=$out/$student/feedback.txt
+    echo "submission: $(basename "$entry")" >"$feedback"
+    if ! receive "$entry" "$work/sent" 2>>"$feedback"; then
+        echo "the submission could not be received: graded 0" >>"$feedback"
+        printf '{"score": 0, "output": "the submission could not be received", "tests": []}\n' >"$out/$student/results.json"
+    else
+        pristine_tree "$work/tree"
+        take_exercises "$work/sent" "$work/tree" "$feedback"
+        build_lessons "$work/tree" "$uid" "$feedback"
+        echo >>"$feedback"
+        GRADE_SANDBOX="scripts/sandbox.sh --root $work/tree --uid $uid" \
+            scripts/grade.sh "$lessons" --build "$work/tree/build" --json "$out/$student/results.json" \
+            >>"$feedback" 2>&1 || true
+    fi
+    [ -s "$out/$student/results.json" ] ||
+        printf '{"score": 0, "output": "grading failed", "tests": []}\n' >"$out/$student/results.json"
+    lesson_scores "$out/$student/results.json" >"$out/$student/scores"
+    rm -rf "$work"
+}
+
+export -f receive lessons_folder pristine_tree take_exercises build_lessons lesson_scores grade_student
+export out lessons
+export NAMES="${names[*]}"
+for i in "${!entries[@]}"; do printf '%s\0%d\0' "${entries[$i]}" $((60000 + i)); done |
+    xargs -0 -n 2 -P "$jobs" bash -c 'IFS=" " read -r -a names <<<"$NAMES"; grade_student "$1" "$2"' _
+
+{
+    printf 'student'; for n in "${numbers[@]}"; do printf ',lesson_%s' "$n"; done; printf ',total\n'
+    for entry in "${entries[@]}"; do
+        student=$(basename "$entry"); student=${student%.tar.gz}; student=${student%.tgz}
+        student=${student%.tar}; student=${student%.zip}; student=${student%.git}
+        awk -v s="$student" '{ row = row "," $2; total += $2 } END { print s row "," total }' "$out/$student/scores"
+    done
+} >"$out/gradebook.csv.tmp" && mv -f "$out/gradebook.csv.tmp" "$out/gradebook.csv"
+echo "grade_class: ${#entries[@]} submission(s) graded: $out/gradebook.csv"

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Runs a command written by someone else (a student's lesson, or its build) in a sandbox:
+#
+#   scripts/sandbox.sh --root TREE [--write DIR]... [--uid UID] [--memory-mb N] [--cpu-s N]
+#                      [--procs N] [--file-mb N] -- COMMAND...
+#
+# The command sees only: the system's programs and libraries (/usr, read-only), TREE
+# (read-only, at its own path, and its working directory), TREE/data/generated as the
+# course's data (read-only), each --write DIR (read-write: where its outputs go), and its
+# own empty /tmp and /dev/shm. No network (a network namespace of its own, loopback only),
+# no view of other processes, no other files of the machine: not the course's expected
+# values, not the instructor's files, not another submission.
+#
+# Run as root, the command runs as UID (default 60000; the grader gives each submission
+# its own), with no capabilities, so the process limit counts its processes alone and no
+# file it can see is its to change unless --write gave it. Limits, per process (prlimit):
+# address space --memory-mb (0 = none: AddressSanitizer builds reserve terabytes of it),
+# CPU seconds --cpu-s, processes --procs, largest file written --file-mb. The caller bounds
+# the wall time (timeout). bubblewrap (Debian's bubblewrap) makes the namespaces: chosen
+# because it is the sandbox Flatpak builds on, small, and needs no daemon.
+set -euo pipefail
+usage() { sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
+
+root="" uid=60000 memory_mb=8192 cpu_s=600 procs=256 file_mb=1024 writable=()
+while [ $# -gt 0 ]; do
+    case $1 in
+    --root) root=${2:?sandbox: --root needs a folder}; shift 2 ;;
+    --write) writable+=("${2:?sandbox: --write needs a folder}"); shift 2 ;;
+    --uid) uid=${2:?sandbox: --uid needs a number}; shift 2 ;;
+    --memory-mb) memory_mb=${2:?}; shift 2 ;;
+    --cpu-s) cpu_s=${2:?}; shift 2 ;;
+    --procs) procs=${2:?}; shift 2 ;;
+    --file-mb) file_mb=${2:?}; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    --) shift; break ;;
+    *) echo "sandbox: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+[ $# -gt 0 ] || { echo "sandbox: no command given (see --help)" >&2; exit 2; }
+[ -d "$root" ] || { echo "sandbox: --root $root is not a folder" >&2; exit 2; }
+for n in "$uid" "$memory_mb" "$cpu_s" "$procs" "$file_mb"; do
+    [[ $n =~ ^[0-9]+$ ]] || { echo "sandbox: '$n' is not a whole number" >&2; exit 2; }
+done
+command -v bwrap >/dev/null || { echo "sandbox: bwrap is missing (make setup installs bubblewrap)" >&2; exit 2; }
+root=$(realpath "$root")
+
+# The system, read-only; Debian's /lib, /bin and /sbin are links into /usr.
+view=(--ro-bind /usr /usr --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/bin /bin
+    --symlink usr/sbin /sbin --ro-bind /etc/alternatives /etc/alternatives
+    --ro-bind /etc/ld.so.cache /etc/ld.so.cache --dev /dev --proc /proc
+    --size $((512 << 20)) --tmpfs /tmp --size $((2048 << 20)) --tmpfs /dev/shm
+    --ro-bind "$root" "$root")
+# The course's data, when the tree has an empty place for it; never the expected values.
+if [ -d data/generated ] && [ -d "$root/data/generated" ] && [ "$(realpath data/generated)" != "$root/data/generated" ]; then
+    view+=(--ro-bind "$(realpath data/generated)" "$root/data/generated")
+fi
+[ ! -d "$root/tests/expected" ] || view+=(--tmpfs "$root/tests/expected")
+for dir in "${writable[@]}"; do
+    [ -d "$dir" ] || { echo "sandbox: --write $dir is not a folder" >&2; exit 2; }
+    dir=$(realpath "$dir")
+    [ "$(id -u)" -ne 0 ] || chown "$uid" "$dir"
+    view+=(--bind "$dir" "$dir")
+done
+
+limits=(prlimit --cpu="$cpu_s" --nproc="$procs" --fsize=$((file_mb << 20)))
+[ "$memory_mb" -eq 0 ] || limits+=(--as=$((memory_mb << 20)))
+as_user=()
+[ "$(id -u)" -ne 0 ] || as_user=(setpriv --reuid="$uid" --regid="$uid" --clear-groups --inh-caps=-all --)
+exec "${as_user[@]}" bwrap "${view[@]}" --unshare-all --die-with-parent --new-session --hostname sandbox \
+    --chdir "$root" --setenv HOME /tmp --setenv TMPDIR /tmp "${limits[@]}" -- "$@"

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Grades the class of tests/class/make_class.sh with scripts/grade_class.sh (lessons 00 and
+# 02) and checks that the grader withstood it: the correct submissions get what the
+# reference gets from scripts/grade.sh, every dishonest or broken one less on lesson 02
+# (and no less on lesson 00), refused archives zero, and nothing outside the grader's own
+# folders changed. Prints "ok ..." or "not ok ..." per point; exit status 1 when any fails,
+# 77 when this machine cannot make the sandbox (the reason on stderr).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+if ! out=$(scripts/sandbox.sh --root . -- true 2>&1); then
+    echo "check_class: no sandbox on this machine: $out" >&2
+    exit 77
+fi
+failed=0
+check() { # check WHAT COMMAND...: ok or not ok
+    local what=$1
+    shift
+    if "$@"; then echo "ok $what"; else echo "not ok $what"; failed=1; fi
+}
+course_sums() { find Makefile common lessons solutions scripts tests/expected -type f -print0 | sort -z | xargs -0 sha256sum; }
+
+tests/class/make_class.sh "$work/class" || exit 1
+course_sums >"$work/course_before"
+(cd "$work/class/alice" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$work/alice_before"
+
+GRADE_TIMEOUT=${GRADE_TIMEOUT:-120} scripts/grade_class.sh "$work/class" --lessons 00,02 --out "$work/grades" \
+    --jobs 2 >"$work/grade_class.out" 2>&1 || { cat "$work/grade_class.out"; exit 1; }
+cat "$work/grades/gradebook.csv"
+
+# What the reference gets, graded as make grade grades it (no sandbox): full marks.
+full() { scripts/grade.sh "$1" "build/solutions/$(scripts/lesson_binary.sh "$1")" | grep -c '^PASS '; }
+full00=$(full 00) full02=$(full 02)
+score() { awk -F, -v s="$1" -v c="$2" '$1 == s { print $(c + 1) }' "$work/grades/gradebook.csv"; }
+feedback() { grep -qF -- "$2" "$work/grades/$1/feedback.txt"; }
+
+for s in alice dave; do
+    check "$s (correct) gets full marks: $(score $s 1)/$full00, $(score $s 2)/$full02" \
+        test "$(score $s 1)" = "$full00" -a "$(score $s 2)" = "$full02"
+done
+for s in bob erin heidi ivan frank; do
+    check "$s keeps lesson 00 ($(score $s 1)/$full00) and loses on lesson 02 ($(score $s 2)/$full02)" \
+        test "$(score $s 1)" = "$full00" -a "$(score $s 2)" -lt "$full02"
+done
+check "bob, who copies the expected values at exit, fails the figures" feedback bob "FAIL dp_reference_n2 loss"
+check "erin's link to the expected values is not read" feedback erin "is not a regular file it wrote: not read"
+check "frank's lesson 02 does not build and scores 0" test "$(score frank 2)" = 0
+check "frank is told why" feedback frank "lesson 02: the build failed:"
+check "alice is told what was ignored" feedback alice "  NOTES.txt"
+for s in carol gina; do check "$s's archive is refused: 0" test "$(score $s 1)$(score $s 2)" = 00; done
+check "carol is told why" feedback carol "has an absolute name: refused"
+check "gina is told why" feedback gina "has a '..' part: refused"
+check "the course is as it was" diff <(course_sums) "$work/course_before"
+check "alice's submission is as it was" \
+    diff <(cd "$work/class/alice" && find . -type f -print0 | sort -z | xargs -0 sha256sum) "$work/alice_before"
+check "nothing was written outside the submission's folder" test ! -e /var/tmp/marker_from_a_submission
+exit $failed

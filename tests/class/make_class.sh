@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Makes a class of submissions for lessons 00 and 02 into DIR (which must not exist): one
+# correct, the rest each trying something a grader must withstand. The snippets beside this
+# script are appended to lesson 02's reference solution.
+#
+#   tests/class/make_class.sh DIR
+#
+#   alice/           folder   correct                                    full marks
+#   bob/             git repo 02: a sum instead of the average, and the expected values
+#                             copied over its --csv at exit              02 fails its figures
+#   dave.tar.gz      archive  02: correct, and writes into the course, another submission
+#                             and outside its folder                     full marks, nothing written
+#   erin.zip         zip      02: a sum, and its --csv made a link to the expected values
+#   frank/           folder   00 correct, 02 does not compile           00 full, 02 zero
+#   heidi/           folder   02: exits 0 before training
+#   ivan/            folder   02: crashes before training
+#   carol.tar.gz     archive  an entry with an absolute name            refused, zero
+#   gina.zip         zip      an entry with a `..` part                 refused, zero
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+dir=${1:?usage: make_class.sh DIR}
+[ ! -e "$dir" ] || { echo "make_class: $dir exists" >&2; exit 2; }
+mkdir -p "$dir"
+dir=$(realpath "$dir")
+course=$(pwd)
+snippets=tests/class
+
+# lessons/ of a submission in folder $1: lesson 00 correct, lesson 02 the reference plus
+# what $2 (a sed edit) and $3 (a snippet, or nothing) make of it.
+submission() {
+    local to=$1 edit=$2 snippet=${3:-}
+    mkdir -p "$to/lessons/00_single_device" "$to/lessons/02_naive_ddp"
+    cp solutions/00_single_device/*.c "$to/lessons/00_single_device/"
+    sed "$edit" solutions/02_naive_ddp/naive_ddp.c >"$to/lessons/02_naive_ddp/naive_ddp.c"
+    [ -z "$snippet" ] ||
+        sed "s|@COURSE@|$course|g; s|@SUBMISSIONS@|$dir|g" "$snippets/$snippet" >>"$to/lessons/02_naive_ddp/naive_ddp.c"
+}
+
+# A zip of folder $2's files into $1, names as given by $3 (a Python expression of `name`).
+zip_of() {
+    python3 - "$1" "$2" "$3" <<'PY'
+import os, sys, zipfile
+out, folder, rename = sys.argv[1], sys.argv[2], sys.argv[3]
+with zipfile.ZipFile(out, "w") as z:
+    for root, _, files in os.walk(folder):
+        for f in files:
+            name = os.path.relpath(os.path.join(root, f), folder)
+            z.write(os.path.join(root, f), eval(rename))
+PY
+}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+submission "$dir/alice" ''
+echo "my notes" >"$dir/alice/NOTES.txt"
+
+submission "$work/bob" 's/REDUCE_AVG/REDUCE_SUM/' copy_expected_at_exit.c
+git -C "$work/bob" init -q && git -C "$work/bob" add -A &&
+    git -C "$work/bob" -c user.name=bob -c user.email=bob@example.org commit -qm submission
+git clone -q --bare "$work/bob" "$dir/bob.git"
+
+submission "$work/dave" '' write_everywhere.c
+tar -czf "$dir/dave.tar.gz" -C "$work/dave" lessons
+
+submission "$work/erin" 's/REDUCE_AVG/REDUCE_SUM/' link_csv_to_expected.c
+zip_of "$dir/erin.zip" "$work/erin" 'name'
+
+submission "$dir/frank" 's/REDUCE_AVG));/REDUCE_AVG))/'
+submission "$dir/heidi" '' exit_before_training.c
+submission "$dir/ivan" '' crash.c
+
+mkdir -p "$work/carol/x" && echo "words" >"$work/carol/x/a.txt"
+tar -czf "$dir/carol.tar.gz" --absolute-names "$work/carol/x/a.txt" 2>/dev/null
+zip_of "$dir/gina.zip" "$work/carol" '"../" + name'
