@@ -22,7 +22,9 @@
 #   STUDENT/feedback.txt     what was taken and ignored, build messages, every check's message
 #   STUDENT/results.json     the same results in Gradescope's results.json format
 # Submissions are graded --jobs at a time (default: the number of cores), each with its own
-# user id in the sandbox. GRADE_TIMEOUT (seconds a run may take, 300) bounds each run.
+# user id (and, where the kernel allows, control group) in the sandbox. GRADE_TIMEOUT
+# (seconds a run may take, 300) bounds each run; GRADE_LIMITS, more scripts/sandbox.sh
+# options (--memory-mb 4096 --procs 64, say), replaces its default limits.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 usage() { sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
@@ -119,7 +121,8 @@ build_lessons() {
     for name in "${names[@]}"; do
         for target in "build/lessons/$name" "SANITIZE=1 build/sanitize/lessons/$name"; do
             # shellcheck disable=SC2086 # the target's words
-            if ! scripts/sandbox.sh --root "$tree" --write "$tree/build" --uid "$uid" --cpu-s 600 -- \
+            # shellcheck disable=SC2086 # GRADE_LIMITS is words
+            if ! scripts/sandbox.sh --root "$tree" --write "$tree/build" --uid "$uid" ${GRADE_LIMITS:-} -- \
                 make --no-print-directory -s $target >"$tree.build.log" 2>&1; then
                 echo "lesson ${name%%_*}: the build failed:" >>"$feedback"
                 head -n 30 "$tree.build.log" | sed 's/^/  /' >>"$feedback"
@@ -155,13 +158,14 @@ grade_student() {
         take_exercises "$work/sent" "$work/tree" "$feedback"
         build_lessons "$work/tree" "$uid" "$feedback"
         echo >>"$feedback"
-        GRADE_SANDBOX="scripts/sandbox.sh --root $work/tree --uid $uid" \
+        GRADE_SANDBOX="scripts/sandbox.sh --root $work/tree --uid $uid ${GRADE_LIMITS:-}" \
             scripts/grade.sh "$lessons" --build "$work/tree/build" --json "$out/$student/results.json" \
             >>"$feedback" 2>&1 || true
     fi
     [ -s "$out/$student/results.json" ] ||
         printf '{"score": 0, "output": "grading failed", "tests": []}\n' >"$out/$student/results.json"
     lesson_scores "$out/$student/results.json" >"$out/$student/scores"
+    scripts/sandbox.sh --uid "$uid" --end # whatever it left running
     rm -rf "$work"
 }
 

@@ -3,6 +3,7 @@
 #
 #   scripts/sandbox.sh --root TREE [--write DIR]... [--uid UID] [--memory-mb N] [--cpu-s N]
 #                      [--procs N] [--file-mb N] -- COMMAND...
+#   scripts/sandbox.sh --uid UID --end      (ends what is left of UID's group, and the group)
 #
 # The command sees only: the system's programs and libraries (/usr, read-only), TREE
 # (read-only, at its own path, and its working directory), TREE/data/generated as the
@@ -16,14 +17,20 @@
 # file it can see is its to change unless --write gave it. Limits, per process (prlimit):
 # address space --memory-mb (0 = none: AddressSanitizer builds reserve terabytes of it),
 # CPU seconds --cpu-s, processes --procs, largest file written --file-mb. The caller bounds
-# the wall time (timeout). bubblewrap (Debian's bubblewrap) makes the namespaces: chosen
+# the wall time (timeout). Where the kernel's control groups (v1: cpu, memory, pids) can be
+# made, as root, every process of UID runs in a group of its own, dtc-sandbox/UID: its
+# processes together get at most --procs processes and --memory-mb of memory, and an equal
+# share of the CPU with every other group, however many processes it runs, so one
+# submission that forks or spins without end does not slow another's runs. bubblewrap (Debian's bubblewrap) makes the namespaces: chosen
 # because it is the sandbox Flatpak builds on, small, and needs no daemon.
 set -euo pipefail
 usage() { sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
 
-root="" uid=60000 memory_mb=8192 cpu_s=600 procs=256 file_mb=1024 writable=()
+root="" uid=60000 memory_mb=8192 cpu_s=600 procs=256 file_mb=1024 writable=() end=0
+groups=/sys/fs/cgroup
 while [ $# -gt 0 ]; do
     case $1 in
+    --end) end=1; shift ;;
     --root) root=${2:?sandbox: --root needs a folder}; shift 2 ;;
     --write) writable+=("${2:?sandbox: --write needs a folder}"); shift 2 ;;
     --uid) uid=${2:?sandbox: --uid needs a number}; shift 2 ;;
@@ -36,6 +43,24 @@ while [ $# -gt 0 ]; do
     *) echo "sandbox: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
+
+# The group of UID under each controller, when control groups v1 can be made here.
+group_dirs() {
+    local controller
+    [ "$(id -u)" -eq 0 ] || return 0
+    for controller in cpu memory pids; do
+        [ -w "$groups/$controller" ] && [ -f "$groups/$controller/cgroup.procs" ] || return 0
+    done
+    for controller in cpu memory pids; do echo "$groups/$controller/dtc-sandbox/$uid"; done
+}
+if [ "$end" -eq 1 ]; then
+    for dir in $(group_dirs); do
+        [ -d "$dir" ] || continue
+        xargs -r kill -KILL <"$dir/cgroup.procs" 2>/dev/null || true
+        for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$dir" 2>/dev/null && break; sleep 0.1; done
+    done
+    exit 0
+fi
 [ $# -gt 0 ] || { echo "sandbox: no command given (see --help)" >&2; exit 2; }
 [ -d "$root" ] || { echo "sandbox: --root $root is not a folder" >&2; exit 2; }
 for n in "$uid" "$memory_mb" "$cpu_s" "$procs" "$file_mb"; do
@@ -60,6 +85,16 @@ for dir in "${writable[@]}"; do
     dir=$(realpath "$dir")
     [ "$(id -u)" -ne 0 ] || chown "$uid" "$dir"
     view+=(--bind "$dir" "$dir")
+done
+
+# This shell enters UID's groups; the sandbox it becomes, and all its processes, stay there.
+for dir in $(group_dirs); do
+    mkdir -p "$dir"
+    case $dir in
+    */pids/*) echo "$procs" >"$dir/pids.max" ;;
+    */memory/*) [ "$memory_mb" -eq 0 ] || echo $((memory_mb << 20)) >"$dir/memory.limit_in_bytes" ;;
+    esac
+    echo $$ >"$dir/cgroup.procs"
 done
 
 limits=(prlimit --cpu="$cpu_s" --nproc="$procs" --fsize=$((file_mb << 20)))

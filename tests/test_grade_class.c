@@ -18,6 +18,19 @@ Test(grade_class, an_adversarial_class_is_graded_fairly_and_leaves_everything_as
     cr_expect_null(strstr(output, "not ok "), "%s", output);
 }
 
+/* Submissions that fork, loop, allocate or write without end, reach for the network or
+ * abort: each runs into a limit of the sandbox, and the correct one beside them is graded
+ * as if they were not there (tests/class/check_limits.sh). */
+Test(grade_class, submissions_that_run_into_the_limits_change_no_one_elses_grade)
+{
+    static char output[65536];
+    int status = shell_output("tests/class/check_limits.sh", output, sizeof output);
+    if (status == 77)
+        cr_skip_test("no sandbox on this machine:\n%s", output);
+    cr_expect_eq(status, 0, "%s", output);
+    cr_expect_null(strstr(output, "not ok "), "%s", output);
+}
+
 Test(grade_class, bad_input_gets_one_line_before_any_work)
 {
     char output[4096];

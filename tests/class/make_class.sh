@@ -3,7 +3,7 @@
 # correct, the rest each trying something a grader must withstand. The snippets beside this
 # script are appended to lesson 02's reference solution.
 #
-#   tests/class/make_class.sh DIR
+#   tests/class/make_class.sh DIR [--limits HOST_ADDRESS PORT]
 #
 #   alice/           folder   correct                                    full marks
 #   bob/             git repo 02: a sum instead of the average, and the expected values
@@ -16,9 +16,15 @@
 #   ivan/            folder   02: crashes before training
 #   carol.tar.gz     archive  an entry with an absolute name            refused, zero
 #   gina.zip         zip      an entry with a `..` part                 refused, zero
+#
+# With --limits, the class is alice and submissions that each run into a limit of the
+# sandbox on lesson 02 (lesson 00 correct): they fork without end, loop forever, allocate
+# without end, write a huge file, open network connections (to a public address, and to
+# HOST_ADDRESS:PORT and 127.0.0.1:PORT, where the test listens), or call MPI_Abort.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-dir=${1:?usage: make_class.sh DIR}
+dir=${1:?usage: make_class.sh DIR [--limits HOST_ADDRESS PORT]}
+limits=${2:-}
 [ ! -e "$dir" ] || { echo "make_class: $dir exists" >&2; exit 2; }
 mkdir -p "$dir"
 dir=$(realpath "$dir")
@@ -33,7 +39,8 @@ submission() {
     cp solutions/00_single_device/*.c "$to/lessons/00_single_device/"
     sed "$edit" solutions/02_naive_ddp/naive_ddp.c >"$to/lessons/02_naive_ddp/naive_ddp.c"
     [ -z "$snippet" ] ||
-        sed "s|@COURSE@|$course|g; s|@SUBMISSIONS@|$dir|g" "$snippets/$snippet" >>"$to/lessons/02_naive_ddp/naive_ddp.c"
+        sed "s|@COURSE@|$course|g; s|@SUBMISSIONS@|$dir|g; s|@HOST_ADDRESS@|${host:-}|g; s|@HOST_PORT@|${port:-0}|g" \
+            "$snippets/$snippet" >>"$to/lessons/02_naive_ddp/naive_ddp.c"
 }
 
 # A zip of folder $2's files into $1, names as given by $3 (a Python expression of `name`).
@@ -54,6 +61,18 @@ trap 'rm -rf "$work"' EXIT
 
 submission "$dir/alice" ''
 echo "my notes" >"$dir/alice/NOTES.txt"
+
+if [ "$limits" = --limits ]; then
+    host=${3:?make_class: --limits needs HOST_ADDRESS PORT} port=${4:?make_class: --limits needs HOST_ADDRESS PORT}
+    submission "$dir/forker" '' fork_without_end.c
+    submission "$dir/looper" '' loop_forever.c
+    submission "$dir/hoarder" '' allocate_without_end.c
+    submission "$dir/filler" '' write_a_huge_file.c
+    submission "$dir/caller" '' reach_the_network.c
+    submission "$dir/aborter" '1i #include <mpi.h>
+/^void naive_ddp_before_step/,/^{/ s/^{/{ MPI_Abort(MPI_COMM_WORLD, 3);/'
+    exit 0
+fi
 
 submission "$work/bob" 's/REDUCE_AVG/REDUCE_SUM/' copy_expected_at_exit.c
 git -C "$work/bob" init -q && git -C "$work/bob" add -A &&
