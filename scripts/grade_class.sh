@@ -17,8 +17,16 @@
 # scripts/grade.sh with every run in the sandbox; the expected values, the instructor's
 # files and the other submissions are never in view of the student's code.
 #
+# A submission may also hand in runs made on the student's own machine (a GPU, say): the
+# --csv of a graded check, as runs/NN_name/CHECK.csv (dp_reference_n2.csv, train_reference.csv:
+# the names of tests/expected/NN_name/). Each is compared with the expected values within the
+# tolerance (tests/tolerance.sh; comm_bytes exactly) and counted apart from the grade: a CSV
+# can be written by hand, so a match shows the figures are right, not that the student's code
+# made them. A build graded here shows that.
+#
 # Writes into DIR (default grades/):
-#   gradebook.csv            student, one column per lesson (checks passed), total
+#   gradebook.csv            student, one column per lesson (checks passed), total, and
+#                            submitted_runs (of the runs handed in, how many match)
 #   STUDENT/feedback.txt     what was taken and ignored, build messages, every check's message
 #   STUDENT/results.json     the same results in Gradescope's results.json format
 # Submissions are graded --jobs at a time (default: the number of cores), each with its own
@@ -131,6 +139,38 @@ build_lessons() {
     done
 }
 
+# The runs the student made themselves (runs/NN_name/CHECK.csv), against the expected values,
+# outside the sandbox with the course's own compare_runs; prints "MATCHED HANDED_IN".
+submitted_runs() {
+    local sent=$1 feedback=$2 from name csv check expected columns matched=0 handed=0
+    from=$(find "$sent" -type d -name runs -printf '%d %p\n' | sort -n | head -n 1 | cut -d' ' -f2-)
+    if [ -n "$from" ]; then
+        echo "runs handed in (made on the student's machine: this shows the figures match, not that" \
+            "their code made them):" >>"$feedback"
+        for name in "${names[@]}"; do
+            for csv in "$from/$name"/*.csv; do
+                [ -f "$csv" ] && [ ! -L "$csv" ] || continue
+                check=$(basename "$csv" .csv) expected=tests/expected/$name/$check.csv
+                handed=$((handed + 1))
+                if [ ! -f "$expected" ] || [[ $check != train_* && $check != dp_* ]]; then
+                    echo "  FAIL runs/$name/$check.csv: no graded check of lesson ${name%%_*} has this name" >>"$feedback"
+                    continue
+                fi
+                columns=loss,grad_norm,val_loss
+                if [ "$(stat -c %s "$csv")" -gt $((1 << 20)) ]; then
+                    echo "  FAIL runs/$name/$check.csv: larger than a run's figures (1 MB)" >>"$feedback"
+                elif build/tools/compare_runs "$expected" "$csv" --label "runs/$name/$check" --columns "$columns" \
+                    --rtol "$LOSS_RTOL" --atol "$LOSS_ATOL" >>"$feedback" 2>&1 &&
+                    { [[ $check != dp_* ]] || build/tools/compare_runs "$expected" "$csv" --label "runs/$name/$check" \
+                        --columns comm_bytes --rtol 0 --atol 0 >>"$feedback" 2>&1; }; then
+                    matched=$((matched + 1))
+                fi
+            done
+        done
+    fi
+    echo "$matched $handed"
+}
+
 # Checks passed per lesson, from results.json: "NN SCORE" lines.
 lesson_scores() {
     python3 -c '
@@ -156,6 +196,7 @@ grade_student() {
     else
         pristine_tree "$work/tree"
         take_exercises "$work/sent" "$work/tree" "$feedback"
+        submitted_runs "$work/sent" "$feedback" >"$out/$student/runs"
         build_lessons "$work/tree" "$uid" "$feedback"
         echo >>"$feedback"
         GRADE_SANDBOX="scripts/sandbox.sh --root $work/tree --uid $uid ${GRADE_LIMITS:-}" \
@@ -169,18 +210,22 @@ grade_student() {
     rm -rf "$work"
 }
 
-export -f receive lessons_folder pristine_tree take_exercises build_lessons lesson_scores grade_student
-export out lessons
+export -f receive lessons_folder pristine_tree take_exercises submitted_runs build_lessons lesson_scores grade_student
+source tests/tolerance.sh
+export out lessons LOSS_RTOL LOSS_ATOL
 export NAMES="${names[*]}"
 for i in "${!entries[@]}"; do printf '%s\0%d\0' "${entries[$i]}" $((60000 + i)); done |
     xargs -0 -n 2 -P "$jobs" bash -c 'IFS=" " read -r -a names <<<"$NAMES"; grade_student "$1" "$2"' _
 
 {
-    printf 'student'; for n in "${numbers[@]}"; do printf ',lesson_%s' "$n"; done; printf ',total\n'
+    printf 'student'; for n in "${numbers[@]}"; do printf ',lesson_%s' "$n"; done; printf ',total,submitted_runs\n'
     for entry in "${entries[@]}"; do
         student=$(basename "$entry"); student=${student%.tar.gz}; student=${student%.tgz}
         student=${student%.tar}; student=${student%.zip}; student=${student%.git}
-        awk -v s="$student" '{ row = row "," $2; total += $2 } END { print s row "," total }' "$out/$student/scores"
+        runs=$(cat "$out/$student/runs" 2>/dev/null || echo "0 0")
+        awk -v s="$student" -v runs="$runs" '{ row = row "," $2; total += $2 }
+            END { split(runs, r, " "); print s row "," total "," (r[2] > 0 ? r[1] " of " r[2] : "") }' \
+            "$out/$student/scores"
     done
 } >"$out/gradebook.csv.tmp" && mv -f "$out/gradebook.csv.tmp" "$out/gradebook.csv"
 echo "grade_class: ${#entries[@]} submission(s) graded: $out/gradebook.csv"

@@ -48,6 +48,11 @@ check "erin's link to the expected values is not read" feedback erin "is not a r
 check "frank's lesson 02 does not build and scores 0" test "$(score frank 2)" = 0
 check "frank is told why" feedback frank "lesson 02: the build failed:"
 check "alice is told what was ignored" feedback alice "  NOTES.txt"
+runs() { awk -F, -v s="$1" '$1 == s { print $NF }' "$work/grades/gradebook.csv"; }
+check "alice's run matches: $(runs alice)" test "$(runs alice)" = "1 of 1"
+check "bob's runs do not: $(runs bob)" test "$(runs bob)" = "0 of 2"
+check "bob is told which step is off" feedback bob "FAIL runs/02_naive_ddp/dp_reference_n2 loss: 1 of 30 rows differ; first at step=2"
+check "bob is told a run matches no check" feedback bob "runs/02_naive_ddp/dp_cluster_n64.csv: no graded check of lesson 02"
 for s in carol gina; do check "$s's archive is refused: 0" test "$(score $s 1)$(score $s 2)" = 00; done
 check "carol is told why" feedback carol "has an absolute name: refused"
 check "gina is told why" feedback gina "has a '..' part: refused"

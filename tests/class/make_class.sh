@@ -5,9 +5,10 @@
 #
 #   tests/class/make_class.sh DIR [--limits HOST_ADDRESS PORT]
 #
-#   alice/           folder   correct                                    full marks
+#   alice/           folder   correct, and a run of its own that matches  full marks, 1 of 1 runs
 #   bob/             git repo 02: a sum instead of the average, and the expected values
-#                             copied over its --csv at exit              02 fails its figures
+#                             copied over its --csv at exit              02 fails its figures;
+#                             a run whose loss is off, one no check has  0 of 2 runs
 #   dave.tar.gz      archive  02: correct, and writes into the course, another submission
 #                             and outside its folder                     full marks, nothing written
 #   erin.zip         zip      02: a sum, and its --csv made a link to the expected values
@@ -61,6 +62,8 @@ trap 'rm -rf "$work"' EXIT
 
 submission "$dir/alice" ''
 echo "my notes" >"$dir/alice/NOTES.txt"
+mkdir -p "$dir/alice/runs/02_naive_ddp"
+cp tests/expected/02_naive_ddp/dp_reference_n2.csv "$dir/alice/runs/02_naive_ddp/"
 
 if [ "$limits" = --limits ]; then
     host=${3:?make_class: --limits needs HOST_ADDRESS PORT} port=${4:?make_class: --limits needs HOST_ADDRESS PORT}
@@ -75,6 +78,10 @@ if [ "$limits" = --limits ]; then
 fi
 
 submission "$work/bob" 's/REDUCE_AVG/REDUCE_SUM/' copy_expected_at_exit.c
+mkdir -p "$work/bob/runs/02_naive_ddp"
+awk -F, -v OFS=, 'NR == 3 { $2 = $2 * 1.001 } { print }' tests/expected/02_naive_ddp/dp_reference_n2.csv \
+    >"$work/bob/runs/02_naive_ddp/dp_reference_n2.csv"
+echo "step,loss" >"$work/bob/runs/02_naive_ddp/dp_cluster_n64.csv"
 git -C "$work/bob" init -q && git -C "$work/bob" add -A &&
     git -C "$work/bob" -c user.name=bob -c user.email=bob@example.org commit -qm submission
 git clone -q --bare "$work/bob" "$dir/bob.git"
