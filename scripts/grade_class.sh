@@ -29,8 +29,9 @@
 #                            submitted_runs (of the runs handed in, how many match)
 #   STUDENT/feedback.txt     what was taken and ignored, build messages, every check's message
 #   STUDENT/results.json     the same results in Gradescope's results.json format
-# Submissions are graded --jobs at a time (default: the number of cores), each with its own
-# user id (and, where the kernel allows, control group) in the sandbox. GRADE_TIMEOUT
+# Submissions are graded --jobs at a time (default: the number of cores), each with a user id
+# of its own (and, where the kernel allows, a control group) in the sandbox, which no other
+# grader running at the same time holds. GRADE_TIMEOUT
 # (seconds a run may take, 300) bounds each run; GRADE_LIMITS, more scripts/sandbox.sh
 # options (--memory-mb 4096 --procs 64, say), replaces its default limits.
 set -euo pipefail
@@ -181,7 +182,8 @@ for n in sys.argv[2].split(","):
 }
 
 grade_student() {
-    local entry=$1 uid=$2 student work feedback
+    local entry=$1 uid student work feedback
+    uid=$(scripts/sandbox.sh --claim $$) || return 1 # this grader's shell holds it
     student=$(basename "$entry")
     student=${student%.tar.gz}; student=${student%.tgz}; student=${student%.tar}; student=${student%.zip}
     student=${student%.git}
@@ -214,8 +216,8 @@ export -f receive lessons_folder pristine_tree take_exercises submitted_runs bui
 source tests/tolerance.sh
 export out lessons LOSS_RTOL LOSS_ATOL
 export NAMES="${names[*]}"
-for i in "${!entries[@]}"; do printf '%s\0%d\0' "${entries[$i]}" $((60000 + i)); done |
-    xargs -0 -n 2 -P "$jobs" bash -c 'IFS=" " read -r -a names <<<"$NAMES"; grade_student "$1" "$2"' _
+printf '%s\0' "${entries[@]}" |
+    xargs -0 -n 1 -P "$jobs" bash -c 'IFS=" " read -r -a names <<<"$NAMES"; grade_student "$1"' _
 
 {
     printf 'student'; for n in "${numbers[@]}"; do printf ',lesson_%s' "$n"; done; printf ',total,submitted_runs\n'

@@ -3,7 +3,8 @@
 #
 #   scripts/sandbox.sh --root TREE [--write DIR]... [--uid UID] [--memory-mb N] [--cpu-s N]
 #                      [--procs N] [--file-mb N] -- COMMAND...
-#   scripts/sandbox.sh --uid UID --end      (ends what is left of UID's group, and the group)
+#   scripts/sandbox.sh --claim PID          (prints a user id no other sandbox holds: PID holds it)
+#   scripts/sandbox.sh --uid UID --end      (ends what is left of UID's processes and group; frees UID)
 #
 # The command sees only: the system's programs and libraries (/usr, read-only), TREE
 # (read-only, at its own path, and its working directory), TREE/data/generated as the
@@ -12,8 +13,8 @@
 # no view of other processes, no other files of the machine: not the course's expected
 # values, not the instructor's files, not another submission.
 #
-# Run as root, the command runs as UID (default 60000; the grader gives each submission
-# its own), with no capabilities, so the process limit counts its processes alone and no
+# Run as root, the command runs as UID (default 60000; the grader claims one for each
+# submission, the first from 60000 that no running grader holds), with no capabilities, so the process limit counts its processes alone and no
 # file it can see is its to change unless --write gave it. Limits, per process (prlimit):
 # address space --memory-mb (0 = none: AddressSanitizer builds reserve terabytes of it),
 # CPU seconds --cpu-s, processes --procs, largest file written --file-mb. The caller bounds
@@ -28,8 +29,33 @@ usage() { sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
 
 root="" uid=60000 memory_mb=8192 cpu_s=600 procs=256 file_mb=1024 writable=() end=0
 groups=/sys/fs/cgroup
+claims=/run/dtc-sandbox
+[ -w /run ] || claims=${TMPDIR:-/tmp}/dtc-sandbox-$(id -u)
+
+# A user id for process $1 alone: a folder claims it, taken over only when that process has
+# ended.
+claim() {
+    local id holder owner=$1
+    [[ $owner =~ ^[0-9]+$ ]] || { echo "sandbox: --claim needs the process id that holds the claim" >&2; return 2; }
+    mkdir -p "$claims"
+    for id in $(seq 60000 60999); do
+        if ! mkdir "$claims/$id" 2>/dev/null; then
+            holder=$(cat "$claims/$id/pid" 2>/dev/null) || continue
+            kill -0 "$holder" 2>/dev/null && continue
+            mv "$claims/$id" "$claims/$id.stale.$$" 2>/dev/null || continue # one taker wins
+            rm -rf "$claims/$id.stale.$$"
+            mkdir "$claims/$id" 2>/dev/null || continue
+        fi
+        echo "$owner" >"$claims/$id/pid"
+        echo "$id"
+        return 0
+    done
+    echo "sandbox: every user id from 60000 to 60999 is held" >&2
+    return 1
+}
 while [ $# -gt 0 ]; do
     case $1 in
+    --claim) claim "${2:-}"; exit ;;
     --end) end=1; shift ;;
     --root) root=${2:?sandbox: --root needs a folder}; shift 2 ;;
     --write) writable+=("${2:?sandbox: --write needs a folder}"); shift 2 ;;
@@ -59,6 +85,8 @@ if [ "$end" -eq 1 ]; then
         xargs -r kill -KILL <"$dir/cgroup.procs" 2>/dev/null || true
         for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$dir" 2>/dev/null && break; sleep 0.1; done
     done
+    [ "$(id -u)" -ne 0 ] || pkill -KILL -u "$uid" 2>/dev/null || true # left outside a group
+    rm -rf "${claims:?}/$uid"
     exit 0
 fi
 [ $# -gt 0 ] || { echo "sandbox: no command given (see --help)" >&2; exit 2; }
