@@ -35,7 +35,7 @@ correct() {
     done
 }
 mapfile -t mutants < <(ls -d build/mutants/*/*.src | sort)
-snippets=(copy_expected_at_exit.c link_csv_to_expected.c write_everywhere.c exit_before_training.c crash.c)
+snippets=(copy_answers_at_exit.c link_csv_to_answers.c write_everywhere.c exit_before_training.c crash.c)
 mapfile -t lessons < <(ls solutions)
 for i in $(seq 0 $((count - 1))); do
     s=$work/class/student_$(printf '%03d' "$i")

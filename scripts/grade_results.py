@@ -9,9 +9,9 @@ it passes, 0 when it fails); the lines that follow it (a table of differing step
 sanitizer's report) are that test's output. The top-level score is the sum.
 """
 import json
-import os
 import sys
-import tempfile
+
+from whole_file import write_atomically
 
 
 def tests_from(lines):
@@ -26,26 +26,6 @@ def tests_from(lines):
         elif tests and line.strip():
             tests[-1]["output"] += "\n" + line
     return tests
-
-
-def write_atomically(path, text):
-    """Writes text to path whole or not at all: into a temporary file in the same folder (so
-    the rename is atomic), forced to disk, then renamed over path. A crash or an error leaves
-    the previous file as it was, never half of the new one."""
-    folder, name = os.path.split(os.path.abspath(path))
-    descriptor, temp = tempfile.mkstemp(prefix=name + ".tmp.", dir=folder)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        mask = os.umask(0)  # the only way to read it is to set it: put it straight back
-        os.umask(mask)
-        os.chmod(temp, 0o666 & ~mask)  # mkstemp makes 0600; give what open() would
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
 
 
 def main():

@@ -37,6 +37,8 @@ import time
 
 import numpy as np
 
+from whole_file import write_atomically
+
 PROG = "pytorch_ddp"
 SKIP_EXIT = 77
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -577,26 +579,6 @@ def peak_rss_mb():
 def fmt(value):
     """%.9g, lesson 00's CSV format for loss, grad norm and lr."""
     return f"{value:.9g}"
-
-
-def write_atomically(path, text):
-    """Writes text to path whole or not at all: into a temporary file in the same folder (so
-    the rename is atomic), forced to disk, then renamed over path. A crash or an error leaves
-    the previous file as it was, never half of the new one."""
-    folder, name = os.path.split(os.path.abspath(path))
-    descriptor, temp = tempfile.mkstemp(prefix=name + ".tmp.", dir=folder)
-    try:
-        with os.fdopen(descriptor, "w") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        mask = os.umask(0)  # the only way to read it is to set it: put it straight back
-        os.umask(mask)
-        os.chmod(temp, 0o666 & ~mask)  # mkstemp makes 0600; give what open() would
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
 
 
 def write_csv(path, rows):

@@ -77,7 +77,7 @@ if [ "$limits" = --limits ]; then
     exit 0
 fi
 
-submission "$work/bob" 's/REDUCE_AVG/REDUCE_SUM/' copy_expected_at_exit.c
+submission "$work/bob" 's/REDUCE_AVG/REDUCE_SUM/' copy_answers_at_exit.c
 mkdir -p "$work/bob/runs/02_naive_ddp"
 awk -F, -v OFS=, 'NR == 3 { $2 = $2 * 1.001 } { print }' tests/expected/02_naive_ddp/dp_reference_n2.csv \
     >"$work/bob/runs/02_naive_ddp/dp_reference_n2.csv"
@@ -89,7 +89,7 @@ git clone -q --bare "$work/bob" "$dir/bob.git"
 submission "$work/dave" '' write_everywhere.c
 tar -czf "$dir/dave.tar.gz" -C "$work/dave" lessons
 
-submission "$work/erin" 's/REDUCE_AVG/REDUCE_SUM/' link_csv_to_expected.c
+submission "$work/erin" 's/REDUCE_AVG/REDUCE_SUM/' link_csv_to_answers.c
 zip_of "$dir/erin.zip" "$work/erin" 'name'
 
 submission "$dir/frank" 's/REDUCE_AVG));/REDUCE_AVG))/'
