@@ -49,6 +49,11 @@ while [ $# -gt 0 ]; do
     esac
 done
 
+if [ -n "$json" ]; then # found before grading, not after it
+    [ -d "$(dirname "$json")" ] && [ -w "$(dirname "$json")" ] ||
+        { echo "grade: --json $json: cannot write into $(dirname "$json")" >&2; exit 2; }
+    [ ! -e "$json" ] || [ -f "$json" ] || { echo "grade: --json $json: exists and is not a regular file" >&2; exit 2; }
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 results=$work/results.tsv # lesson TAB line: every line graded, for the JSON and the table

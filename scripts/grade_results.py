@@ -32,13 +32,21 @@ def main():
     if len(sys.argv) != 3:
         print("usage: grade_results.py RESULTS.tsv OUT.json", file=sys.stderr)
         return 2
-    with open(sys.argv[1], encoding="utf-8") as f:
-        lines = [line.rstrip("\n").split("\t", 1) for line in f if "\t" in line]
+    try:
+        with open(sys.argv[1], encoding="utf-8") as f:
+            lines = [line.rstrip("\n").split("\t", 1) for line in f if "\t" in line]
+    except OSError as error:
+        print(f"grade_results: {sys.argv[1]}: cannot read: {error.strerror}", file=sys.stderr)
+        return 2
     tests = tests_from(lines)
     failed = sum(t["status"] == "failed" for t in tests)
     results = {"score": sum(t["score"] for t in tests), "output":
                f"{len(tests) - failed} of {len(tests)} checks passed", "tests": tests}
-    write_atomically(sys.argv[2], json.dumps(results, indent=2) + "\n")
+    try:
+        write_atomically(sys.argv[2], json.dumps(results, indent=2) + "\n")
+    except OSError as error:
+        print(f"grade_results: {sys.argv[2]}: cannot write: {error.strerror}", file=sys.stderr)
+        return 2
     return 0
 
 

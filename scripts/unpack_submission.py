@@ -15,6 +15,7 @@ import stat
 import sys
 import tarfile
 import zipfile
+import zlib
 
 MAX_ENTRIES = 20000
 MAX_BYTES = 512 << 20
@@ -104,8 +105,11 @@ def main():
     except Refused as why:
         print(f"unpack: {path}: {why}: refused", file=sys.stderr)
         return 1
-    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError) as error:
-        print(f"unpack: {path}: cannot be read: {error}", file=sys.stderr)
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error):
+        print(f"unpack: {path}: cannot be read: a damaged or truncated archive", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"unpack: {path}: cannot be read: {error.strerror}", file=sys.stderr)
         return 1
     return 0
 

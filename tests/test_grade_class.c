@@ -45,3 +45,47 @@ Test(grade_class, bad_input_gets_one_line_before_any_work)
     cr_expect_eq(shell_output("scripts/grade_class.sh --help | head -n 1", output, sizeof output), 0);
     cr_expect_str_eq(output, "Grades a class: every submission built against a pristine copy of the course and run in a\n");
 }
+
+/* Every archive that could put a file outside where it is unpacked, or that holds what is
+ * not a file, is refused whole with one line, and nothing is written. */
+Test(grade_class, unsafe_archives_are_refused_with_one_line_writing_nothing)
+{
+    static char output[16384];
+    int status = shell_output(
+        "d=$(mktemp -d); trap 'rm -rf $d' EXIT; python3 tests/class/unsafe_archives.py $d/in || exit 9; "
+        "for a in $d/in/*; do python3 scripts/unpack_submission.py $a $d/out 2>&1; echo \"exit $?\"; "
+        "[ -e $d/out ] && echo 'something was written' && rm -rf $d/out; done; exit 0",
+        output, sizeof output);
+    cr_assert_eq(status, 0, "%s", output);
+    const char *refusals[] = {
+        "absolute.zip: entry '/tmp/x.c' has an absolute name: refused\nexit 1\n",
+        "device.tar.gz: entry 'lessons/x.c' is a link or a special file: refused\nexit 1\n",
+        "dotdot.tar.gz: entry 'lessons/../../x.c' has a '..' part: refused\nexit 1\n",
+        "fifo.tar.gz: entry 'lessons/x.c' is a link or a special file: refused\nexit 1\n",
+        "hardlink.tar.gz: entry 'lessons/x.c' is a link or a special file: refused\nexit 1\n",
+        "homework.rar: not a .tar.gz, .tgz, .tar or .zip file: refused\nexit 1\n",
+        "symlink.tar.gz: entry 'lessons/x.c' is a link or a special file: refused\nexit 1\n",
+        "symlink.zip: entry 'lessons/x.c' is a link or a special file: refused\nexit 1\n",
+        "truncated.tar.gz: cannot be read: a damaged or truncated archive\nexit 1\n",
+    };
+    for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
+        cr_expect_not_null(strstr(output, refusals[i]), "no '%s' in:\n%s", refusals[i], output);
+    cr_expect_null(strstr(output, "something was written"), "%s", output);
+}
+
+/* Gradescope's entry point grades the one submission it is given with the same grader and
+ * leaves results.json where Gradescope reads it. */
+Test(grade_class, the_gradescope_entry_point_writes_results_json)
+{
+    char output[4096];
+    if (shell_status("scripts/sandbox.sh --root . -- true >/dev/null 2>&1") != 0)
+        cr_skip_test("no sandbox on this machine");
+    int status = shell_output(
+        "r=$(mktemp -d); trap 'rm -rf $r' EXIT; mkdir -p $r/submission/lessons/02_naive_ddp; ln -s \"$PWD\" $r/source; "
+        "cp solutions/02_naive_ddp/naive_ddp.c $r/submission/lessons/02_naive_ddp/; "
+        "AUTOGRADER_ROOT=$r GRADED_LESSONS=02 scripts/gradescope/run_autograder 2>/dev/null || exit 1; "
+        "python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r[\"score\"], r[\"output\"])' "
+        "$r/results/results.json", output, sizeof output);
+    cr_expect_eq(status, 0, "%s", output);
+    cr_expect_str_eq(output, "8 8 of 8 checks passed\n");
+}

@@ -5,11 +5,12 @@
  *   comm overlap  time in communication while compute also ran (another stream or thread)
  *   idle          the rest of the span from the first to the last event
  *   overlap %     comm overlap / all communication time
+ * and the count and total time of each communication call.
  * A trace marked "timing":"host" (the CPU backend's) was timed on the rank's one thread: a
  * compute span that encloses a communication call (ZeRO's optimizer step) was not computing
  * during the call, so the call's time is taken out of compute and overlap there is always 0.
  * Any other timing (a device's, whose streams run side by side) is taken as it is.
- * and the count and total time of each communication call. Writes DIR/summary.csv and
+ * Writes DIR/summary.csv and
  * DIR/summary.html (the tables and an inline SVG bar per rank), each whole or not at all: into
  * a temporary file beside it, renamed into place once complete, so a failed run leaves the
  * previous file as it was.
