@@ -118,8 +118,18 @@ static void describe_peer(char *line, size_t len, const PeerState *me, const Pee
                  peer->calls, peer->step, peer->where);
 }
 
-/* Every other rank of this host, a line each, after this rank's own line; a rank stopped by
- * a signal is ended here (mpiexec -disable-auto-cleanup would leave it holding the job). */
+/* A rank of this host stopped by a signal cannot end itself, and mpiexec -disable-auto-cleanup
+ * would leave it holding the job: the rank that reports ends it, as mpiexec's clean-up would. */
+static void end_stopped_peers(const Comm *comm)
+{
+    for (int p = 0; p < comm->node_size; p++) {
+        char state = process_state(comm->board[p].pid);
+        if (p != comm->local_rank && (state == 'T' || state == 't'))
+            kill(comm->board[p].pid, SIGKILL);
+    }
+}
+
+/* Every other rank of this host, a line each, after this rank's own line. */
 static void describe_peers(int fd, const Comm *comm, double now)
 {
     const PeerState *me = &comm->board[comm->local_rank];
@@ -132,8 +142,6 @@ static void describe_peers(int fd, const Comm *comm, double now)
             describe_peer(line, sizeof line, me, peer, now);
             written = write(fd, line, strlen(line));
             char state = process_state(peer->pid);
-            if (state == 'T' || state == 't')
-                kill(peer->pid, SIGKILL);
             all_waiting &= peer->in_call && state != 0 && state != 'T' && state != 't' && state != 'Z';
         }
     if (all_waiting && comm->node_size > 1) {
@@ -178,6 +186,7 @@ static void report_wait(int fd, const void *context)
     ssize_t written = write(fd, line, strlen(line));
     (void)written;
     describe_peers(fd, comm, now_seconds());
+    end_stopped_peers(comm);
 }
 
 /* ---------------------------------------------------------------- a rank that ends */
@@ -208,8 +217,10 @@ static void report_ended_rank(const Comm *comm)
         describe_self(line, sizeof line, comm, "was", why);
     ssize_t written = write(STDERR_FILENO, line, strlen(line));
     (void)written;
-    if (comm->board != NULL)
+    if (comm->board != NULL) {
         describe_peers(STDERR_FILENO, comm, now_seconds());
+        end_stopped_peers(comm);
+    }
     _exit(3);
 }
 

@@ -83,11 +83,24 @@ receive() {
     fi
 }
 
-# The folder in $1 that holds the lessons (NN_name folders): the shallowest such.
-lessons_folder() {
-    find "$1" -type d -name '[0-9][0-9]_*' -path '*lessons/*' -printf '%d %h\n' 2>/dev/null | sort -n |
-        head -n 1 | cut -d' ' -f2-
+# The student's name: the entry's, less what it came as.
+student_name() {
+    local name
+    name=$(basename "$1")
+    name=${name%.tar.gz} name=${name%.tgz} name=${name%.tar} name=${name%.zip}
+    echo "${name%.git}"
 }
+
+# The shallowest folder in $1 that find's tests $2... select, as find's format $3 names it
+# (%p the folder itself, %h the one it is in).
+shallowest() {
+    local under=$1 format=$2
+    shift 2
+    find "$under" -type d "$@" -printf "%d $format\n" 2>/dev/null | sort -n | head -n 1 | cut -d' ' -f2-
+}
+
+# The folder in $1 that holds the lessons (NN_name folders).
+lessons_folder() { shallowest "$1" %h -name '[0-9][0-9]_*' -path '*lessons/*'; }
 
 # A copy of the course to build against: the sources a lesson needs and the objects of the
 # pristine build, their times kept so that make rebuilds only what the student wrote.
@@ -144,7 +157,7 @@ build_lessons() {
 # outside the sandbox with the course's own compare_runs; prints "MATCHED HANDED_IN".
 submitted_runs() {
     local sent=$1 feedback=$2 from name csv check expected columns matched=0 handed=0
-    from=$(find "$sent" -type d -name runs -printf '%d %p\n' | sort -n | head -n 1 | cut -d' ' -f2-)
+    from=$(shallowest "$sent" %p -name runs)
     if [ -n "$from" ]; then
         echo "runs handed in (made on the student's machine: this shows the figures match, not that" \
             "their code made them):" >>"$feedback"
@@ -184,9 +197,7 @@ for n in sys.argv[2].split(","):
 grade_student() {
     local entry=$1 uid student work feedback
     uid=$(scripts/sandbox.sh --claim $$) || return 1 # this grader's shell holds it
-    student=$(basename "$entry")
-    student=${student%.tar.gz}; student=${student%.tgz}; student=${student%.tar}; student=${student%.zip}
-    student=${student%.git}
+    student=$(student_name "$entry")
     work=$(mktemp -d)
     chmod 711 "$work" # the sandbox's user reaches the tree in it, and sees nothing else
     mkdir -p "$out/$student"
@@ -212,7 +223,7 @@ grade_student() {
     rm -rf "$work"
 }
 
-export -f receive lessons_folder pristine_tree take_exercises submitted_runs build_lessons lesson_scores grade_student
+export -f receive student_name shallowest lessons_folder pristine_tree take_exercises submitted_runs build_lessons lesson_scores grade_student
 source tests/tolerance.sh
 export out lessons LOSS_RTOL LOSS_ATOL
 export NAMES="${names[*]}"
@@ -222,8 +233,7 @@ printf '%s\0' "${entries[@]}" |
 {
     printf 'student'; for n in "${numbers[@]}"; do printf ',lesson_%s' "$n"; done; printf ',total,submitted_runs\n'
     for entry in "${entries[@]}"; do
-        student=$(basename "$entry"); student=${student%.tar.gz}; student=${student%.tgz}
-        student=${student%.tar}; student=${student%.zip}; student=${student%.git}
+        student=$(student_name "$entry")
         runs=$(cat "$out/$student/runs" 2>/dev/null || echo "0 0")
         awk -v s="$student" -v runs="$runs" '{ row = row "," $2; total += $2 }
             END { split(runs, r, " "); print s row "," total "," (r[2] > 0 ? r[1] " of " r[2] : "") }' \
