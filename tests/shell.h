@@ -45,12 +45,15 @@ static inline char *shell_temp_dir(char *dir, size_t len, const char *user)
     return mkdtemp(dir);
 }
 
-/* scripts/grade.sh on one lesson and binary (a short wait timeout: a hung mistake fails
- * fast); its output in out, its exit status returned. */
+/* scripts/grade.sh on one lesson and binary; its output in out, its exit status returned.
+ * The wait timeout is shorter than the grader's 30 s, so a hung mistake fails fast, but not
+ * shorter than rank 0 takes to write a variant's communication log under the suite's load
+ * while the other ranks wait at the run's last collective (ZeRO-3 polling with test until
+ * done logs 1.3 GB; measured up to 48 s with three such runs on 2 cores). */
 static inline int shell_grade(const char *number, const char *binary, char *out, size_t len)
 {
     char command[512];
-    snprintf(command, sizeof command, "GRADE_STEP_TIMEOUT=60 GRADE_WAIT_TIMEOUT=10 scripts/grade.sh %s %s", number,
+    snprintf(command, sizeof command, "GRADE_STEP_TIMEOUT=60 GRADE_WAIT_TIMEOUT=90 scripts/grade.sh %s %s", number,
              binary);
     return shell_output(command, out, len);
 }
