@@ -45,17 +45,20 @@ static inline char *shell_temp_dir(char *dir, size_t len, const char *user)
     return mkdtemp(dir);
 }
 
-/* scripts/grade.sh on one lesson and binary; its output in out, its exit status returned.
- * The wait timeout is shorter than the grader's 30 s, so a hung mistake fails fast, but not
- * shorter than rank 0 takes to write a variant's communication log under the suite's load
- * while the other ranks wait at the run's last collective (ZeRO-3 polling with test until
- * done logs 1.3 GB; measured up to 48 s with three such runs on 2 cores). */
-static inline int shell_grade(const char *number, const char *binary, char *out, size_t len)
+/* scripts/grade.sh on one lesson and binary, a run's waits bounded by wait_seconds; its
+ * output in out, its exit status returned. */
+static inline int shell_grade_waiting(const char *number, const char *binary, int wait_seconds, char *out, size_t len)
 {
     char command[512];
-    snprintf(command, sizeof command, "GRADE_STEP_TIMEOUT=60 GRADE_WAIT_TIMEOUT=90 scripts/grade.sh %s %s", number,
-             binary);
+    snprintf(command, sizeof command, "GRADE_STEP_TIMEOUT=60 GRADE_WAIT_TIMEOUT=%d scripts/grade.sh %s %s",
+             wait_seconds, number, binary);
     return shell_output(command, out, len);
+}
+
+/* The same with a short wait timeout, so that a hung mistake fails fast. */
+static inline int shell_grade(const char *number, const char *binary, char *out, size_t len)
+{
+    return shell_grade_waiting(number, binary, 10, out, len);
 }
 
 static inline void shell_remove_dir(const char *dir)
