@@ -84,7 +84,7 @@ endif
 
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(BUILD)/tests/unit_tests
-TEST_PROGRAMS := $(BUILD)/tests/comm_check $(BUILD)/tests/fake_openblas_pick.so
+TEST_PROGRAMS := $(BUILD)/tests/comm_check $(BUILD)/tests/fake_openblas_pick.so $(BUILD)/tests/slow_fsync.so
 
 all: $(STUDENT_BINS) $(SOLUTION_BINS) $(TOOLS)
 
@@ -173,9 +173,9 @@ $(BUILD)/tests/comm_check: $(BUILD)/obj/tests/comm_check.o $(LIB)
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
-# Preloaded by tests/test_blas_kernels.c: a library it stands in for is not built with
-# the program's flags (nor its sanitizers).
-$(BUILD)/tests/fake_openblas_pick.so: tests/fake_openblas_pick.c
+# Preloaded by the tests (test_blas_kernels.c, test_lessons_dp.c): a library that stands in
+# for another, or wraps a libc call, is not built with the program's flags (nor its sanitizers).
+$(BUILD)/tests/fake_openblas_pick.so $(BUILD)/tests/slow_fsync.so: $(BUILD)/tests/%.so: tests/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC    $@")
 	$(Q)$(CC) -O2 -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -shared -fPIC $< -o $@

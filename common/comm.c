@@ -99,13 +99,14 @@ static void describe_peer(char *line, size_t len, const PeerState *me, const Pee
 {
     char state = process_state(peer->pid);
     if (state == 0 || state == 'Z' || state == 'X')
-        snprintf(line, len, "  rank %d (pid %d): has ended (%s %s, its collective %ld, at step %d after %s)\n",
-                 peer->rank, peer->pid, peer->in_call ? "in" : "in its own work, last in", peer->op, peer->calls,
-                 peer->step, peer->where);
+        snprintf(line, len, "  rank %d (pid %d): has ended (%s%s %s, its collective %ld, at step %d after %s)\n",
+                 peer->rank, peer->pid, peer->in_call ? "in" : own_work(peer), peer->in_call ? "" : ", last in",
+                 peer->op, peer->calls, peer->step, peer->where);
     else if (state == 'T' || state == 't')
-        snprintf(line, len, "  rank %d (pid %d): stopped (a signal, or a debugger) in %s, its collective %ld, at "
-                 "step %d after %s; ended now, as mpiexec would\n", peer->rank, peer->pid, peer->in_call ? peer->op : "its own work",
-                 peer->calls, peer->step, peer->where);
+        snprintf(line, len, "  rank %d (pid %d): stopped (a signal, or a debugger) %s%s, its collective %ld, at "
+                 "step %d after %s; ended now, as mpiexec would\n", peer->rank, peer->pid,
+                 peer->in_call ? "in " : "", peer->in_call ? peer->op : own_work(peer), peer->calls, peer->step,
+                 peer->where);
     else if (peer->in_call && peer->calls == me->calls)
         snprintf(line, len, "  rank %d: waiting too, in %s (its collective %ld)\n", peer->rank, peer->op, peer->calls);
     else if (peer->in_call)
@@ -164,13 +165,28 @@ static void describe_self(char *line, size_t len, const Comm *comm, const char *
         snprintf(line, len, "rank %d: %s in %s, its collective %ld, at step %d after %s, %s:\n", comm->rank, what,
                  me->op, me->calls, me->step, me->where, why);
     else
-        snprintf(line, len, "rank %d: %s in its own work (it last left %s, its collective %ld) at step %d after "
-                 "%s, %s:\n", comm->rank, what, me->op, me->calls, me->step, me->where, why);
+        snprintf(line, len, "rank %d: %s %s (it last left %s, its collective %ld) at step %d after %s, %s:\n",
+                 comm->rank, what, own_work(me), me->op, me->calls, me->step, me->where, why);
 }
 
-/* The wait deadline's report: this rank's call, then every other rank of its host. It runs
- * in the signal handler just before the process ends (watchdog.h). */
-static void report_wait(int fd, const void *context)
+/* 1 when a rank of this host other than this one is running, out of any call, in work of its
+ * own that the others wait for (comm_begin_alone). */
+static int peer_works_alone(const Comm *comm)
+{
+    for (int p = 0; p < comm->node_size; p++) {
+        const PeerState *peer = &comm->board[p];
+        char state = process_state(peer->pid);
+        if (p != comm->local_rank && peer->alone[0] != '\0' && !peer->in_call &&
+            (state == 'R' || state == 'S' || state == 'D'))
+            return 1;
+    }
+    return 0;
+}
+
+/* The wait deadline's report: this rank's call, then every other rank of its host; or
+ * nothing, while a peer works alone for the others (the wait is a healthy one). It runs in
+ * the signal handler just before the process ends (watchdog.h). */
+static int report_wait(int fd, const void *context)
 {
     const Comm *comm = context;
     char line[512], what[64];
@@ -180,13 +196,16 @@ static void report_wait(int fd, const void *context)
         snprintf(line, sizeof line, "rank %d: %s in a call %s\n", comm->rank, what, why);
         ssize_t written = write(fd, line, strlen(line));
         (void)written;
-        return;
+        return 1;
     }
+    if (peer_works_alone(comm))
+        return 0;
     describe_self(line, sizeof line, comm, what, why);
     ssize_t written = write(fd, line, strlen(line));
     (void)written;
     describe_peers(fd, comm, now_seconds());
     end_stopped_peers(comm);
+    return 1;
 }
 
 /* ---------------------------------------------------------------- a rank that ends */
@@ -295,6 +314,23 @@ void comm_begin_wait(Comm *comm, const char *op, int collective)
     note_call(comm, op, collective, 1);
     if (comm->wait_timeout > 0 && comm->size > 1)
         watchdog_arm(DEADLINE_WAIT, comm->wait_timeout, report_wait, comm);
+}
+
+void comm_begin_alone(Comm *comm, const char *what)
+{
+    if (comm->board == NULL)
+        return;
+    PeerState *me = &comm->board[comm->local_rank];
+    snprintf(me->alone, sizeof me->alone, "%s", what);
+    share_with_parent(comm);
+}
+
+void comm_end_alone(Comm *comm)
+{
+    if (comm->board == NULL)
+        return;
+    comm->board[comm->local_rank].alone[0] = '\0';
+    share_with_parent(comm);
 }
 
 void comm_end_wait(Comm *comm)

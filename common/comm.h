@@ -42,6 +42,14 @@ Comm *comm_init(int *argc, char ***argv);
  * collective) instead of hanging. 0 (the default) waits forever. */
 void comm_set_wait_timeout(Comm *comm, double seconds);
 
+/* Around work this rank does alone while the others wait for it at their next call (rank 0
+ * writing an output or saving, say), `what` naming it: "saving the resume state".
+ * While it lasts, a peer whose wait timeout passes waits the same span again, for as long as
+ * this rank runs; if it stops, the peer ends the job. So the work needs a deadline of its own.
+ * The mark is seen on this host only: a rank on another host still ends its wait on time. */
+void comm_begin_alone(Comm *comm, const char *what);
+void comm_end_alone(Comm *comm);
+
 /* "rank 0 = pid 1234, rank 1 = pid 1235" for the ranks of this machine, into out: mpiexec
  * names a rank that dies by its process id. */
 void comm_describe_processes(const Comm *comm, char *out, size_t out_len);

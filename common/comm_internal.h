@@ -36,7 +36,14 @@ typedef struct {
     char op[24];     /* the call it is in, or last left */
     char where[48];  /* the model's or the trainer's last mark then */
     double since;    /* when it entered or left that call (monotonic seconds) */
+    char alone[40];  /* the work of its own the others wait for (comm_begin_alone), or "" */
 } PeerState;
+
+/* What a rank out of any call is doing: "in its own work", or what it marked. */
+static inline const char *own_work(const PeerState *state)
+{
+    return state->alone[0] != '\0' ? state->alone : "in its own work";
+}
 
 struct Comm {
     const CommOps *ops;

@@ -17,8 +17,9 @@ static void report_killed(const PeerState *state, pid_t child, int signal_number
     fprintf(stderr, "rank %s (pid %d) was killed by signal %d (%s)", rank != NULL ? rank : "?", (int)child,
             signal_number, strsignal(signal_number));
     if (state->op[0] != '\0')
-        fprintf(stderr, " at step %d, %s %s, its collective %ld, after %s", state->step,
-                state->in_call ? "in" : "in its own work, last in", state->op, state->calls, state->where);
+        fprintf(stderr, " at step %d, %s%s %s, its collective %ld, after %s", state->step,
+                state->in_call ? "in" : own_work(state), state->in_call ? "" : ", last in", state->op, state->calls,
+                state->where);
     fprintf(stderr, "\n");
     fflush(stderr);
 }

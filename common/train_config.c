@@ -49,7 +49,7 @@ const Flag train_flags[] = {
      "communicator: mpi, nccl, or auto (nccl on GPUs when each rank has its own, else mpi)", 0, 0},
     {"tf32", FLAG_SWITCH, FIELD(tf32), "GPU matrix products on TF32 tensor cores (default: exact fp32)", 0, 1},
     {"mem-limit", FLAG_FLOAT, FIELD(mem_limit_mb), "memory budget in MB for the tracking allocator (0 = none)", 0, 1e9},
-    {"step-timeout", FLAG_FLOAT, FIELD(step_timeout), "end the run if one step takes longer (seconds; 0 = never)", 0, 1e9},
+    {"step-timeout", FLAG_FLOAT, FIELD(step_timeout), "end the run if one step, or a save or the end's writing, takes longer (seconds; 0 = never)", 0, 1e9},
     {"wait-timeout", FLAG_FLOAT, FIELD(wait_timeout),
      "end the run if a rank waits longer for the others in one call, saying what each was doing (seconds; 0 = never)",
      0, 1e9},

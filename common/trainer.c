@@ -480,6 +480,23 @@ static void arm_watchdog(Trainer *tr, int step)
     watchdog_arm(DEADLINE_STEP, tr->cfg.step_timeout, watchdog_report_text, tr->deadline_message);
 }
 
+/* Around work one rank does while the others wait for it at their next collective (rank 0
+ * writing the outputs, saving, sampling): their --wait-timeout waits on while it runs
+ * (comm_begin_alone), so --step-timeout bounds it instead. */
+static void begin_alone(Trainer *tr, const char *what)
+{
+    snprintf(tr->deadline_message, sizeof tr->deadline_message,
+             "rank %d: %s has not ended after --step-timeout %g s", tr->rank, what, tr->cfg.step_timeout);
+    watchdog_arm(DEADLINE_STEP, tr->cfg.step_timeout, watchdog_report_text, tr->deadline_message);
+    comm_begin_alone(tr->comm, what);
+}
+
+static void end_alone(Trainer *tr)
+{
+    comm_end_alone(tr->comm);
+    watchdog_disarm(DEADLINE_STEP);
+}
+
 static void gather_params_into(Trainer *tr, float *host)
 {
     if (tr->strategy.gather_params != NULL)
@@ -523,12 +540,12 @@ static int save_resumable(Trainer *tr, int steps_done, char *err, size_t err_len
     if (failed)
         snprintf(err, err_len, "out of memory for the resume state");
     if (comm_all_ok(tr->comm, failed, "saving the resume state", err, err_len)) {
-        arm_watchdog(tr, steps_done - 1); /* the gathers are collectives */
+        begin_alone(tr, "saving the resume state"); /* the gathers are collectives; rank 0 writes */
         collect_state(tr, &state);
-        watchdog_disarm(DEADLINE_STEP);
         state.steps_done = steps_done;
         failed = tr->rank == 0 && (resume_save(state_path, tr->settings, &state, err, err_len) != 0 ||
                                    checkpoint_save(tr->cfg.save_path, &tr->model.cfg, state.params, err, err_len) != 0);
+        end_alone(tr);
         failed = !comm_all_ok(tr->comm, failed, "saving the resume state", err, err_len);
     }
     resume_free(&state);
@@ -647,6 +664,30 @@ static int finish_trace(Trainer *tr, char *err, size_t err_len)
     return status;
 }
 
+/* After the last step: the outputs, the replica check, the checkpoint and the sample. Every
+ * rank learns whether each fallible part worked on all, so all go on through the same
+ * collectives or all stop. */
+static int finish_training(Trainer *tr, char *err, size_t err_len)
+{
+    if (!comm_all_ok(tr->comm, output_finish(&tr->csv, err, err_len) != 0, "writing --csv", err, err_len) ||
+        !comm_all_ok(tr->comm, finish_trace(tr, err, err_len) != 0, "writing --trace", err, err_len) ||
+        !comm_all_ok(tr->comm, summarise(tr, err, err_len) != 0, "writing --summary", err, err_len))
+        return -1;
+    float *host = gather_full_params(tr);
+    int status = -1;
+    if (host == NULL)
+        snprintf(err, err_len, "out of memory gathering the parameters");
+    else
+        status = check_replicas(tr, host, err, err_len);
+    /* written whatever the replicas said: the log is how to find out why they differ */
+    if (tr->cfg.comm_log_path != NULL && comm_log_write(tr->comm, tr->cfg.comm_log_path, err, err_len) != 0)
+        status = -1;
+    if (status == 0)
+        status = finish_run(tr, host, err, err_len);
+    mem_free(host);
+    return status;
+}
+
 int trainer_run(Trainer *tr, char *err, size_t err_len)
 {
     start_summary(tr);
@@ -668,25 +709,8 @@ int trainer_run(Trainer *tr, char *err, size_t err_len)
     clear_progress(tr);
     report_skipped(tr);
     comm_log_mark("train_end", -1, NULL, 0);
-    if (output_finish(&tr->csv, err, err_len) != 0)
-        return -1;
-    if (finish_trace(tr, err, err_len) != 0)
-        return -1;
-    if (summarise(tr, err, err_len) != 0)
-        return -1;
-    arm_watchdog(tr, tr->cfg.steps - 1); /* the gather below is a collective too */
-    float *host = gather_full_params(tr);
-    watchdog_disarm(DEADLINE_STEP);
-    int status = -1;
-    if (host == NULL)
-        snprintf(err, err_len, "out of memory gathering the parameters");
-    else
-        status = check_replicas(tr, host, err, err_len);
-    /* written whatever the replicas said: the log is how to find out why they differ */
-    if (tr->cfg.comm_log_path != NULL && comm_log_write(tr->comm, tr->cfg.comm_log_path, err, err_len) != 0)
-        status = -1;
-    if (status == 0)
-        status = finish_run(tr, host, err, err_len);
-    mem_free(host);
+    begin_alone(tr, "finishing the run (outputs, replica check, saving)");
+    int status = finish_training(tr, err, err_len);
+    end_alone(tr);
     return status;
 }

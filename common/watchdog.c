@@ -8,7 +8,8 @@
 #include "timer.h"
 
 static struct {
-    double at; /* monotonic seconds; 0 = disarmed */
+    double at;   /* monotonic seconds; 0 = disarmed */
+    double span; /* the seconds it was armed for */
     DeadlineReport report;
     const void *context;
 } deadlines[NUM_DEADLINES];
@@ -43,10 +44,11 @@ static void on_deadline(int signal_number)
     double now = now_seconds();
     for (int d = 0; d < NUM_DEADLINES; d++)
         if (deadlines[d].at > 0 && deadlines[d].at <= now + 1e-3) {
-            deadlines[d].report(STDERR_FILENO, deadlines[d].context);
-            _exit(3);
+            if (deadlines[d].report(STDERR_FILENO, deadlines[d].context))
+                _exit(3);
+            deadlines[d].at = now + deadlines[d].span; /* not yet: the same span again */
         }
-    reset_timer(); /* early: go back to waiting */
+    reset_timer(); /* early, or waiting again */
 }
 
 void watchdog_arm(Deadline which, double seconds, DeadlineReport report, const void *context)
@@ -64,6 +66,7 @@ void watchdog_arm(Deadline which, double seconds, DeadlineReport report, const v
     deadlines[which].at = 0; /* the handler skips it while it changes */
     deadlines[which].report = report;
     deadlines[which].context = context;
+    deadlines[which].span = seconds;
     deadlines[which].at = now_seconds() + seconds;
     reset_timer();
 }
@@ -76,9 +79,10 @@ void watchdog_disarm(Deadline which)
     reset_timer();
 }
 
-void watchdog_report_text(int fd, const void *text)
+int watchdog_report_text(int fd, const void *text)
 {
     ssize_t written = write(fd, text, strlen(text));
     written = write(fd, "\n", 1);
     (void)written;
+    return 1;
 }

@@ -6,20 +6,23 @@
  *                  another collective.
  * One timer serves both, set for whichever passes first. When one passes, its report writes
  * what is known (it runs inside the signal handler, once, just before the process ends with
- * status 3); mpiexec then ends the other ranks. */
+ * status 3); mpiexec then ends the other ranks. A report may instead find that the wait is
+ * still a healthy one (a peer busy with work the others wait for): the deadline then waits
+ * the same span again. */
 #ifndef DTC_WATCHDOG_H
 #define DTC_WATCHDOG_H
 
 typedef enum { DEADLINE_STEP, DEADLINE_WAIT, NUM_DEADLINES } Deadline;
 
-/* Writes the message of a passed deadline to the file descriptor fd. */
-typedef void (*DeadlineReport)(int fd, const void *context);
+/* Writes the message of a passed deadline to the file descriptor fd and returns 1 (the
+ * process ends); or writes nothing and returns 0 when it is not time to end yet. */
+typedef int (*DeadlineReport)(int fd, const void *context);
 
 /* Arms (or re-arms) `which` for `seconds` from now (0 disarms it). */
 void watchdog_arm(Deadline which, double seconds, DeadlineReport report, const void *context);
 void watchdog_disarm(Deadline which);
 
 /* A DeadlineReport for a fixed message: context is the text (it must outlive the deadline). */
-void watchdog_report_text(int fd, const void *text);
+int watchdog_report_text(int fd, const void *text);
 
 #endif

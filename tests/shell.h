@@ -45,20 +45,14 @@ static inline char *shell_temp_dir(char *dir, size_t len, const char *user)
     return mkdtemp(dir);
 }
 
-/* scripts/grade.sh on one lesson and binary, a run's waits bounded by wait_seconds; its
- * output in out, its exit status returned. */
-static inline int shell_grade_waiting(const char *number, const char *binary, int wait_seconds, char *out, size_t len)
-{
-    char command[512];
-    snprintf(command, sizeof command, "GRADE_STEP_TIMEOUT=60 GRADE_WAIT_TIMEOUT=%d scripts/grade.sh %s %s",
-             wait_seconds, number, binary);
-    return shell_output(command, out, len);
-}
-
-/* The same with a short wait timeout, so that a hung mistake fails fast. */
+/* scripts/grade.sh on one lesson and binary, with a short wait timeout so that a hung
+ * mistake fails fast; its output in out, its exit status returned. */
 static inline int shell_grade(const char *number, const char *binary, char *out, size_t len)
 {
-    return shell_grade_waiting(number, binary, 10, out, len);
+    char command[512];
+    snprintf(command, sizeof command, "GRADE_STEP_TIMEOUT=60 GRADE_WAIT_TIMEOUT=10 scripts/grade.sh %s %s", number,
+             binary);
+    return shell_output(command, out, len);
 }
 
 static inline void shell_remove_dir(const char *dir)

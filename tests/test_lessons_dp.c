@@ -284,6 +284,50 @@ Test(lessons_dp, a_killed_rank_is_named_and_the_rank_that_remains_ends_saying_so
     cr_expect_null(strstr(output, "a rank was left running"), "%s", output);
 }
 
+/* Runs 02_naive_ddp at 2 ranks with rank 0 on a slow disk (every fsync takes `slow_seconds`
+ * longer: tests/slow_fsync.c), saving midway (--save-every 2) and at the end, with every
+ * output and --wait-timeout 1, then runs `then` (with $d/ddp, $d/out and $! the job) and
+ * prints how the job ended and its output. */
+static int run_with_slow_rank_0(double slow_seconds, const char *then, char *output, size_t output_len)
+{
+    char command[2048];
+    snprintf(command, sizeof command,
+        "d=$(mktemp -d); trap 'rm -rf $d' EXIT; cp build/solutions/02_naive_ddp $d/ddp; start=$(date +%%s); "
+        "timeout 120 mpiexec -disable-auto-cleanup -n 2 env LD_PRELOAD=$PWD/build/tests/slow_fsync.so "
+        "SLOW_FSYNC_RANK=0 SLOW_FSYNC_SECONDS=%g $d/ddp train --config course --steps 4 --save-every 2 "
+        "--save $d/model.bin --csv $d/run.csv --comm-log $d/comm.log --wait-timeout 1 > $d/out 2>&1 & "
+        "%s; wait $!; rc=$?; echo \"exit $rc after $(( $(date +%%s) - start )) s\"; cat $d/out; ls $d; "
+        "pkill -KILL -f \"^$d/ddp train\"; exit $rc", slow_seconds, then);
+    return shell_output(command, output, output_len);
+}
+
+/* Rank 0 writes the checkpoints, the CSV and the communication log while the other rank
+ * waits for it at the next collective: on a slow disk that takes longer than --wait-timeout,
+ * and the run still ends well, since a rank working alone for the others is not a lost one. */
+Test(lessons_dp, a_rank_writing_the_outputs_slowly_is_waited_for_past_the_wait_timeout)
+{
+    char output[16384];
+    cr_expect_eq(run_with_slow_rank_0(2.5, "true", output, sizeof output), 0, "%s", output);
+    cr_expect_null(strstr(output, "--wait-timeout"), "%s", output);
+    cr_expect_not_null(strstr(output, "saved checkpoint "), "%s", output);
+    cr_expect_not_null(strstr(output, "comm.log\n"), "%s", output);
+}
+
+/* ...but a rank that stops while it works alone is still a lost one: the other rank ends the
+ * run at its wait timeout, saying what the stopped rank was doing. */
+Test(lessons_dp, a_rank_stopped_while_writing_the_outputs_ends_the_run)
+{
+    char output[16384];
+    int status = run_with_slow_rank_0(60, "for i in $(seq 400); do grep -q '^step     1/' $d/out && break; "
+                                          "sleep 0.05; done; sleep 2; "
+                                          "kill -STOP $(sed -n 's/.*rank 0 = pid \\([0-9]*\\).*/\\1/p' $d/out)",
+                                      output, sizeof output);
+    cr_expect_neq(status, 0, "%s", output);
+    cr_expect_null(strstr(output, "saved "), "%s", output); /* ended in the first save's 60 s */
+    cr_expect_not_null(strstr(output, "rank 1: waited 1 s (--wait-timeout) in "), "%s", output);
+    cr_expect_not_null(strstr(output, "): stopped (a signal, or a debugger) saving the resume state, "), "%s", output);
+}
+
 /* The sweep's CSV is an output like the trainer's: it never replaces an input. */
 Test(lessons_dp, the_bucket_sweep_never_overwrites_an_input)
 {
