@@ -42,10 +42,26 @@ CommStats comm_stats(const Comm *comm)
 
 /* ---------------------------------------------------------------- waiting for the others */
 
-/* The host's ranks share one PeerState each; without shared memory, no board. */
+/* This rank's PeerState, where the others of its host can read it. */
+static void fill_own_state(Comm *comm, PeerState *mine)
+{
+    *mine = (PeerState){.rank = comm->rank, .pid = (int)getpid(), .since = now_seconds(), .op = "no call yet",
+                        .where = "setup"};
+}
+
+/* The host's ranks share one PeerState each; without shared memory, no board. A rank alone
+ * on its host keeps its own in memory of its own: no shared window, whose MPI clean-up can
+ * hang MPI_Finalize between hosts (MPICH 4.0 over UCX's TCP). */
 static void share_board(Comm *comm)
 {
     MPI_Comm_size(comm->node, &comm->node_size);
+    if (comm->node_size == 1) {
+        comm->own_board = calloc(1, sizeof *comm->own_board);
+        comm->board = comm->own_board;
+        if (comm->board != NULL)
+            fill_own_state(comm, comm->board);
+        return;
+    }
     PeerState *mine = NULL;
     if (MPI_Win_allocate_shared((MPI_Aint)sizeof(PeerState), (int)sizeof(PeerState), MPI_INFO_NULL, comm->node,
                                 &mine, &comm->board_window) != MPI_SUCCESS)
@@ -57,8 +73,7 @@ static void share_board(Comm *comm)
         comm->board = NULL;
         return;
     }
-    *mine = (PeerState){.rank = comm->rank, .pid = (int)getpid(), .since = now_seconds(), .op = "no call yet",
-                        .where = "setup"};
+    fill_own_state(comm, mine);
     MPI_Barrier(comm->node); /* every slot filled before anyone reads them */
 }
 
@@ -70,7 +85,10 @@ void comm_describe_processes(const Comm *comm, char *out, size_t out_len)
         used += (size_t)snprintf(out + used, out_len - used, "%srank %d = pid %d", p > 0 ? ", " : "",
                                  comm->board[p].rank, comm->board[p].pid);
     if (comm->board == NULL)
-        snprintf(out, out_len, "rank %d = pid %d", comm->rank, (int)getpid());
+        used = (size_t)snprintf(out, out_len, "rank %d = pid %d", comm->rank, (int)getpid());
+    if (comm->hosts > 1 && used < out_len)
+        snprintf(out + used, out_len - used, "; %d rank(s) on %d other host(s)", comm->size - comm->node_size,
+                 comm->hosts - 1);
 }
 
 void comm_set_wait_timeout(Comm *comm, double seconds)
@@ -363,24 +381,56 @@ Comm *comm_init(int *argc, char ***argv)
     MPI_Comm_size(comm->world, &comm->size);
     MPI_Comm_split_type(comm->world, MPI_COMM_TYPE_SHARED, comm->rank, MPI_INFO_NULL, &comm->node);
     MPI_Comm_rank(comm->node, &comm->local_rank);
+    int first_on_host = comm->local_rank == 0;
+    MPI_Allreduce(&first_on_host, &comm->hosts, 1, MPI_INT, MPI_SUM, comm->world);
     share_board(comm);
     notice_ended_ranks(comm);
     return comm;
+}
+
+/* MPI_Finalize's deadline's report: the run is over, but MPI's clean-up is stuck. */
+static int report_finalize(int fd, const void *context)
+{
+    const Comm *comm = context;
+    char line[320];
+    snprintf(line, sizeof line, "rank %d: MPI_Finalize has not returned after %g s (--wait-timeout): MPI's clean-up "
+             "is stuck after the run (MPICH 4.0 over UCX's TCP can hang here when ranks share a host); ending\n",
+             comm->rank, comm->wait_timeout);
+    ssize_t written = write(fd, line, strlen(line));
+    (void)written;
+    return 1;
+}
+
+/* MPI_Finalize, bounded by the wait deadline: between hosts, MPICH 4.0 over UCX's TCP can
+ * hang in it when a rank disconnects while a peer still waits for an answer. */
+static void finalize_mpi(Comm *comm)
+{
+    if (comm->size > 1 && comm->wait_timeout > 0)
+        watchdog_arm(DEADLINE_WAIT, comm->wait_timeout, report_finalize, comm);
+    MPI_Finalize();
+    watchdog_disarm(DEADLINE_WAIT);
 }
 
 void comm_finalize(Comm *comm)
 {
     if (comm == NULL)
         return;
+    if (comm->size > 1) { /* every rank's traffic done before any starts MPI's clean-up */
+        comm_begin_wait(comm, "barrier at exit", 0);
+        MPI_Barrier(comm->world);
+        comm_end_wait(comm);
+    }
     signal(SIGUSR1, SIG_IGN); /* from here on, a rank that ends has finished */
     signal(SIGABRT, SIG_DFL);
     if (comm->ops->release != NULL)
         comm->ops->release(comm);
-    if (comm->board != NULL)
+    if (comm->own_board != NULL)
+        free(comm->own_board);
+    else if (comm->board != NULL)
         MPI_Win_free(&comm->board_window);
     MPI_Comm_free(&comm->node);
     if (comm->we_initialised_mpi)
-        MPI_Finalize();
+        finalize_mpi(comm);
     free(comm);
 }
 

@@ -50,8 +50,9 @@ void comm_set_wait_timeout(Comm *comm, double seconds);
 void comm_begin_alone(Comm *comm, const char *what);
 void comm_end_alone(Comm *comm);
 
-/* "rank 0 = pid 1234, rank 1 = pid 1235" for the ranks of this machine, into out: mpiexec
- * names a rank that dies by its process id. */
+/* "rank 0 = pid 1234, rank 1 = pid 1235" for the ranks of this machine, into out (then
+ * "; 2 rank(s) on 1 other host(s)" when there are others): mpiexec names a rank that dies by
+ * its process id. */
 void comm_describe_processes(const Comm *comm, char *out, size_t out_len);
 void comm_finalize(Comm *comm);
 

@@ -51,12 +51,14 @@ struct Comm {
     MPI_Comm world;
     MPI_Comm node; /* the ranks sharing this machine, for the local rank */
     int rank, size, local_rank;
+    int hosts; /* machines the ranks run on */
     int we_initialised_mpi;
     CommStats stats;
     char error[MPI_MAX_ERROR_STRING + 256];
     double wait_timeout; /* seconds a call may wait for the other ranks; 0 = forever */
     MPI_Win board_window;
     PeerState *board;    /* every rank of this host's PeerState, by local rank; NULL if unshared */
+    PeerState *own_board; /* the board of a rank alone on its host, not shared; or NULL */
     int node_size;
     PeerState *supervised; /* this rank's state again, for its parent (rank_supervisor.h); or NULL */
 };

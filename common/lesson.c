@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "blas_kernels.h"
 #include "kernels.h"
@@ -90,7 +91,9 @@ static void print_header(const Lesson *lesson, const Trainer *tr)
     if (tr->world > 1) {
         char processes[1024];
         comm_describe_processes(tr->comm, processes, sizeof processes);
-        printf("processes on this machine: %s\n", processes);
+        char host[256] = "";
+        gethostname(host, sizeof host - 1);
+        printf("processes on this machine (%s): %s\n", host, processes);
     }
     if (tr->model.kernels == &cpu_kernels)
         blas_kernels_print(stdout);
