@@ -361,6 +361,45 @@ void comm_end_wait(Comm *comm)
     watchdog_disarm(DEADLINE_WAIT);
 }
 
+/* The tasks a launcher asked for, from its environment (0 when none says), the variable that
+ * says so in *named, and whether this task is the launcher's first. */
+static long tasks_asked(const char **named, int *first)
+{
+    static const char *const sizes[][2] = {{"SLURM_STEP_NUM_TASKS", "SLURM_PROCID"},
+                                           {"PMI_SIZE", "PMI_RANK"},
+                                           {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        const char *size = getenv(sizes[i][0]), *index = getenv(sizes[i][1]);
+        if (size != NULL && atol(size) > 0) {
+            *named = sizes[i][0];
+            *first = index == NULL || atol(index) == 0;
+            return atol(size);
+        }
+    }
+    return 0;
+}
+
+/* A launcher that started several tasks which MPI sees one by one (srun without a PMI that
+ * this MPI speaks, or another MPI's mpirun) would have each train alone, and all write the
+ * same files: refused, once, saying how to launch. */
+static void refuse_lone_tasks(const Comm *comm, const char *program)
+{
+    const char *named = NULL;
+    int first = 0;
+    long asked = tasks_asked(&named, &first);
+    if (comm->size != 1 || asked < 2)
+        return;
+    if (first) {
+        const char *slash = strrchr(program, '/');
+        fprintf(stderr, "%s: the launcher started %ld tasks (%s=%ld), but MPI started each alone: each would run "
+                "by itself and write the same files; launch with this MPI's mpiexec -n %ld, or under Slurm with "
+                "srun --mpi=pmi2 (srun --mpi=list shows what yours offers), or salloc then mpiexec\n",
+                slash != NULL ? slash + 1 : program, asked, named, asked, asked);
+    }
+    MPI_Finalize();
+    exit(2);
+}
+
 Comm *comm_init(int *argc, char ***argv)
 {
     Comm *comm = calloc(1, sizeof *comm);
@@ -379,6 +418,8 @@ Comm *comm_init(int *argc, char ***argv)
     MPI_Comm_set_errhandler(comm->world, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm->world, &comm->rank);
     MPI_Comm_size(comm->world, &comm->size);
+    if (comm->we_initialised_mpi)
+        refuse_lone_tasks(comm, (*argv)[0]);
     MPI_Comm_split_type(comm->world, MPI_COMM_TYPE_SHARED, comm->rank, MPI_INFO_NULL, &comm->node);
     MPI_Comm_rank(comm->node, &comm->local_rank);
     int first_on_host = comm->local_rank == 0;

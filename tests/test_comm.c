@@ -26,3 +26,27 @@ Test(comm, collectives_at_1_rank) { cr_assert_eq(run_ranks(1), 0); }
 Test(comm, collectives_at_2_ranks) { cr_assert_eq(run_ranks(2), 0); }
 Test(comm, collectives_at_3_ranks) { cr_assert_eq(run_ranks(3), 0); }
 Test(comm, collectives_at_4_ranks) { cr_assert_eq(run_ranks(4), 0); }
+
+/* srun without a PMI plugin (or another MPI's mpirun) starts N tasks that MPI sees one by
+ * one: each would train alone and write the same files. The first says how to launch; every
+ * one ends with status 2 before any work. */
+Test(comm, tasks_that_mpi_starts_one_by_one_are_refused)
+{
+    char command[512];
+    const char *expected = "02_naive_ddp: the launcher started 2 tasks (SLURM_STEP_NUM_TASKS=2), but MPI started "
+                           "each alone: each would run by itself and write the same files; launch with this MPI's "
+                           "mpiexec -n 2, or under Slurm with srun --mpi=pmi2 (srun --mpi=list shows what yours "
+                           "offers), or salloc then mpiexec\n";
+    for (int task = 0; task < 2; task++) {
+        snprintf(command, sizeof command, "d=$(mktemp -d); SLURM_STEP_NUM_TASKS=2 SLURM_PROCID=%d timeout 60 "
+                 "build/solutions/02_naive_ddp train --config course --csv $d/run.csv > $d/out 2>&1; s=$?; "
+                 "ls $d | grep -v '^out$'; cat $d/out; rm -rf $d; exit $s", task);
+        FILE *pipe = popen(command, "r");
+        char output[2048] = "";
+        size_t got = fread(output, 1, sizeof output - 1, pipe);
+        output[got] = '\0';
+        int status = pclose(pipe);
+        cr_expect_eq(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2, "task %d: %s", task, output);
+        cr_expect_str_eq(output, task == 0 ? expected : "", "task %d", task);
+    }
+}
