@@ -469,6 +469,12 @@ static void report_skipped(const Trainer *tr)
                "step %d\n", tr->skipped_steps, tr->first_skipped);
 }
 
+/* --step-timeout from now, saying deadline_message (written by the caller) if it passes. */
+static void arm_step_deadline(Trainer *tr)
+{
+    watchdog_arm(DEADLINE_STEP, tr->cfg.step_timeout, watchdog_report_text, tr->deadline_message);
+}
+
 /* A step that never ends (a loop that never stops, or a collective some rank never joined,
  * if --wait-timeout is off or longer): say so instead of hanging. */
 static void arm_watchdog(Trainer *tr, int step)
@@ -477,7 +483,7 @@ static void arm_watchdog(Trainer *tr, int step)
              "rank %d: step %d has not finished after --step-timeout %g s: is a collective waiting for a rank "
              "that never joins it (collectives started in different orders on different ranks)?",
              tr->rank, step + 1, tr->cfg.step_timeout);
-    watchdog_arm(DEADLINE_STEP, tr->cfg.step_timeout, watchdog_report_text, tr->deadline_message);
+    arm_step_deadline(tr);
 }
 
 /* Around work one rank does while the others wait for it at their next collective (rank 0
@@ -487,7 +493,7 @@ static void begin_alone(Trainer *tr, const char *what)
 {
     snprintf(tr->deadline_message, sizeof tr->deadline_message,
              "rank %d: %s has not ended after --step-timeout %g s", tr->rank, what, tr->cfg.step_timeout);
-    watchdog_arm(DEADLINE_STEP, tr->cfg.step_timeout, watchdog_report_text, tr->deadline_message);
+    arm_step_deadline(tr);
     comm_begin_alone(tr->comm, what);
 }
 

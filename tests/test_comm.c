@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include "shell.h"
+
 static int run_ranks(int ranks)
 {
     char command[256];
@@ -41,12 +43,8 @@ Test(comm, tasks_that_mpi_starts_one_by_one_are_refused)
         snprintf(command, sizeof command, "d=$(mktemp -d); SLURM_STEP_NUM_TASKS=2 SLURM_PROCID=%d timeout 60 "
                  "build/solutions/02_naive_ddp train --config course --csv $d/run.csv > $d/out 2>&1; s=$?; "
                  "ls $d | grep -v '^out$'; cat $d/out; rm -rf $d; exit $s", task);
-        FILE *pipe = popen(command, "r");
-        char output[2048] = "";
-        size_t got = fread(output, 1, sizeof output - 1, pipe);
-        output[got] = '\0';
-        int status = pclose(pipe);
-        cr_expect_eq(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2, "task %d: %s", task, output);
+        char output[2048];
+        cr_expect_eq(shell_output(command, output, sizeof output), 2, "task %d: %s", task, output);
         cr_expect_str_eq(output, task == 0 ? expected : "", "task %d", task);
     }
 }
