@@ -4,6 +4,7 @@
 #include "comm_internal.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -637,4 +638,75 @@ int comm_all_ok(Comm *comm, int failed, const char *step, char *err, size_t err_
     if (failures > 0 && !failed)
         snprintf(err, err_len, "%s failed on another rank", step);
     return failures == 0;
+}
+
+/* ---------------------------------------------------------------- bookkeeping on MPI */
+
+int comm_gather_text(Comm *comm, const char *text, size_t length, int ready, char **all, size_t *total)
+{
+    int *lengths = comm->rank == 0 ? calloc((size_t)comm->size, sizeof *lengths) : NULL;
+    int *offsets = comm->rank == 0 ? calloc((size_t)comm->size, sizeof *offsets) : NULL;
+    int mine = ready && length <= INT_MAX && (comm->rank != 0 || (lengths != NULL && offsets != NULL));
+    int all_ready = 0, status = -1;
+    MPI_Allreduce(&mine, &all_ready, 1, MPI_INT, MPI_MIN, comm->world);
+    if (all_ready) {
+        int sent = (int)length;
+        MPI_Gather(&sent, 1, MPI_INT, lengths, 1, MPI_INT, 0, comm->world);
+        long sum = 0;
+        for (int r = 0; comm->rank == 0 && r < comm->size; r++) {
+            offsets[r] = (int)sum;
+            sum += lengths[r];
+        }
+        int ok = sum <= INT_MAX && (comm->rank != 0 || (*all = malloc((size_t)sum + 1)) != NULL);
+        MPI_Bcast(&ok, 1, MPI_INT, 0, comm->world);
+        if (ok) {
+            MPI_Gatherv(text, sent, MPI_CHAR, *all, lengths, offsets, MPI_CHAR, 0, comm->world);
+            if (comm->rank == 0) {
+                (*all)[sum] = '\0';
+                *total = (size_t)sum;
+            }
+            status = 0;
+        }
+    }
+    free(lengths);
+    free(offsets);
+    return status;
+}
+
+/* One exchange with rank 0: rank 0's clock at the middle of it, less this rank's. */
+static double clock_exchange(Comm *comm, double *round_trip)
+{
+    double sent = now_seconds(), theirs = 0;
+    MPI_Send(&sent, 1, MPI_DOUBLE, 0, 0, comm->world);
+    MPI_Recv(&theirs, 1, MPI_DOUBLE, 0, 0, comm->world, MPI_STATUS_IGNORE);
+    double received = now_seconds();
+    *round_trip = received - sent;
+    return theirs - (sent + received) / 2;
+}
+
+enum { CLOCK_EXCHANGES = 16 };
+
+double comm_clock_offset(Comm *comm)
+{
+    comm_begin_wait(comm, "clock_offset", 1);
+    double best = 0, shortest = -1;
+    if (comm->rank == 0) {
+        for (int r = 1; r < comm->size; r++)
+            for (int k = 0; k < CLOCK_EXCHANGES; k++) {
+                double ignored, now;
+                MPI_Recv(&ignored, 1, MPI_DOUBLE, r, 0, comm->world, MPI_STATUS_IGNORE);
+                now = now_seconds();
+                MPI_Send(&now, 1, MPI_DOUBLE, r, 0, comm->world);
+            }
+    } else {
+        for (int k = 0; k < CLOCK_EXCHANGES; k++) {
+            double round_trip, offset = clock_exchange(comm, &round_trip);
+            if (shortest < 0 || round_trip < shortest) { /* the least delayed exchange says most */
+                shortest = round_trip;
+                best = offset;
+            }
+        }
+    }
+    comm_end_wait(comm);
+    return best;
 }

@@ -117,4 +117,15 @@ int comm_sum_double(Comm *comm, double *value);
  * own reason). */
 int comm_all_ok(Comm *comm, int failed, const char *step, char *err, size_t err_len);
 
+/* Every rank's text, in rank order, to rank 0 (over MPI: no shared file system needed):
+ * on rank 0, *all (malloc'd, NUL-terminated; the caller frees it) and its length *total. A
+ * collective; `ready` is 0 on a rank that has nothing to send (it failed). Returns 0 on every
+ * rank, or -1 on every rank when one was not ready or memory ran out. */
+int comm_gather_text(Comm *comm, const char *text, size_t length, int ready, char **all, size_t *total);
+
+/* What to add to this machine's monotonic clock to read rank 0's, measured by exchanges
+ * with rank 0 (the one with the shortest round trip; 0 on rank 0): machines' monotonic
+ * clocks start at their own boot. A collective. */
+double comm_clock_offset(Comm *comm);
+
 #endif

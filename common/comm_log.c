@@ -201,23 +201,6 @@ static char *format_rows(int rank, size_t *length)
 
 /* Rank 0 receives every rank's text into one buffer; offsets and lengths per rank. Every
  * rank takes the same path through the collectives whatever fails where. */
-static int gather_text(Comm *comm, const char *text, int length, char **all, int *lengths, int *offsets)
-{
-    MPI_Gather(&length, 1, MPI_INT, lengths, 1, MPI_INT, 0, comm->world);
-    long total = 0;
-    if (comm->rank == 0)
-        for (int r = 0; r < comm->size; r++) {
-            offsets[r] = (int)total;
-            total += lengths[r];
-        }
-    int ok = total <= INT_MAX && (comm->rank != 0 || (*all = malloc((size_t)total + 1)) != NULL);
-    MPI_Bcast(&ok, 1, MPI_INT, 0, comm->world);
-    if (!ok)
-        return -1;
-    MPI_Gatherv(text, length, MPI_CHAR, *all, lengths, offsets, MPI_CHAR, 0, comm->world);
-    return 0;
-}
-
 typedef struct {
     const char *rows;
     size_t length;
@@ -241,35 +224,20 @@ static int write_file(const char *path, const char *all, size_t total, char *err
 
 /* Whether every rank has its whole log in text and rank 0 has room to collect them: a
  * log missing a rank's events would read as a rank that did nothing. */
-static int every_rank_ready(Comm *comm, int ready)
-{
-    int all_ready = 0;
-    MPI_Allreduce(&ready, &all_ready, 1, MPI_INT, MPI_MIN, comm->world);
-    return all_ready;
-}
-
 int comm_log_write(Comm *comm, const char *path, char *err, size_t err_len)
 {
-    size_t length = 0;
+    size_t length = 0, total = 0;
     char *text = format_rows(comm->rank, &length);
-    int *lengths = comm->rank == 0 ? calloc((size_t)comm->size, sizeof *lengths) : NULL;
-    int *offsets = comm->rank == 0 ? calloc((size_t)comm->size, sizeof *offsets) : NULL;
-    int ready = text != NULL && length <= INT_MAX && log_state.dropped == 0 &&
-                (comm->rank != 0 || (lengths != NULL && offsets != NULL));
     char *all = NULL;
-    int status = every_rank_ready(comm, ready) ? gather_text(comm, text, (int)length, &all, lengths, offsets) : -1;
+    int status = comm_gather_text(comm, text, length, text != NULL && log_state.dropped == 0, &all, &total);
     if (comm->rank == 0) {
-        if (status != 0) {
+        if (status != 0)
             snprintf(err, err_len, "--comm-log %s: out of memory collecting the ranks' logs", path);
-        } else {
-            size_t total = (size_t)offsets[comm->size - 1] + (size_t)lengths[comm->size - 1];
+        else
             status = write_file(path, all, total, err, err_len);
-        }
     }
     free(all);
     free(text);
-    free(lengths);
-    free(offsets);
     log_state.count = 0; /* written: a second run in the same process starts a log of its own */
     log_state.dropped = 0;
     return comm->rank == 0 ? status : 0;

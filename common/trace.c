@@ -19,6 +19,7 @@ typedef struct {
 /* Profiling bookkeeping lives outside the tracking allocator: it is not the model's memory. */
 static struct {
     int active, rank, world;
+    double clock_offset; /* added to every time: rank 0's clock (comm_clock_offset) */
     char path[1024];
     TraceEvent *events;
     size_t count, capacity;
@@ -56,7 +57,7 @@ int trace_check_dir(const char *dir, int world, char *err, size_t err_len)
     return 0;
 }
 
-int trace_start(const char *dir, int rank, int world, char *err, size_t err_len)
+int trace_start(const char *dir, int rank, int world, double clock_offset, char *err, size_t err_len)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         snprintf(err, err_len, "--trace %s: cannot create the folder (%s)", dir, strerror(errno));
@@ -65,6 +66,7 @@ int trace_start(const char *dir, int rank, int world, char *err, size_t err_len)
     snprintf(trace.path, sizeof trace.path, "%s/rank_%d.json", dir, rank);
     trace.rank = rank;
     trace.world = world;
+    trace.clock_offset = clock_offset;
     trace.count = 0;
     trace.active = 1;
     return 0;
@@ -85,14 +87,14 @@ void trace_record(TraceTrack track, const char *name, int unit, double start_sec
     trace.events[trace.count++] = (TraceEvent){name, unit, track, start_seconds, end_seconds};
 }
 
-/* One event per line, so trace_merge can take the lines that start with {"ph". */
+/* One event per line, on rank 0's clock. */
 static void write_event(FILE *out, const TraceEvent *e, int rank)
 {
     fprintf(out, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"cat\":\"%s\",\"name\":\"%s", rank, (int)e->track,
             track_names[e->track], e->name);
     if (e->unit >= 0)
         fprintf(out, " unit %d", e->unit);
-    fprintf(out, "\",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"rank\":%d}},\n", 1e6 * e->start,
+    fprintf(out, "\",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"rank\":%d}},\n", 1e6 * (e->start + trace.clock_offset),
             1e6 * (e->end - e->start), rank);
 }
 
@@ -143,24 +145,25 @@ int trace_finish(char *err, size_t err_len)
     return status;
 }
 
-static int copy_lines(FILE *out, const char *path, char *err, size_t err_len)
+char *trace_lines(size_t *length)
 {
-    FILE *in = fopen(path, "r");
-    if (in == NULL) {
-        snprintf(err, err_len, "--trace: cannot read %s for the merged trace", path);
-        return -1;
+    char *text = NULL;
+    FILE *out = open_memstream(&text, length);
+    if (out == NULL)
+        return NULL;
+    write_metadata(out, trace.rank);
+    for (size_t i = 0; i < trace.count; i++)
+        write_event(out, &trace.events[i], trace.rank);
+    if (fclose(out) != 0) {
+        free(text);
+        return NULL;
     }
-    char line[4096];
-    while (fgets(line, sizeof line, in) != NULL)
-        if (strncmp(line, "{\"ph\":\"X\"", 9) == 0 || strncmp(line, "{\"ph\":\"M\",\"pid\":", 16) == 0)
-            if (strstr(line, "process_labels") == NULL)
-                fputs(line, out);
-    fclose(in);
-    return 0;
+    return text;
 }
 
 typedef struct {
-    const char *dir;
+    const char *lines;
+    size_t length;
     int world;
 } MergedTrace;
 
@@ -168,26 +171,21 @@ static int write_merged(FILE *out, const char *path, const void *what, char *err
 {
     const MergedTrace *merged = what;
     fprintf(out, "{\"traceEvents\":[\n");
-    int status = 0;
-    for (int rank = 0; rank < merged->world && status == 0; rank++) {
-        char rank_path[1100];
-        snprintf(rank_path, sizeof rank_path, "%s/rank_%d.json", merged->dir, rank);
-        status = copy_lines(out, rank_path, err, err_len);
-    }
+    fwrite(merged->lines, 1, merged->length, out);
     fprintf(out, "{\"ph\":\"M\",\"pid\":0,\"name\":\"process_labels\",\"args\":{\"labels\":\"dtc\"}}\n");
     fprintf(out, "],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"timing\":\"host\"},\n"
                  "\"distributedInfo\":{\"world_size\":%d}}\n", merged->world);
-    if (status == 0 && ferror(out)) {
+    if (ferror(out)) {
         snprintf(err, err_len, "--trace: writing %s failed", path);
-        status = -1;
+        return -1;
     }
-    return status;
+    return 0;
 }
 
-int trace_merge(const char *dir, int world, char *err, size_t err_len)
+int trace_write_merged(const char *dir, int world, const char *lines, size_t length, char *err, size_t err_len)
 {
     char path[1100];
     snprintf(path, sizeof path, "%s/merged.json", dir);
-    MergedTrace merged = {dir, world};
+    MergedTrace merged = {lines, length, world};
     return write_file_atomically(path, write_merged, &merged, err, err_len);
 }

@@ -3,12 +3,13 @@
  *   compute        forward and backward of every unit, data loading, the optimizer step
  *   communication  every communicator call that starts or does a collective
  *   waits          every wait on / test of a non-blocking collective
- * and writes DIR/rank_R.json per rank, then DIR/merged.json with a process per rank.
+ * and writes DIR/rank_R.json per rank, where the rank runs, then DIR/merged.json with a
+ * process per rank, where rank 0 runs (the ranks' events come to it over MPI).
  *
  * Recording goes to one trace per process (trace_start makes it current), so the model and
  * the communicator record without being handed a trace; with none started, trace_record
- * costs one branch. Times are seconds on the monotonic clock (timer.h), which every rank of
- * one machine shares. */
+ * costs one branch. Times are seconds on the monotonic clock (timer.h), moved onto rank 0's:
+ * every machine's monotonic clock starts at its own boot. */
 #ifndef DTC_TRACE_H
 #define DTC_TRACE_H
 
@@ -21,19 +22,23 @@ typedef enum { TRACK_COMPUTE, TRACK_COMM, TRACK_WAIT, NUM_TRACKS } TraceTrack;
  * absent. Returns 0, or -1 with "--trace DIR: ..." naming the problem. */
 int trace_check_dir(const char *dir, int world, char *err, size_t err_len);
 
-/* Starts recording for this rank into dir (created if missing). Returns 0, or -1 with a
- * reason. */
-int trace_start(const char *dir, int rank, int world, char *err, size_t err_len);
+/* Starts recording for this rank into dir (created if missing); clock_offset is added to
+ * every time written (comm_clock_offset: rank 0's clock). Returns 0, or -1 with a reason. */
+int trace_start(const char *dir, int rank, int world, double clock_offset, char *err, size_t err_len);
 int trace_enabled(void);
 
 /* One complete event; name must be a string that lives for the whole run (a literal);
  * unit >= 0 is appended to it ("forward unit 3"). */
 void trace_record(TraceTrack track, const char *name, int unit, double start_seconds, double end_seconds);
 
+/* This rank's lines of the merged trace (malloc'd; the caller frees it), before trace_finish;
+ * NULL when memory runs out. */
+char *trace_lines(size_t *length);
+
 /* Writes dir/rank_R.json and stops recording. Returns 0, or -1 with a reason. */
 int trace_finish(char *err, size_t err_len);
 
-/* Rank 0, once every rank has finished: dir/merged.json from the per-rank files. */
-int trace_merge(const char *dir, int world, char *err, size_t err_len);
+/* Rank 0: dir/merged.json from every rank's trace_lines, in rank order. */
+int trace_write_merged(const char *dir, int world, const char *lines, size_t length, char *err, size_t err_len);
 
 #endif

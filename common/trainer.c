@@ -231,7 +231,8 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
     start_strategy(tr);
     if (cfg->resume_path != NULL)
         restore_resumed(tr);
-    if (cfg->trace_dir != NULL && trace_start(cfg->trace_dir, tr->rank, tr->world, err, err_len) != 0)
+    if (cfg->trace_dir != NULL &&
+        trace_start(cfg->trace_dir, tr->rank, tr->world, comm_clock_offset(comm), err, err_len) != 0)
         return -1;
     return 0;
 }
@@ -654,19 +655,28 @@ static void start_summary(Trainer *tr)
                                .comm_queued_on_gpu = strcmp(comm_backend_name(tr->comm), "nccl") == 0};
 }
 
-/* Every rank writes its timeline; once all have, rank 0 merges them. */
+/* Every rank writes its timeline where it runs and sends its events to rank 0, which writes
+ * the merged one: no shared file system needed. */
 static int finish_trace(Trainer *tr, char *err, size_t err_len)
 {
-    if (tr->cfg.trace_dir == NULL)
+    const char *dir = tr->cfg.trace_dir;
+    if (dir == NULL)
         return 0;
+    size_t length = 0, total = 0;
+    char *lines = trace_lines(&length), *all = NULL;
     int status = trace_finish(err, err_len);
-    comm_check(tr->comm, comm_barrier(tr->comm));
-    if (status == 0 && tr->rank == 0) {
-        status = trace_merge(tr->cfg.trace_dir, tr->world, err, err_len);
-        if (status == 0 && !tr->cfg.quiet)
-            printf("trace: %s/rank_0..%d.json and %s/merged.json (open in ui.perfetto.dev)\n", tr->cfg.trace_dir,
-                   tr->world - 1, tr->cfg.trace_dir);
+    if (comm_gather_text(tr->comm, lines, length, lines != NULL && status == 0, &all, &total) != 0 && status == 0) {
+        snprintf(err, err_len, "--trace %s: not every rank's trace could be collected", dir);
+        status = -1;
     }
+    if (status == 0 && tr->rank == 0) {
+        status = trace_write_merged(dir, tr->world, all, total, err, err_len);
+        if (status == 0 && !tr->cfg.quiet)
+            printf("trace: %s/rank_0..%d.json and %s/merged.json (open in ui.perfetto.dev)\n", dir, tr->world - 1,
+                   dir);
+    }
+    free(lines);
+    free(all);
     return status;
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A cluster on this machine, from real parts: N hosts, each a Linux network namespace with
-# its own network stack, address and host name, joined by a switch (a bridge, in a namespace
+# its own network stack, address, host name and monotonic clock, joined by a switch (a bridge, in a namespace
 # of its own) through links shaped to a bandwidth. MPI traffic between hosts goes over TCP
 # on those links, as between machines; ranks on the same host share memory, as on one.
 #

@@ -343,6 +343,32 @@ Test(lessons_dp, every_lesson_reproduces_lesson_00_across_two_hosts, .init = clu
                   sent, at_least, output);
 }
 
+/* A trace across two hosts whose monotonic clocks differ by 1000 s (scripts/cluster_exec.sh),
+ * each rank writing into its own working folder, as on machines that share no file system:
+ * rank 0's merged trace holds both ranks, and their first events line up. */
+Test(lessons_dp, a_trace_across_two_hosts_lines_up_without_a_shared_folder, .init = cluster_up,
+     .fini = cluster_down)
+{
+    if (cluster_why_not[0] != '\0')
+        cr_skip_test("no cluster: %s", cluster_why_not);
+    char command[2048], output[8192];
+    snprintf(command, sizeof command,
+             ". /run/dtc-cluster/%s/env; d=$(mktemp -d); trap 'rm -rf $d' EXIT; mkdir $d/a $d/b; "
+             "run=\"$PWD/build/solutions/05_bucketed_ddp train --config course --steps 4 --trace t "
+             "--train $PWD/data/generated/train.bin --val $PWD/data/generated/val.bin\"; "
+             "timeout 120 mpiexec -n 1 -wdir $d/a $run : -n 1 -wdir $d/b $run > $d/out 2>&1 || "
+             "{ cat $d/out; exit 1; }; echo rank 0 wrote $(ls $d/a/t), rank 1 $(ls $d/b/t); python3 -c '"
+             "import json, sys\n"
+             "first = {}\n"
+             "for e in json.load(open(sys.argv[1]))[\"traceEvents\"]:\n"
+             "    if e.get(\"ph\") == \"X\": first[e[\"pid\"]] = min(first.get(e[\"pid\"], 1e300), e[\"ts\"])\n"
+             "print(len(first), \"ranks, first events within\", round((max(first.values()) - min(first.values())) / 1e6), "
+             "\"s\")' $d/a/t/merged.json", cluster_name);
+    cr_expect_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "rank 0 wrote merged.json rank_0.json, rank 1 rank_1.json\n"), "%s", output);
+    cr_expect_not_null(strstr(output, "2 ranks, first events within 0 s"), "%s", output);
+}
+
 /* Runs 02_naive_ddp at 2 ranks with rank 0 on a slow disk (every fsync takes `slow_seconds`
  * longer: tests/slow_fsync.c), saving midway (--save-every 2) and at the end, with every
  * output and --wait-timeout 1, then runs `then` (with $d/ddp, $d/out and $! the job) and

@@ -30,7 +30,7 @@ static char *read_file(const char *path)
 Test(trace, the_writer_puts_each_event_on_its_track_in_microseconds)
 {
     char err[256], path[128];
-    cr_assert_eq(trace_start(dir, 3, 4, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(trace_start(dir, 3, 4, 0.0, err, sizeof err), 0, "%s", err);
     cr_assert(trace_enabled());
     trace_record(TRACK_COMPUTE, "forward", 2, 1.0, 1.0005);
     trace_record(TRACK_COMM, "all_reduce", -1, 1.25, 1.5);
