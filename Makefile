@@ -240,9 +240,10 @@ endif
 setup:
 	@scripts/setup.sh
 
+# make run CLUSTER="1 10" (root) also runs the lessons across two hosts linked at those rates.
 run: setup
 	@$(MAKE) --no-print-directory all data
-	@scripts/run_course.sh
+	@scripts/run_course.sh $(if $(CLUSTER),--cluster "$(CLUSTER)")
 
 ifeq ($(CUDA),1)
 test:

@@ -5,24 +5,30 @@
 # shaped to each rate of --gbit. Figures are the medians over BENCH_ROUNDS interleaved rounds
 # (default 3) of the summary's steady state (warm-up steps left out): step time, the time a
 # step spent inside communication calls (communication the compute did not hide), and
-# tokens/s. Shapes as in scripts/bench_dp.sh: small (the course's) and big.
+# tokens/s. Shapes as in scripts/bench_dp.sh: small (the course's) and big; tiny (the tiny
+# preset, a few steps) for trying it out.
 #
-#   sudo scripts/bench_cluster.sh [--gbit "1 10"] [--csv FILE] [small|big ...]
+#   sudo scripts/bench_cluster.sh [--gbit "1 10"] [--csv FILE] [--busbw FILE] [small|big|tiny ...]
 #
 # --csv FILE also writes every median as rows: shape,lesson,network,step_ms,comm_ms,tokens_per_s.
+# --busbw FILE also runs lesson 01's all-reduce at 2 ranks on each network and writes its
+# rows with the network and the link's rate in GB/s (empty for shared memory) in front;
+# --busbw-sizes "FLAGS" sets lesson 01's size flags [-b 1M -e 16M -f 4 -n 5].
 # The cluster (named "bench") is taken down at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
 usage() { header_help "$0"; }
 
-rates="1 10" csv="" shapes=()
+rates="1 10" csv="" busbw="" busbw_sizes="-b 1M -e 16M -f 4 -n 5" shapes=()
 while [ $# -gt 0 ]; do
     case $1 in
         --gbit) rates=${2:-} && shift ;;
         --csv) csv=${2:-} && shift ;;
+        --busbw) busbw=${2:-} && shift ;;
+        --busbw-sizes) busbw_sizes=${2:-} && shift ;;
         -h | --help) usage && exit 0 ;;
-        small | big) shapes+=("$1") ;;
+        small | big | tiny) shapes+=("$1") ;;
         *) echo "bench_cluster: unknown argument '$1' (see --help)" >&2 && exit 2 ;;
     esac
     shift
@@ -31,7 +37,10 @@ done
 for rate in $rates; do
     [[ $rate =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench_cluster: --gbit: '$rate' is not a rate" >&2; exit 2; }
 done
-[ -z "$csv" ] || [ -d "$(dirname "$csv")" ] || { echo "bench_cluster: --csv: no folder $(dirname "$csv")" >&2; exit 2; }
+for output in csv busbw; do
+    file=${!output}
+    [ -z "$file" ] || [ -d "$(dirname "$file")" ] || { echo "bench_cluster: --$output: no folder $(dirname "$file")" >&2; exit 2; }
+done
 
 rounds=${BENCH_ROUNDS:-3}
 lessons=(02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 07_zero1 08_zero2 09_zero3)
@@ -42,17 +51,23 @@ trap 'rm -rf "$work"; scripts/cluster.sh down --name bench' EXIT
 rows=$work/rows.csv
 echo "shape,lesson,network,step_ms,comm_ms,tokens_per_s" >"$rows"
 
+# The launcher for 2 ranks on a network: shared memory, or one rank on each of two hosts whose
+# links carry RATEgbit (the cluster made or reshaped to it). Sets the array $launch.
+launcher_for() {
+    launch=(mpiexec -n 2)
+    [ "$1" = shm ] && return
+    scripts/cluster.sh up --name bench --hosts 2 --link-gbit "${1%gbit}" >/dev/null
+    launch=(env "HYDRA_HOST_FILE=/run/dtc-cluster/bench/hosts" HYDRA_LAUNCHER=rsh
+        "HYDRA_LAUNCHER_EXEC=$PWD/scripts/cluster_exec.sh" HYDRA_IFACE=bench-ctl mpiexec -n 2)
+}
+
 # One run of a lesson on a network; appends "step_ms comm_ms tokens/s" to $work/SHAPE.LESSON.NETWORK.
 run_on() {
-    local shape=$1 lesson=$2 network=$3 launch=()
-    if [ "$network" != shm ]; then
-        scripts/cluster.sh up --name bench --hosts 2 --link-gbit "${network%gbit}" >/dev/null
-        launch=(env "HYDRA_HOST_FILE=/run/dtc-cluster/bench/hosts" HYDRA_LAUNCHER=rsh
-            "HYDRA_LAUNCHER_EXEC=$PWD/scripts/cluster_exec.sh" HYDRA_IFACE=bench-ctl)
-    fi
+    local shape=$1 lesson=$2 network=$3 launch
+    launcher_for "$network"
     rm -f "$work/s.csv"
     # shellcheck disable=SC2046 # flag lists are words
-    "${launch[@]}" mpiexec -n 2 "build/solutions/$lesson" train $(shape_flags "$shape") --steps "$(shape_steps "$shape")" \
+    "${launch[@]}" "build/solutions/$lesson" train $(shape_flags "$shape") --steps "$(shape_steps "$shape")" \
         --val-every 0 --gen-tokens 0 --threads 1 --summary "$work/s.csv" $(lesson_flags "$lesson") \
         >"$work/log" 2>&1 </dev/null || { cat "$work/log" >&2; return 1; }
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 {
@@ -83,8 +98,29 @@ bench_shape() {
     done
 }
 
+# Lesson 01's all-reduce on each network, its CSV rows prefixed with network,link_GBps.
+bench_busbw() {
+    local network launch link
+    : >"$work/busbw.csv"
+    for network in "${networks[@]}"; do
+        launcher_for "$network"
+        link=$([ "$network" = shm ] || awk -v g="${network%gbit}" 'BEGIN { print g / 8 }')
+        # shellcheck disable=SC2086 # the size flags are words
+        "${launch[@]}" build/solutions/01_collectives -o all_reduce $busbw_sizes --csv "$work/b.csv" \
+            >"$work/log" 2>&1 </dev/null || { cat "$work/log" >&2; return 1; }
+        echo "== lesson 01 all-reduce, 2 ranks, $network =="
+        [ -s "$work/busbw.csv" ] || echo "network,link_GBps,$(head -n 1 "$work/b.csv")" >"$work/busbw.csv"
+        awk -F, -v prefix="$network,$link" 'NR > 1 { print prefix "," $0 }' "$work/b.csv" | tee -a "$work/busbw.csv"
+    done
+}
+
+# publish TARGET FILE: FILE becomes TARGET whole (a temporary file beside it, renamed into place).
+publish() {
+    local unfinished
+    unfinished=$(mktemp "$1.tmp.XXXXXX")
+    cp "$2" "$unfinished" && chmod 644 "$unfinished" && mv -fT "$unfinished" "$1"
+}
+
 for_each_shape bench_shape "${shapes[@]}"
-if [ -n "$csv" ]; then # whole: a temporary file beside it, renamed into place
-    unfinished=$(mktemp "$csv.tmp.XXXXXX")
-    cp "$rows" "$unfinished" && chmod 644 "$unfinished" && mv -fT "$unfinished" "$csv"
-fi
+[ -z "$csv" ] || publish "$csv" "$rows"
+[ -z "$busbw" ] || { bench_busbw && publish "$busbw" "$work/busbw.csv"; }

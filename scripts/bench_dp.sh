@@ -11,14 +11,13 @@
 # these kernels: each rank's share of the batch timed by lesson 00's profile, counting only
 # its matrix products.
 #
-#   scripts/bench_dp.sh [small|big ...]
+#   scripts/bench_dp.sh [small|big|tiny ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
 unset OPENBLAS_CORETYPE
 rounds=${BENCH_ROUNDS:-3}
 ranks=2
-global_batch=8 # both shapes' (shape_flags)
 lessons=(02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -34,7 +33,7 @@ bench_shape() {
         # shellcheck disable=SC2086 # flag lists are words
         record_run "$work" single "$work/s.csv" build/solutions/00_single_device train $common
         # shellcheck disable=SC2086
-        build/solutions/00_single_device profile $flags --batch $((global_batch / ranks)) --threads 1 \
+        build/solutions/00_single_device profile $flags --batch $(($(shape_batch "$shape") / ranks)) --threads 1 \
             --warmup-iters 1 --iters 2 --sweep-max-batch 1 >>"$work/rank_profiles"
         for lesson in "${lessons[@]}"; do
             # shellcheck disable=SC2046,SC2086

@@ -12,7 +12,7 @@
 # same kernels if every kernel but the matrix products took no time: the most any
 # implementation sharing PyTorch's matrix products could gain on it.
 #
-#   scripts/bench_kernels.sh [small|big ...]
+#   scripts/bench_kernels.sh [small|big|tiny ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh

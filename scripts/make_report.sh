@@ -5,7 +5,9 @@
 #       (defaults: 2, "--config course", runs, reports)
 #
 # With RUNS_DIR/yours/ (scripts/run_course.sh --student: your versions of lessons 02-09),
-# the report also puts your loss curves and step timelines beside the reference's.
+# the report also puts your loss curves and step timelines beside the reference's. With
+# RUNS_DIR/cluster.csv and cluster_busbw.csv (scripts/run_course.sh --cluster), it shows the
+# lessons and lesson 01's all-reduce across a network beside shared memory.
 #
 # Writes REPORT_DIR/index.html (one self-contained page: tables and inline SVG plots),
 # REPORT_DIR/summary.md (the tables, linking the plots), REPORT_DIR/plots/*.svg and the
@@ -79,6 +81,7 @@ into_unfinished() { "$@" >"$unfinished"; }
 mkdir -p "$report/plots" "$report/data"
 data=$report/data plots=$report/plots
 rm -f "$data/yours.csv" "$plots"/*yours.svg # from an earlier report with your runs
+rm -f "$data"/cluster*.csv "$plots"/cluster*.svg # and with a run across a network
 
 # --- the data each plot reads -------------------------------------------------------------
 
@@ -192,6 +195,46 @@ for op in $ops; do busbw_files+=("$data/busbw_$op.csv"); done
 plot memory_ranks memory_ranks "files='$(words "${memory_files[@]}")'; names='$stages'"
 plot busbw busbw "files='$(words "${busbw_files[@]}")'; names='$ops'; ranks='$ranks'"
 
+# Across a network, where run_course.sh --cluster ran it: the first shape's rows, one row per
+# strategy with each network's step and communication time (for the plot), and per lesson
+# and network its tokens/s against the same lesson on shared memory (for the table).
+cluster=0
+if [ -f "$runs/cluster.csv" ] && [ -f "$runs/cluster_busbw.csv" ]; then
+    cluster=1
+    cluster_shape=$(distinct "$runs/cluster.csv" shape | cut -d' ' -f1)
+    publish "$data/cluster.csv" select_rows "$runs/cluster.csv" shape "$cluster_shape"
+    networks=$(distinct "$data/cluster.csv" network) cluster_lessons=$(distinct "$data/cluster.csv" lesson)
+    cluster_steps_csv() {
+        awk -F, -v networks="$networks" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+            !($c["lesson"] in seen) { seen[$c["lesson"]] = 1; order[++n] = $c["lesson"] }
+            { step[$c["lesson"], $c["network"]] = $c["step_ms"]; comm[$c["lesson"], $c["network"]] = $c["comm_ms"] }
+            END { k = split(networks, net, " "); printf "strategy"
+                  for (j = 1; j <= k; j++) printf ",%s_step_ms,%s_comm_ms", net[j], net[j]; print ""
+                  for (i = 1; i <= n; i++) { printf "%s", order[i]
+                      for (j = 1; j <= k; j++) printf ",%s,%s", step[order[i], net[j]], comm[order[i], net[j]]; print "" } }' \
+            "$data/cluster.csv"
+    }
+    publish "$data/cluster_steps.csv" cluster_steps_csv
+    cluster_table_csv() {
+        awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print $0 ",vs_shared_memory"; next }
+            { rows[NR] = $0; lesson[NR] = $c["lesson"]; rate[NR] = $c["tokens_per_s"]
+              if ($c["network"] == "shm") shm[$c["lesson"]] = $c["tokens_per_s"] }
+            END { for (i = 2; i <= NR; i++)
+                      printf "%s,%s\n", rows[i], shm[lesson[i]] ? sprintf("%.2f", rate[i] / shm[lesson[i]]) : "" }' \
+            "$data/cluster.csv"
+    }
+    publish "$data/cluster_table.csv" cluster_table_csv
+    plot cluster cluster "data='$data/cluster_steps.csv'; networks='$networks'; strategies='$cluster_lessons'"
+    busbw_networks=$(distinct "$runs/cluster_busbw.csv" network) network_files=() link_files=() link_names=()
+    for network in $busbw_networks; do
+        publish "$data/cluster_busbw_$network.csv" select_rows "$runs/cluster_busbw.csv" network "$network"
+        network_files+=("$data/cluster_busbw_$network.csv")
+        [ "$network" = shm ] || { link_files+=("$data/cluster_busbw_$network.csv") link_names+=("$network"); }
+    done
+    plot cluster_busbw cluster_busbw "files='$(words "${network_files[@]}")'; names='$busbw_networks';
+        links='$(words "${link_files[@]}")'; link_names='$(words "${link_names[@]}")'"
+fi
+
 # --- tables -----------------------------------------------------------------------------------
 
 # table html|md CSV COLUMN:HEADING:FORMAT... : the named columns of a CSV as an HTML or
@@ -236,6 +279,9 @@ memory_cols="stage:stage:s ranks:ranks:s params_mb:params_MB:.3f grads_mb:grads_
     state_mb:model_state_MB:.3f formula_mb:formula_MB:.3f working_mb:working_MB:.3f activations_mb:activations_MB:.3f"
 yours_cols="lesson:lesson:s steps:steps:s last_loss:your_last_loss:.6f reference_last_loss:reference:.6f
     largest_rel_diff:largest_relative_difference:.3g"
+cluster_cols="lesson:strategy:s network:network:s step_ms:step_ms:.2f comm_ms:comm_ms:.2f tokens_per_s:tokens/s:.0f
+    vs_shared_memory:tokens/s_vs_shared_memory:.2f"
+cluster_busbw_cols="network:network:s bytes:bytes:.0f busbw_GBps:busbw_GB/s:.3f link_GBps:link_GB/s:.3f"
 busbw_cols="op:operation:s bytes:bytes:.0f seconds:seconds:.3e algbw_GBps:algbw_GB/s:.3f busbw_GBps:busbw_GB/s:.3f
     wrong:wrong:s"
 
@@ -249,6 +295,17 @@ inline_svg() {
 figure() { printf '<figure id="%s">\n' "$1"; inline_svg "$1"; printf '<figcaption>%s</figcaption>\n</figure>\n' "$2"; }
 machine="$(nproc) cores, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || echo unknown CPU)"
 made="$(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -n), $machine"
+
+cluster_html() {
+    echo '<h2 id="cluster">Across a network: two hosts on this machine</h2>'
+    echo "<p class=\"note\">scripts/bench_cluster.sh ($cluster_shape shape, see docs/cluster.md): each lesson at 2 ranks on"
+    echo "shared memory, then one rank on each of two hosts whose links are shaped to each rate; medians of interleaved"
+    echo "rounds, warm-up steps left out. The hosts share this machine's cores; the link is the only thing added.</p>"
+    figure cluster "Step time per strategy and network; hatched, the part of the step blocked in communication (what the compute did not hide)."
+    table html "$data/cluster_table.csv" $cluster_cols
+    figure cluster_busbw "Lesson 01's all-reduce across each link, against the link's rate (dashed): 1 Gbit/s carries 0.125 GB/s. A message that fits in the link's token bucket (1 ms at its rate) can cross faster than the rate."
+    table html "$runs/cluster_busbw.csv" $cluster_busbw_cols
+}
 
 index_html() {
     cat <<EOF
@@ -303,6 +360,7 @@ EOF
     echo '<h2 id="collectives">Collectives (lesson 01)</h2>'
     figure busbw "Bus bandwidth per operation and message size, $ranks ranks; ring is lesson 01's own all-reduce."
     table html "$runs/collectives.csv" $busbw_cols
+    [ "$cluster" = 0 ] || cluster_html
     echo '</body></html>'
 }
 publish "$report/index.html" index_html
@@ -349,6 +407,14 @@ summary_md() {
     echo "![shard plan](plots/shard_layout.svg)"
     echo
     echo "## Collectives (lesson 01): ![busbw](plots/busbw.svg)"
+    if [ "$cluster" = 1 ]; then
+        echo
+        echo "## Across a network: two hosts on this machine ($cluster_shape shape)"
+        echo
+        table md "$data/cluster_table.csv" $cluster_cols
+        echo
+        echo "![step time across a network](plots/cluster.svg) ![all-reduce across a link](plots/cluster_busbw.svg)"
+    fi
 }
 publish "$report/summary.md" summary_md
 echo "report: $report/index.html, $report/summary.md ($(find "$plots" -name '*.svg' | wc -l) plots)"

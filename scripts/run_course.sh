@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make run: the course, end to end, then the course report.
 #
-#   scripts/run_course.sh [--small] [--student] [--runs DIR] [--report DIR]
+#   scripts/run_course.sh [--small] [--student] [--cluster "RATES"] [--runs DIR] [--report DIR]
 #
 # Writes DIR (default runs/): lesson 00 on one device (train, then profile); lesson 01's
 # collective benchmark (collectives.csv); lessons 02-09 on 2 ranks (NN_name.csv per step and
@@ -15,6 +15,13 @@
 # --small does the same on the tiny preset with a few steps each (well under a minute): for
 # trying the report out, and what the report's test runs.
 #
+# --cluster "1 10" (root; make run CLUSTER="1 10") also runs the data-parallel and ZeRO
+# lessons across a network: at 2 ranks on shared memory, then one rank on each of two hosts
+# of a cluster on this machine (scripts/cluster.sh) with links of each rate in Gbit/s, and
+# lesson 01's all-reduce over the same links (scripts/bench_cluster.sh, on the course config,
+# 3 interleaved rounds; --small: the tiny preset, 1 round). Into cluster.csv and
+# cluster_busbw.csv; the report plots them beside the link's rate (docs/cluster.md).
+#
 # --student runs your versions instead (build/lessons/, what `make` built from your exercise
 # files) of lessons 02-09, with the same flags, a per-step CSV and a short trace each, into
 # DIR/yours/; then the report puts your loss curves and step timelines beside the
@@ -24,23 +31,34 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
-runs=runs report=reports small=0 student=0
+runs=runs report=reports small=0 student=0 cluster=""
 while [ $# -gt 0 ]; do
     case $1 in
     --small) small=1; shift ;;
     --student) student=1; shift ;;
+    --cluster) cluster=${2:?run_course: --cluster needs the link rates in Gbit/s, e.g. \"1 10\"}; shift 2 ;;
     --runs) runs=${2:?run_course: --runs needs a folder}; shift 2 ;;
     --report) report=${2:?run_course: --report needs a folder}; shift 2 ;;
     -h | --help) header_help "$0"; exit 0 ;;
-    *) echo "run_course: unknown argument $1 (--small, --student, --runs DIR, --report DIR)" >&2; exit 2 ;;
+    *) echo "run_course: unknown argument $1 (--small, --student, --cluster RATES, --runs DIR, --report DIR)" >&2
+       exit 2 ;;
     esac
 done
+if [ -n "$cluster" ]; then
+    [ "$student" = 0 ] || { echo "run_course: --cluster runs the reference lessons: leave out --student" >&2; exit 2; }
+    for rate in $cluster; do
+        [[ $rate =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "run_course: --cluster: '$rate' is not a rate in Gbit/s" >&2; exit 2; }
+    done
+    [ "$(id -u)" = 0 ] || { echo "run_course: --cluster makes network namespaces: run it as root" >&2; exit 2; }
+fi
 ranks=${RANKS:-2}
 if [ "$small" = 1 ]; then
     config=(--config tiny --steps 12 --val-every 6) profile=(--iters 3 --sweep-max-batch 8)
     collectives=(-b 1K -e 64K -f 8 -n 5) sweep_sizes=0.005,0.02,1 zero_ranks=(1 2)
+    cluster_flags=(tiny --busbw-sizes "-b 16K -e 1M -f 4 -n 5") cluster_rounds=1
 else
     config=(--config course) profile=() collectives=() sweep_sizes=0.05,0.25,1,4,1000 zero_ranks=(1 2 4)
+    cluster_flags=(small) cluster_rounds=3
 fi
 trace_steps=$([ "$small" = 1 ] && echo 6 || echo 30)
 
@@ -49,6 +67,7 @@ trace_steps=$([ "$small" = 1 ] && echo 6 || echo 30)
 # PyTorch DDP, comparison, ZeRO memory, report. The estimate of the time left scales the
 # parts still to come by how this run's pace so far compares with that one's.
 part_seconds=(164 5 6 93 87 83 87 90 88 90 89 15 6 188 1 8 15)
+[ -n "$cluster" ] && part_seconds=("${part_seconds[@]:0:16}" 137 15)
 [ "$student" = 1 ] && part_seconds=(95 90 90 90 95 95 95 95 15)
 part_index=0
 
@@ -171,6 +190,14 @@ echo
 part "model state per rank, ZeRO stages against the formulas; the shard plan at 3 ranks"
 scripts/zero_memory.sh --csv "$runs/zero_memory.csv" --config "${config[1]}" "${zero_ranks[@]}"
 build/solutions/07_zero1 plan "${config[@]}" --ranks 3 --csv "$runs/shard_plan.csv"
+
+rm -f "$runs/cluster.csv" "$runs/cluster_busbw.csv" # only this run's comparison goes in the report
+if [ -n "$cluster" ]; then
+    echo
+    part "across a network: lessons 02-05, 07-09 and lesson 01's all-reduce on two hosts, links at $cluster Gbit/s"
+    BENCH_ROUNDS=$cluster_rounds scripts/bench_cluster.sh --gbit "$cluster" --csv "$runs/cluster.csv" \
+        --busbw "$runs/cluster_busbw.csv" "${cluster_flags[@]}"
+fi
 
 echo
 part "the course report"

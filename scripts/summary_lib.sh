@@ -50,15 +50,18 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 lesson_flags() { [ "$1" = 06_grad_accum ] && echo "--accum 2" || echo ""; }
 
 # The two shapes the benchmarks measure: the course's (L4 H4 C128 T128, batch 8) and a
-# larger one (L6 H4 C256 T256, batch 8); the steps a run of each takes.
+# larger one (L6 H4 C256 T256, batch 8); and tiny (L1 H2 C16 T16, batch 4), for trying a
+# benchmark out in seconds. The steps a run of each takes, and its global batch.
 shape_flags() {
     case $1 in
     small) echo "--config course" ;;
     big) echo "--config course --layers 6 --channels 256 --seq 256 --max-seq 256" ;;
-    *) echo "unknown shape '$1' (small or big)" >&2; return 2 ;;
+    tiny) echo "--config tiny" ;;
+    *) echo "unknown shape '$1' (small, big or tiny)" >&2; return 2 ;;
     esac
 }
-shape_steps() { [ "$1" = small ] && echo 40 || echo 14; }
+shape_steps() { case $1 in small) echo 40 ;; tiny) echo 8 ;; *) echo 14 ;; esac; }
+shape_batch() { [ "$1" = tiny ] && echo 4 || echo 8; }
 
 # Runs the function $1 on each shape named after it, or on both when none is: a benchmark
 # script's main loop. An unknown shape stops the script before any run.

@@ -104,6 +104,45 @@ Test(report, your_runs_go_beside_the_reference)
     cr_expect_eq(status, 0, "%s", output);
 }
 
+/* --cluster: the lessons and lesson 01's all-reduce on shared memory and across two hosts
+ * (scripts/bench_cluster.sh), a table row per lesson and network and two plots drawn. */
+Test(report, the_lessons_across_a_network_are_run_and_plotted)
+{
+    if (shell_status("test \"$(id -u)\" = 0") != 0)
+        cr_skip_test("the cluster needs root (network namespaces)");
+    char command[1024], output[1 << 14];
+    run_course("--small --cluster 1");
+    snprintf(command, sizeof command, "cat %s/report/summary.md", dir);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "## Across a network"), "%s", output);
+    static const char *const rows[] = {"| naive_ddp | shm | ", "| naive_ddp | 1gbit | ", "| zero3 | 1gbit | "};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+        cr_expect_not_null(strstr(output, rows[i]), "no row %s in summary.md:\n%s", rows[i], output);
+    expect_plot("cluster");
+    expect_plot("cluster_busbw");
+    snprintf(command, sizeof command, "scripts/check_report.py %s/report cluster cluster_busbw", dir);
+    int status = shell_output(command, output, sizeof output);
+    cr_assert_neq(status, 77, "no chromium to render the report: make setup installs it\n%s", output);
+    cr_expect_eq(status, 0, "%s", output);
+}
+
+/* A rate that is not one, or --cluster with --student: one line, status 2, before any run. */
+Test(report, a_cluster_run_with_a_bad_rate_is_refused_before_any_work)
+{
+    static const char *const refused[][2] = {{"--cluster fast", "'fast' is not a rate"},
+                                             {"--cluster 1 --student", "leave out --student"}};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        char command[512], output[4096];
+        snprintf(command, sizeof command, "scripts/run_course.sh --small %s --runs %s/runs --report %s/report",
+                 refused[i][0], dir, dir);
+        cr_expect_eq(shell_output(command, output, sizeof output), 2, "%s: %s", refused[i][0], output);
+        cr_expect_not_null(strstr(output, refused[i][1]), "%s: %s", refused[i][0], output);
+        cr_expect_eq(strchr(output, '\n'), output + strlen(output) - 1, "more than one line: %s", output);
+        snprintf(command, sizeof command, "%s/runs", dir);
+        cr_expect(!file_exists(command), "%s: the runs folder was made", refused[i][0]);
+    }
+}
+
 Test(report, an_incomplete_run_is_refused_naming_what_is_missing)
 {
     char command[512], output[4096];
