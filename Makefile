@@ -222,16 +222,34 @@ data:
 	@$(MAKE) --no-print-directory CUDA=0 data
 else
 
-$(DATA_DIR)/train.csv: $(BUILD)/tools/gen_reviews
-	$(BUILD)/tools/gen_reviews --out-dir $(DATA_DIR)
+# The corpus: Jane Austen's novels (data/austen_text.sh; docs/data.md), or with
+# YELP=DIR the Yelp Review Full CSVs DIR/train.csv and DIR/test.csv. $(DATA_DIR)/corpus
+# names the one the shards hold; it is rewritten as make reads this file, only when the
+# corpus changes, so that switching remakes the shards. (A rule could not do it: every
+# target here is secondary, and make skips a missing secondary file.)
+CORPUS := $(if $(YELP),yelp $(abspath $(YELP)),austen)
+CORPUS_FILE := $(DATA_DIR)/corpus
+$(shell mkdir -p $(DATA_DIR) && { echo '$(CORPUS)' | cmp -s - $(CORPUS_FILE) || echo '$(CORPUS)' > $(CORPUS_FILE); } 2>/dev/null)
 
-$(DATA_DIR)/test.csv: $(DATA_DIR)/train.csv
+$(DATA_DIR)/austen_train.txt: data/austen_text.sh
+	@mkdir -p $(DATA_DIR)
+	data/austen_text.sh $(DATA_DIR)
 
-$(DATA_DIR)/train.bin: $(DATA_DIR)/train.csv $(BUILD)/tools/import_tokens
+$(DATA_DIR)/austen_val.txt: $(DATA_DIR)/austen_train.txt
+
+ifeq ($(YELP),)
+$(DATA_DIR)/train.bin: $(DATA_DIR)/austen_train.txt $(CORPUS_FILE) $(BUILD)/tools/import_tokens
+	$(BUILD)/tools/import_tokens --format text $< $@
+
+$(DATA_DIR)/val.bin: $(DATA_DIR)/austen_val.txt $(CORPUS_FILE) $(BUILD)/tools/import_tokens
+	$(BUILD)/tools/import_tokens --format text $< $@
+else
+$(DATA_DIR)/train.bin: $(YELP)/train.csv $(CORPUS_FILE) $(BUILD)/tools/import_tokens
 	$(BUILD)/tools/import_tokens --format yelp $< $@
 
-$(DATA_DIR)/val.bin: $(DATA_DIR)/test.csv $(BUILD)/tools/import_tokens
+$(DATA_DIR)/val.bin: $(YELP)/test.csv $(CORPUS_FILE) $(BUILD)/tools/import_tokens
 	$(BUILD)/tools/import_tokens --format yelp $< $@
+endif
 
 data: $(COURSE_DATA)
 endif

@@ -83,7 +83,7 @@ static void course_hyper(TrainConfig *cfg)
     cfg->accum_steps = 1;
     cfg->step_timeout = 600;
     cfg->wait_timeout = 30;
-    cfg->prompt = "5: ";
+    cfg->prompt = "She ";
 }
 
 static void set_shape(TrainConfig *cfg, int L, int H, int C, int T, int B)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The pictures in the lesson docs and docs/traces.md: headless-Chromium screenshots of the
-# course report's plots (from a real `make run`), as PNG files in docs/images/: one step's
-# timeline per lesson, the step-time breakdown, and the model state per rank against the
-# ZeRO formulas.
+# course report's plots (from a real `make run`), as PNG files in docs/images/: lesson 00's
+# loss curve, one step's timeline per lesson, the step-time breakdown, and the model state
+# per rank against the ZeRO formulas.
 #
 #   scripts/docs_images.sh [REPORT_DIR]      (default reports)
 set -euo pipefail
@@ -16,7 +16,7 @@ for lesson in lessons/*/; do
     lesson=$(basename "$lesson")
     [ "$lesson" = 01_collectives ] || timelines+=("timeline_$lesson")
 done
-for name in breakdown memory memory_ranks shard_layout "${timelines[@]}"; do
+for name in loss_00_single_device breakdown memory memory_ranks shard_layout "${timelines[@]}"; do
     svg=$report/plots/$name.svg
     [ -f "$svg" ] || { echo "docs_images: $svg is missing (run make run first)" >&2; exit 1; }
     size=$(awk -F'"' '/^ width=/ { w = $2 } /^ width=.*height=/ { h = $4 } END { print w "," h }' "$svg")

@@ -24,7 +24,8 @@ build/solutions/00_single_device train --config tiny --steps 4 --save "$work/ck"
 cp "$work/ck" "$seeds/checkpoint/tiny.bin"
 cp "$work/ck.state" "$seeds/resume/tiny.state"
 cp "$work/trace/rank_0.json" "$seeds/trace/rank_0.json"
-head -c 3000 data/generated/test.csv >"$seeds/yelp_csv/reviews.csv"
+build/tools/gen_reviews --train-mb 0.003 --test-mb 0.001 --out-dir "$work/reviews" >/dev/null
+cp "$work/reviews/train.csv" "$seeds/yelp_csv/reviews.csv"
 python3 - "$seeds/shard/small.bin" <<'PY'
 import struct, sys
 header = struct.pack("<3i", 20240520, 1, 64) + bytes(1024 - 12)

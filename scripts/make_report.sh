@@ -144,6 +144,7 @@ gnuplot_into_unfinished() {
     fi
 }
 words() { local IFS=' '; echo "$*"; }
+plot loss_val loss_00_single_device "data='$runs/00_single_device.csv'"
 plot loss loss "files='$(words "${loss_files[@]}")'; names='$(words "${loss_names[@]}")'"
 
 # Your runs, where run_course.sh --student left them: the lessons with a loss curve, and those
@@ -336,6 +337,7 @@ EOF
         figure loss_yours "Your loss per step (dashed) over the reference's (solid), lesson by lesson."
     fi
     echo '<h2 id="loss">Loss curves</h2>'
+    figure loss_00_single_device "Lesson 00's loss on the training text per step, and on the validation text (a novel it never trains on) every few steps."
     figure loss "Training loss per step, every strategy on the same global batch: the curves lie on one another."
     figure loss_drift "How far each strategy's loss is from lesson 00's. The tests hold them to lesson 00 within 1e-5 (relative) on the reference config; summing in another order rounds differently, and over a long run the difference grows until the runs are distinct samples of the same training."
     echo '<h2 id="breakdown">Where the step time goes</h2>'
@@ -374,6 +376,7 @@ summary_md() {
     echo
     table md "$data/comparison_table.csv" $comparison_cols
     echo
+    echo "![lesson 00's training and validation loss](plots/loss_00_single_device.svg)"
     echo "![loss curves](plots/loss.svg) ![distance from lesson 00](plots/loss_drift.svg)"
     echo
     if [ -f "$data/yours.csv" ]; then
