@@ -56,30 +56,47 @@ static int store_number(const Flag *flag, void *target, const char *text, char *
     return 0;
 }
 
+/* "--name value" or "--name=value": the name's length in arg (after "--"), and in *inline_value
+ * the text after '=' (NULL when there is none). */
+static size_t split_flag(const char *arg, const char **inline_value)
+{
+    const char *equals = strchr(arg + 2, '=');
+    *inline_value = equals != NULL ? equals + 1 : NULL;
+    return equals != NULL ? (size_t)(equals - arg - 2) : strlen(arg + 2);
+}
+
 int cli_parse(int argc, char **argv, int first, const FlagSet *sets, int num_sets,
               char *err, size_t err_len)
 {
     for (int i = first; i < argc; i++) {
-        const char *arg = argv[i];
+        const char *arg = argv[i], *text;
         if (strncmp(arg, "--", 2) != 0) {
             snprintf(err, err_len, "unexpected argument '%s' (flags start with --; see --help)", arg);
             return -1;
         }
+        char name[64];
+        size_t length = split_flag(arg, &text);
+        snprintf(name, sizeof name, "%.*s", (int)(length < sizeof name ? length : sizeof name - 1), arg + 2);
         void *target;
-        const Flag *flag = find_flag(sets, num_sets, arg + 2, &target);
+        const Flag *flag = length < sizeof name ? find_flag(sets, num_sets, name, &target) : NULL;
         if (flag == NULL) {
-            snprintf(err, err_len, "unknown flag %s (see --help)", arg);
+            snprintf(err, err_len, "unknown flag --%.*s (see --help)", (int)length, arg + 2);
             return -1;
         }
         if (flag->type == FLAG_SWITCH) {
+            if (text != NULL) {
+                snprintf(err, err_len, "flag --%s takes no value (given '%s')", name, text);
+                return -1;
+            }
             *(int *)((char *)target + flag->offset) = 1;
             continue;
         }
-        if (i + 1 >= argc) {
+        if (text == NULL && i + 1 >= argc) {
             snprintf(err, err_len, "flag %s needs a value", arg);
             return -1;
         }
-        const char *text = argv[++i];
+        if (text == NULL)
+            text = argv[++i];
         if (flag->type == FLAG_STRING)
             *(const char **)((char *)target + flag->offset) = text;
         else if (store_number(flag, target, text, err, err_len) != 0)
@@ -91,9 +108,16 @@ int cli_parse(int argc, char **argv, int first, const FlagSet *sets, int num_set
 const char *cli_find(int argc, char **argv, int first, const char *name)
 {
     const char *found = NULL;
-    for (int i = first; i + 1 < argc; i++)
-        if (strncmp(argv[i], "--", 2) == 0 && strcmp(argv[i] + 2, name) == 0)
+    for (int i = first; i < argc; i++) {
+        const char *text;
+        if (strncmp(argv[i], "--", 2) != 0 || split_flag(argv[i], &text) != strlen(name) ||
+            strncmp(argv[i] + 2, name, strlen(name)) != 0)
+            continue;
+        if (text != NULL)
+            found = text;
+        else if (i + 1 < argc)
             found = argv[i + 1];
+    }
     return found;
 }
 

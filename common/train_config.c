@@ -58,6 +58,8 @@ const Flag train_flags[] = {
      0, 1},
     {"dry-run", FLAG_SWITCH, FIELD(dry_run), "print the configuration (every setting) and stop", 0, 1},
     {"prompt", FLAG_STRING, FIELD(prompt), "prompt for the sample generated at the end", 0, 0},
+    {"tokenizer", FLAG_STRING, FIELD(tokenizer_path),
+     "llm.c tokenizer file the sample's tokens are decoded through (none: tokens are bytes)", 0, 0},
     {"gen-tokens", FLAG_INT, FIELD(gen_tokens), "tokens to generate at the end (0 = none)", 0, 1 << 20},
     {NULL, 0, 0, NULL, 0, 0},
 };
@@ -154,8 +156,12 @@ int train_config_preset(TrainConfig *cfg, const char *name, char *err, size_t er
         cfg->log_every = 10;
         cfg->gen_tokens = 120;
     } else if (strcmp(name, "reference") == 0) {
-        /* what expected values and grading use: small enough to run in about a second */
+        /* what expected values and grading use: small enough to run in about a second, on
+         * the synthetic reviews, whose 30 steps have no step where the order of a sum moves
+         * the gradient norm past the grading tolerance (real text has: docs/grading.md) */
         set_shape(cfg, 2, 4, 64, 64, 8);
+        cfg->train_path = "data/generated/reviews_train.bin";
+        cfg->val_path = "data/generated/reviews_val.bin";
         cfg->steps = 30;
         cfg->warmup_steps = 5;
         cfg->val_every = 10;

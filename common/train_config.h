@@ -34,6 +34,7 @@ typedef struct {
     int tf32;                 /* --tf32: matrix products on TF32 tensor cores (GPU only) */
     float mem_limit_mb; /* 0 = none; the tracking allocator refuses past it */
     const char *prompt;
+    const char *tokenizer_path; /* --tokenizer, or NULL: the sample's tokens are bytes */
     int gen_tokens;
     float step_timeout; /* seconds a step may take before the run is ended as hung; 0 = never */
     float wait_timeout; /* seconds one call may wait for the other ranks (comm.h); 0 = forever */

@@ -55,12 +55,26 @@ static int load_or_init(Trainer *tr, char *err, size_t err_len)
     return status;
 }
 
+/* The sample's tokenizer: --tokenizer's, or NULL (tokens are bytes). */
+static const Tokenizer *sample_tokenizer(const Trainer *tr)
+{
+    return tr->tokenizer.vocab_size > 0 ? &tr->tokenizer : NULL;
+}
+
 static int open_outputs(Trainer *tr, char *err, size_t err_len)
 {
     if (tr->rank != 0)
         return 0;
-    if (tr->cfg.gen_tokens > 0 && sample_check_prompt(&tr->cfg.model, tr->cfg.prompt, err, err_len) != 0)
-        return -1; /* the sample comes at the end: a prompt it cannot use is found now */
+    /* the sample comes at the end: a tokenizer or prompt it cannot use is found now */
+    char reason[384];
+    if (tr->cfg.tokenizer_path != NULL &&
+        tokenizer_read(&tr->tokenizer, tr->cfg.tokenizer_path, reason, sizeof reason) != 0) {
+        snprintf(err, err_len, "--tokenizer %s", reason);
+        return -1;
+    }
+    if ((tr->cfg.gen_tokens > 0 || tr->cfg.tokenizer_path != NULL) &&
+        sample_check_prompt(&tr->cfg.model, sample_tokenizer(tr), tr->cfg.prompt, err, err_len) != 0)
+        return -1;
     if (tr->cfg.trace_dir != NULL && trace_check_dir(tr->cfg.trace_dir, tr->world, err, err_len) != 0)
         return -1;
     if (check_folder_writable(tr->cfg.summary_path, "--summary", err, err_len) != 0 ||
@@ -245,6 +259,7 @@ void trainer_teardown(Trainer *tr)
     char err[512];
     if (output_finish(&tr->csv, err, sizeof err) != 0) /* a run that failed: the steps it took */
         fprintf(stderr, "--csv: %s\n", err);
+    tokenizer_free(&tr->tokenizer);
     adamw_destroy(&tr->opt);
     gpt_destroy(&tr->model);
     dataloader_close(&tr->train);
@@ -588,7 +603,8 @@ static int sample(Trainer *tr, const float *host, char *err, size_t err_len)
     model->params = full;
     model->hooks = (GPTHooks){0};
     char text[4096];
-    int status = generate_text(model, cfg->prompt, cfg->gen_tokens, cfg->seed, text, sizeof text, err, err_len);
+    int status = generate_text(model, sample_tokenizer(tr), cfg->prompt, cfg->gen_tokens, cfg->seed, text,
+                               sizeof text, err, err_len);
     model->params = own_params;
     model->hooks = own_hooks;
     model->kernels->free(full);

@@ -19,6 +19,7 @@
 #include "resume.h"
 #include "strategy.h"
 #include "summary.h"
+#include "tokenizer.h"
 #include "train_config.h"
 
 typedef struct {
@@ -42,6 +43,7 @@ typedef struct {
     DataLoader train, val;
     int has_val;
     OutputFile csv;      /* --csv, rank 0: renamed into place when the run ends */
+    Tokenizer tokenizer; /* --tokenizer, rank 0: for the sample (vocab_size 0 when none) */
     RunSummary summary;
     int first_step;        /* 0, or the steps a resumed run had done */
     int skipped_steps, first_skipped; /* --skip-nonfinite: how many, and the first (1-based) */

@@ -134,6 +134,46 @@ Test(lesson00, bad_input_gets_a_one_line_error)
     assert_one_line_error("train --config tiny --save /dev/null", 1, "exists and is not a regular file");
     assert_one_line_error("train --config tiny --csv /dev/null", 1, "--csv /dev/null: exists and is not a regular file");
     assert_one_line_error("train --config tiny --summary /tmp", 1, "--summary /tmp: exists and is not a regular file");
+    /* --flag=value: the same rules */
+    assert_one_line_error("train --bogus=1", 2, "unknown flag --bogus");
+    assert_one_line_error("train --lr=abc", 2, "--lr: 'abc' is not a number");
+    assert_one_line_error("train --lr=", 2, "--lr: '' is not a number");
+    assert_one_line_error("train --skip-nonfinite=1", 2, "flag --skip-nonfinite takes no value (given '1')");
+    assert_one_line_error("train --config=huge", 2, "unknown preset 'huge'");
+}
+
+/* On GPT-2's tokens the sample is decoded through GPT-2's tokenizer: the prompt, then text;
+ * without a tokenizer, ids past a byte show as <id>, never as a byte they are not. A
+ * tokenizer of another vocabulary is refused before training. */
+Test(lesson00, a_gpt2_token_sample_is_decoded_through_the_tokenizer)
+{
+    const char *gpt2 = SOLUTION " train --config tiny --vocab 50257 --steps 2 --gen-tokens 12 "
+                       "--train data/generated/gpt2_train.bin --val data/generated/gpt2_val.bin";
+    char command[1024], output[1 << 14];
+    snprintf(command, sizeof command, "%s --tokenizer data/generated/gpt2_tokenizer.bin | grep '^sample: '", gpt2);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    cr_expect_eq(strncmp(output, "sample: She ", 12), 0, "%s", output);
+    cr_expect_null(strstr(output, "<|endoftext|>"), "%s", output);
+    int id;
+    cr_expect_neq(sscanf(output, "%*[^<]<%d>", &id), 1, "an id shown as a number: %s", output);
+    snprintf(command, sizeof command, "%s | grep '^sample: '", gpt2);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    cr_expect_eq(sscanf(output, "sample: She <%d>", &id), 1, "no <id> after the prompt: %s", output);
+    assert_one_line_error("train --config tiny --tokenizer data/generated/gpt2_tokenizer.bin", 1,
+                          "--tokenizer holds 50257 tokens but the model's vocabulary is 256 (--vocab)");
+}
+
+/* --flag=value is --flag value: the same run, step for step (times left out). */
+Test(lesson00, flags_written_with_an_equals_sign_mean_the_same)
+{
+    char command[1024];
+    snprintf(command, sizeof command,
+             SOLUTION " train --config=reference --steps=3 --lr=0.002 --csv=%s/a.csv > /dev/null && "
+             SOLUTION " train --config reference --steps 3 --lr 0.002 --csv %s/b.csv > /dev/null && "
+             "cd %s && cut -d, -f1-4 a.csv > a.cut && cut -d, -f1-4 b.csv > b.cut && cmp -s a.cut b.cut && "
+             "awk -F, 'END { exit !(NR == 4 && $4 + 0 > 0) }' a.csv",
+             work_dir, work_dir, work_dir);
+    cr_assert_eq(run(command), 0, "the two spellings gave different runs");
 }
 
 /* A checkpoint whose wte holds `bytes` (4 bytes, in printf's octal escapes) at element 256, then
