@@ -127,12 +127,29 @@ int lesson_train(const Lesson *lesson, Comm *comm, const TrainConfig *cfg, RunSu
     return any_failed ? -1 : 0;
 }
 
+/* `LESSON --help`: the usage, then the flags of train, its default mode, on the course preset. */
+static int print_main_help(const Lesson *lesson)
+{
+    TrainConfig cfg;
+    char err[256];
+    if (train_config_preset(&cfg, "course", err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", lesson->name, err);
+        return 1;
+    }
+    print_help(lesson, &cfg);
+    if (lesson->other_modes != NULL)
+        printf("\n%s %s --help lists the flags of %s.\n", lesson->name, lesson->other_modes, lesson->other_modes);
+    return 0;
+}
+
 int lesson_main(int argc, char **argv, const Lesson *lesson)
 {
-    if (argc < 2 || is_help(argv[1])) {
-        print_usage(lesson, argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        print_usage(lesson, stderr);
+        return 2;
     }
+    if (is_help(argv[1]))
+        return print_main_help(lesson);
     Comm *comm = comm_init(&argc, &argv);
     if (comm == NULL) {
         fprintf(stderr, "%s: could not start the communicator\n", lesson->name);

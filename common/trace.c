@@ -92,8 +92,9 @@ static void write_event(FILE *out, const TraceEvent *e, int rank)
 {
     fprintf(out, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"cat\":\"%s\",\"name\":\"%s", rank, (int)e->track,
             track_names[e->track], e->name);
-    if (e->unit >= 0)
-        fprintf(out, " unit %d", e->unit);
+    size_t length = strlen(e->name);
+    if (e->unit >= 0) /* "forward unit 3"; a name ending in '#' takes the number itself: "step#7" */
+        fprintf(out, length > 0 && e->name[length - 1] == '#' ? "%d" : " unit %d", e->unit);
     fprintf(out, "\",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"rank\":%d}},\n", 1e6 * (e->start + trace.clock_offset),
             1e6 * (e->end - e->start), rank);
 }

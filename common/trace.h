@@ -1,6 +1,7 @@
 /* Per-rank timelines in Chrome's trace-event format, which Perfetto (ui.perfetto.dev) and
  * chrome://tracing open. A run with --trace DIR records, on this process:
- *   compute        forward and backward of every unit, data loading, the optimizer step
+ *   compute        a slice per optimizer step ("step#N") holding forward and backward of every
+ *                  unit, data loading and the optimizer step
  *   communication  every communicator call that starts or does a collective
  *   waits          every wait on / test of a non-blocking collective
  * and writes DIR/rank_R.json per rank, where the rank runs, then DIR/merged.json with a
@@ -28,7 +29,8 @@ int trace_start(const char *dir, int rank, int world, double clock_offset, char 
 int trace_enabled(void);
 
 /* One complete event; name must be a string that lives for the whole run (a literal);
- * unit >= 0 is appended to it ("forward unit 3"). */
+ * unit >= 0 is appended to it ("forward unit 3"), or to a name ending in '#' as the number
+ * alone ("step#7": the slice of one optimizer step, as PyTorch's profiler has ProfilerStep#7). */
 void trace_record(TraceTrack track, const char *name, int unit, double start_seconds, double end_seconds);
 
 /* This rank's lines of the merged trace (malloc'd; the caller frees it), before trace_finish;

@@ -325,6 +325,7 @@ StepResult trainer_step(Trainer *tr, int step)
     double ended = now_seconds();
     comm_log_mark("step_end", -1, NULL, 0);
     trace_record(TRACK_COMPUTE, "optimizer step", -1, optimizer_started, ended);
+    trace_record(TRACK_COMPUTE, "step#", step + 1, start, ended);
     double seconds = ended - start;
     CommStats after = comm_stats(tr->comm);
     /* bookkeeping, outside the timed step: what a single device would report */

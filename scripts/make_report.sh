@@ -341,7 +341,7 @@ EOF
     figure loss "Training loss per step, every strategy on the same global batch: the curves lie on one another."
     figure loss_drift "How far each strategy's loss is from lesson 00's. The tests hold them to lesson 00 within 1e-5 (relative) on the reference config; summing in another order rounds differently, and over a long run the difference grows until the runs are distinct samples of the same training."
     echo '<h2 id="breakdown">Where the step time goes</h2>'
-    echo "<p class=\"note\">From a traced run of each lesson (build/tools/analyze_traces), mean over ranks and over all traced steps.</p>"
+    echo "<p class=\"note\">From a traced run of each lesson (build/tools/analyze_traces), mean over ranks and over the traced steps after the warm-up ones, as in the table above. On a CPU overlapped communication is 0: each rank is one thread, which is not computing while it is inside a communication call, and MPICH moves a started collective only inside such calls (docs/traces.md). What starting early buys there is less waiting at the end.</p>"
     figure breakdown "Compute, communication with nothing beside it (exposed), communication beside compute (overlapped) and idle time, per step."
     table html "$data/breakdown.csv" $breakdown_cols
     echo '<h2 id="timelines">One step, per rank</h2>'
@@ -352,7 +352,7 @@ EOF
             figure "timeline_${lesson}_yours" "Your $lesson: $runs/yours/traces/$lesson/merged.json"
     done
     echo '<h2 id="sweep">Bucket size (lesson 05)</h2>'
-    figure bucket_sweep "One short run per bucket size; the largest size puts every gradient in one bucket."
+    figure bucket_sweep "One short run per bucket size (the bars: one standard deviation of its step time either side); the largest size puts every gradient in one bucket."
     table html "$data/bucket_sweep.csv" $sweep_cols
     echo '<h2 id="memory">Memory per rank: DDP and ZeRO-1/2/3</h2>'
     figure memory "Parameters, gradients and AdamW state per rank at $ranks ranks, as the tracking allocator measured them; the dot is the stage's formula (ZeRO-1: 8 + 8/N bytes per parameter, ...), which padded shards exceed by a few bytes."

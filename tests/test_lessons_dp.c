@@ -52,6 +52,19 @@ static void check_lesson_at_1_2_4(const char *lesson, const char *flags)
         check_equivalence(lesson, ranks, flags);
 }
 
+/* `LESSON --help` lists the flags of train, its default mode, not only the modes. */
+Test(lessons_dp, help_lists_the_flags_of_train)
+{
+    static const char *const lessons[] = {"02_naive_ddp", "05_bucketed_ddp", "07_zero1", "09_zero3"};
+    for (size_t i = 0; i < sizeof lessons / sizeof *lessons; i++) {
+        char command[256], output[1 << 14];
+        snprintf(command, sizeof command, "build/solutions/%s --help", lessons[i]);
+        cr_expect_eq(shell_output(command, output, sizeof output), 0, "%s: %s", lessons[i], output);
+        cr_expect_not_null(strstr(output, "  --csv S "), "%s --help has no --csv:\n%s", lessons[i], output);
+        cr_expect_not_null(strstr(output, "  --wait-timeout X "), "%s --help:\n%s", lessons[i], output);
+    }
+}
+
 Test(lessons_dp, naive_matches_single_device_at_1_2_4_ranks) { check_lesson_at_1_2_4("02_naive_ddp", ""); }
 Test(lessons_dp, flat_matches_single_device_at_1_2_4_ranks)
 {

@@ -157,6 +157,45 @@ Test(trace, host_timing_takes_enclosed_calls_out_of_compute)
                        output);
 }
 
+/* A trace that marks its steps (step#N, as the trainer writes): two steps, so the first is
+ * warm-up (as in the run's summary) and left out with its slow 900 us of compute, and so is
+ * the validation after the last step. Step 2 spans 400 us: compute [1000,1200] and the
+ * optimizer [1200,1300], so 0.3 ms of compute and 0.1 ms idle per step. */
+Test(trace, a_trace_that_marks_its_steps_is_read_over_the_steps_after_the_warm_up)
+{
+    char path[128], output[4096];
+    snprintf(path, sizeof path, "%s/rank_0.json", dir);
+    FILE *out = fopen(path, "w");
+    cr_assert_not_null(out);
+    fprintf(out, "{\"traceEvents\":[\n"
+                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"forward unit 1\",\"ts\":0,\"dur\":900},\n"
+                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"step#1\",\"ts\":0,\"dur\":1000},\n"
+                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"forward unit 1\",\"ts\":1000,\"dur\":200},\n"
+                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"optimizer step\",\"ts\":1200,\"dur\":100},\n"
+                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"step#2\",\"ts\":1000,\"dur\":400},\n"
+                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"validation\",\"ts\":1500,\"dur\":500}\n],\n"
+                 "\"otherData\":{\"timing\":\"device\"},\"distributedInfo\":{\"rank\":0,\"world_size\":1}}\n");
+    fclose(out);
+    char command[256];
+    snprintf(command, sizeof command, "build/tools/analyze_traces %s && cat %s/summary.csv", dir, dir);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "per step over steps 2-2 of each rank: the first 1 are warm-up"), "%s", output);
+    cr_expect_not_null(strstr(output, "\n0,1,0.3000,0.0000,0.0000,0.1000,75.00,25.00,25.00,0.00,0,0.0000\n"), "%s",
+                       output);
+}
+
+/* A traced run marks each optimizer step with a slice on the compute track. */
+Test(trace, a_run_marks_each_step_with_a_slice)
+{
+    char command[512], output[4096];
+    snprintf(command, sizeof command,
+             "build/solutions/00_single_device train --config tiny --steps 12 --trace %s/t > /dev/null && "
+             "grep -o '\"tid\":0,\"cat\":\"compute\",\"name\":\"step#[0-9]*\"' %s/t/rank_0.json | "
+             "sed 's/.*step#//; s/\"//' | tr '\\n' ' '", dir, dir);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    cr_expect_str_eq(output, "1 2 3 4 5 6 7 8 9 10 11 12 ");
+}
+
 /* --timeline STEP: the events of that step, from the end of the previous optimizer step. */
 Test(trace, the_timeline_holds_one_step_from_its_start)
 {

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "paths.h"
+#include "summary.h"
 
 enum { MAX_RANKS = 64, MAX_OPS = 32 };
 
@@ -59,7 +60,9 @@ typedef struct {
 typedef struct {
     Intervals compute, comm;
     double first, last;
+    double span;     /* the time the figures are per step of: the counted steps, or first to last event */
     long steps;
+    int warmup;      /* steps marked in the trace and left out, as the run's summary leaves them out */
     int host_timing;
     OpStats ops[MAX_OPS];
     int num_ops;
@@ -285,13 +288,52 @@ static int load_trace(const char *path, TraceFile *t)
     return status;
 }
 
+/* The trainer marks each optimizer step with a slice "step#N" on the compute track, as
+ * PyTorch's profiler marks ProfilerStep#N. */
+static int is_step_slice(const Event *e) { return e->tid == 0 && strncmp(e->name, "step#", 5) == 0; }
+
+/* Whether ts falls in one of the sorted step slices after the first `skip`. */
+static int in_counted_step(const Intervals *steps, int skip, double ts)
+{
+    size_t low = 0, high = steps->count; /* the first slice starting after ts */
+    while (low < high) {
+        size_t mid = (low + high) / 2;
+        if (steps->items[mid].start <= ts)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    return low > (size_t)skip && ts < steps->items[low - 1].end;
+}
+
+/* The step slices of a trace, sorted by start; none in a trace that marks no steps. */
+static Intervals step_slices(const TraceFile *t)
+{
+    Intervals steps = {0};
+    for (size_t i = 0; i < t->count; i++)
+        if (is_step_slice(&t->events[i]) && add(&steps, t->events[i].ts, t->events[i].ts + t->events[i].dur) != 0) {
+            fprintf(stderr, "analyze_traces: out of memory\n");
+            exit(1);
+        }
+    if (steps.count > 1)
+        qsort(steps.items, steps.count, sizeof *steps.items, by_start);
+    return steps;
+}
+
+/* A trace that marks its steps is read over the steps after the warm-up ones, each event by
+ * the step it starts in (validation, set-up and the end of the run are in none); one that
+ * does not, over everything from its first event to its last. */
 static void read_rank(const TraceFile *t, RankTrace *r)
 {
+    Intervals steps = step_slices(t);
+    r->warmup = steps.count > 0 ? summary_warmup_steps((int)steps.count) : 0;
     r->first = 1e300;
     r->last = -1e300;
     r->host_timing = t->host_timing;
     for (size_t i = 0; i < t->count; i++) {
         const Event *e = &t->events[i];
+        if (is_step_slice(e) || (steps.count > 0 && !in_counted_step(&steps, r->warmup, e->ts)))
+            continue;
         if (e->ts < r->first)
             r->first = e->ts;
         if (e->ts + e->dur > r->last)
@@ -304,6 +346,13 @@ static void read_rank(const TraceFile *t, RankTrace *r)
             count_op(r, e->name, e->dur);
         }
     }
+    r->span = r->last > r->first ? r->last - r->first : 0.0;
+    if (steps.count > 0) {
+        r->span = 0.0;
+        for (size_t k = (size_t)r->warmup; k < steps.count; k++)
+            r->span += steps.items[k].end - steps.items[k].start;
+    }
+    free(steps.items);
 }
 
 typedef struct {
@@ -313,7 +362,7 @@ typedef struct {
 static Breakdown breakdown(RankTrace *r)
 {
     Breakdown b;
-    b.span = r->last > r->first ? r->last - r->first : 0.0;
+    b.span = r->span;
     merge(&r->compute);
     b.comm = merge(&r->comm);
     if (r->host_timing && subtract(&r->compute, &r->comm) != 0) {
@@ -390,6 +439,9 @@ static void write_html(FILE *out, RankTrace *ranks, Breakdown *b, int n)
 
 static void print_summary(RankTrace *ranks, Breakdown *b, int n)
 {
+    if (ranks[0].warmup > 0)
+        printf("per step over steps %d-%ld of each rank: the first %d are warm-up, left out as the run's summary "
+               "leaves them out\n", ranks[0].warmup + 1, ranks[0].warmup + ranks[0].steps, ranks[0].warmup);
     printf("%-5s %6s %11s %11s %11s %9s %9s\n", "rank", "steps", "compute ms", "exposed ms", "overlap ms", "idle ms",
            "overlap%");
     for (int r = 0; r < n; r++) {
@@ -488,7 +540,7 @@ static int timeline_rank(FILE *out, const Timeline *timeline, int rank, char *er
     }
     for (size_t i = 0; i < t->count; i++) {
         const Event *e = &t->events[i];
-        if (e->ts >= begin && e->ts < end)
+        if (e->ts >= begin && e->ts < end && !is_step_slice(e))
             fprintf(out, "%d,%d,%.4f,%.4f,%s\n", rank, e->tid, (e->ts - begin) / 1e3, (e->ts + e->dur - begin) / 1e3,
                     e->name);
     }
