@@ -38,7 +38,7 @@ static int store_number(const Flag *flag, void *target, const char *text, char *
         snprintf(err, err_len, "--%s: '%s' is not a finite number", flag->name, text);
         return -1;
     }
-    if (flag->type != FLAG_FLOAT && value != (double)(int64_t)value) {
+    if (flag->type != FLAG_FLOAT && flag->type != FLAG_DOUBLE && value != (double)(int64_t)value) {
         snprintf(err, err_len, "--%s: '%s' is not a whole number", flag->name, text);
         return -1;
     }
@@ -51,6 +51,8 @@ static int store_number(const Flag *flag, void *target, const char *text, char *
         *(int *)field = (int)value;
     else if (flag->type == FLAG_U64)
         *(uint64_t *)field = (uint64_t)value;
+    else if (flag->type == FLAG_DOUBLE)
+        *(double *)field = value;
     else
         *(float *)field = (float)value;
     return 0;
@@ -91,7 +93,7 @@ int cli_parse(int argc, char **argv, int first, const FlagSet *sets, int num_set
             *(int *)((char *)target + flag->offset) = 1;
             continue;
         }
-        if (text == NULL && i + 1 >= argc) {
+        if (text == NULL && (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)) {
             snprintf(err, err_len, "flag %s needs a value", arg);
             return -1;
         }
@@ -125,7 +127,7 @@ static const char *type_hint(FlagType type)
 {
     switch (type) {
     case FLAG_INT: case FLAG_U64: return "N";
-    case FLAG_FLOAT: return "X";
+    case FLAG_FLOAT: case FLAG_DOUBLE: return "X";
     case FLAG_STRING: return "S";
     default: return "";
     }
@@ -146,6 +148,7 @@ void cli_format_value(const Flag *flag, const void *target, char *out, size_t ou
     case FLAG_INT: case FLAG_SWITCH: snprintf(out, out_len, "%d", *(const int *)field); break;
     case FLAG_U64: snprintf(out, out_len, "%llu", (unsigned long long)*(const uint64_t *)field); break;
     case FLAG_FLOAT: format_float(*(const float *)field, out, out_len); break;
+    case FLAG_DOUBLE: snprintf(out, out_len, "%g", *(const double *)field); break;
     default: {
         const char *text = *(const char *const *)field;
         snprintf(out, out_len, "%s", text ? text : "none");

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-typedef enum { FLAG_INT, FLAG_FLOAT, FLAG_U64, FLAG_STRING, FLAG_SWITCH } FlagType;
+typedef enum { FLAG_INT, FLAG_FLOAT, FLAG_DOUBLE, FLAG_U64, FLAG_STRING, FLAG_SWITCH } FlagType;
 
 typedef struct {
     const char *name;    /* without the leading "--" */
@@ -21,12 +21,15 @@ typedef struct {
     void *target;
 } FlagSet;
 
-/* Parses argv[first..argc) into the sets. Returns 0, or -1 with a one-line reason that
- * names the flag. A flag may appear more than once; the last value wins. */
+/* Parses argv[first..argc) into the sets: "--name value" or "--name=value". Returns 0, or -1
+ * with a one-line reason that names the flag. A flag may appear more than once; the last
+ * value wins. A value that starts with "--" after a space is taken for a forgotten value
+ * ("--csv --steps 3"); "--name=--value" passes it. */
 int cli_parse(int argc, char **argv, int first, const FlagSet *sets, int num_sets,
               char *err, size_t err_len);
 
-/* The value following `--name` in argv, or NULL. Used to apply a preset before parsing. */
+/* The value of the last `--name value` or `--name=value` in argv, or NULL. Used to apply a
+ * preset before parsing. */
 const char *cli_find(int argc, char **argv, int first, const char *name);
 
 /* A flag's current value in the target, as text ("none" for an unset string). */

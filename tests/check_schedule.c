@@ -994,18 +994,19 @@ static void usage(FILE *out)
                  "  --no-log REASON: the run wrote no log; every rule fails with REASON\n");
 }
 
-/* --label and --no-log are the checker's own; everything else is the run's. */
-static const char *take_option(int *argc, char **argv, const char *name, const char *otherwise)
-{
-    for (int i = 3; i + 1 < *argc; i++)
-        if (strcmp(argv[i], name) == 0) {
-            const char *value = argv[i + 1];
-            memmove(&argv[i], &argv[i + 2], (size_t)(*argc - i - 2) * sizeof *argv);
-            *argc -= 2;
-            return value;
-        }
-    return otherwise;
-}
+/* --label, --ranks and --no-log are the checker's own; every other flag is the run's. */
+typedef struct {
+    const char *label, *no_log;
+    int ranks; /* 0: the ranks the log holds */
+} CheckerOptions;
+
+#define CHECKER(field) offsetof(CheckerOptions, field)
+static const Flag checker_flags[] = {
+    {"label", FLAG_STRING, CHECKER(label), "what the PASS and FAIL lines call the check", 0, 0},
+    {"ranks", FLAG_INT, CHECKER(ranks), "the run had N ranks, and every one of them must be in the log", 1, MAX_RANKS},
+    {"no-log", FLAG_STRING, CHECKER(no_log), "the run wrote no log: every rule fails with this reason", 0, 0},
+    {NULL, 0, 0, NULL, 0, 0},
+};
 
 int main(int argc, char **argv)
 {
@@ -1023,21 +1024,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "check_schedule: lesson '%s' has no schedule rules (01..09)\n", argv[1]);
         return 2;
     }
-    const char *label = take_option(&argc, argv, "--label", "");
-    const char *no_log = take_option(&argc, argv, "--no-log", NULL);
-    const char *ranks_text = take_option(&argc, argv, "--ranks", NULL);
-    long ranks_run = ranks_text != NULL ? strtol(ranks_text, &end, 10) : 0;
-    if (ranks_text != NULL && (*end != '\0' || ranks_run < 1 || ranks_run > MAX_RANKS)) {
-        fprintf(stderr, "check_schedule: --ranks '%s' is not a number of ranks\n", ranks_text);
-        return 2;
-    }
+    CheckerOptions checker = {.label = ""};
     RunFlags flags = {.bucket_mb = 1.0f}; /* the lessons' defaults */
-    FlagSet extra = {"lesson", lesson_flags, &flags};
+    FlagSet extra[2] = {{"lesson", lesson_flags, &flags}, {"checker", checker_flags, &checker}};
     char err[512];
-    if (train_config_from_args(&flags.cfg, argc, argv, 3, &extra, 1, err, sizeof err) != 0) {
+    if (train_config_from_args(&flags.cfg, argc, argv, 3, extra, 2, err, sizeof err) != 0) {
         fprintf(stderr, "check_schedule: %s\n", err);
         return 2;
     }
+    const char *label = checker.label, *no_log = checker.no_log;
+    int ranks_run = checker.ranks;
     if (flags.accum == 0)
         flags.accum = lesson == 6 ? 2 : 1;
     flags.cfg.accum_steps = flags.accum;
@@ -1052,7 +1048,7 @@ int main(int argc, char **argv)
     Log log;
     if (read_log(argv[2], &log) != 0)
         return 2;
-    if (ranks_text == NULL)
+    if (ranks_run == 0)
         ranks_run = log.ranks > 0 ? log.ranks : 1; /* by hand: the ranks the log holds */
     Check check = {.log = &log, .flags = &flags, .model = &flags.cfg.model, .ranks = (int)ranks_run,
                    .units = gpt_num_units(&flags.cfg.model), .num_params = (long)gpt_num_params(&flags.cfg.model),

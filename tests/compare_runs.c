@@ -13,9 +13,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cli.h"
 
 enum { MAX_COLS = 32, CELL_LEN = 64, LINE_LEN = 4096, MAX_SHOWN = 5, TEXT_LEN = 96 };
 
@@ -312,36 +315,14 @@ static int rows_match(const Table *expected, const Table *actual, const char *la
     return why[0] == '\0';
 }
 
-static int parse_tolerance(const char *flag, const char *text, double *value)
-{
-    if (!parse_number(text, value) || !(*value >= 0.0)) {
-        fprintf(stderr, "compare_runs: %s needs a number >= 0, not '%s'\n", flag, text);
-        return -1;
-    }
-    return 0;
-}
-
-static int is_known_flag(const char *arg)
-{
-    static const char *const flags[] = {"--columns", "--rtol", "--atol", "--label"};
-    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
-        if (strcmp(arg, flags[i]) == 0)
-            return 1;
-    return 0;
-}
-
-static int parse_flag(const char *flag, const char *value, Options *options)
-{
-    if (strcmp(flag, "--columns") == 0)
-        options->columns = value;
-    else if (strcmp(flag, "--label") == 0)
-        options->label = value;
-    else if (strcmp(flag, "--rtol") == 0)
-        return parse_tolerance(flag, value, &options->tolerance.rtol);
-    else
-        return parse_tolerance(flag, value, &options->tolerance.atol);
-    return 0;
-}
+#define OPTION(field) offsetof(Options, field)
+static const Flag flags[] = {
+    {"columns", FLAG_STRING, OPTION(columns), "the columns to compare, comma-separated", 0, 0},
+    {"rtol", FLAG_DOUBLE, OPTION(tolerance.rtol), "relative tolerance", 0, 1e9},
+    {"atol", FLAG_DOUBLE, OPTION(tolerance.atol), "absolute tolerance", 0, 1e9},
+    {"label", FLAG_STRING, OPTION(label), "what the PASS and FAIL lines call the comparison", 0, 0},
+    {NULL, 0, 0, NULL, 0, 0},
+};
 
 /* Returns 0 when the options are complete, -1 after saying on stderr what is wrong. */
 static int parse_options(int argc, char **argv, Options *options)
@@ -358,18 +339,11 @@ static int parse_options(int argc, char **argv, Options *options)
         }
     options->expected_path = argv[1];
     options->actual_path = argv[2];
-    for (int i = 3; i < argc; i += 2) {
-        if (!is_known_flag(argv[i])) {
-            fprintf(stderr, "compare_runs: unknown flag %s\n", argv[i]);
-            return -1;
-        }
-        /* "--columns --rtol 0" is a forgotten value, not a column named --rtol */
-        if (i + 1 == argc || strncmp(argv[i + 1], "--", 2) == 0) {
-            fprintf(stderr, "compare_runs: %s needs a value\n", argv[i]);
-            return -1;
-        }
-        if (parse_flag(argv[i], argv[i + 1], options) != 0)
-            return -1;
+    char err[256];
+    FlagSet set = {"comparison", flags, options};
+    if (cli_parse(argc, argv, 3, &set, 1, err, sizeof err) != 0) {
+        fprintf(stderr, "compare_runs: %s\n", err);
+        return -1;
     }
     if (options->columns == NULL) {
         fprintf(stderr, "compare_runs: --columns is required (the columns to compare, e.g. loss,grad_norm)\n");

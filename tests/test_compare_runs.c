@@ -254,8 +254,9 @@ Test(compare_runs, bad_flags_exit_2)
     expect_bad_input("--rtol 1e-5", "--columns is required");
     expect_bad_input("--columns loss --rtol", "--rtol needs a value");
     expect_bad_input("--columns --rtol 0", "--columns needs a value");
-    expect_bad_input("--columns loss --atol abc", "--atol needs a number");
-    expect_bad_input("--columns loss --rtol -1", "--rtol needs a number");
+    expect_bad_input("--columns loss --atol abc", "--atol: 'abc' is not a number");
+    expect_bad_input("--columns loss --rtol -1", "--rtol: -1 is outside 0..");
+    expect_bad_input("--columns=loss --rtol=nan", "--rtol: 'nan' is not a finite number");
 }
 
 Test(compare_runs, missing_and_empty_files_exit_2)
@@ -264,6 +265,16 @@ Test(compare_runs, missing_and_empty_files_exit_2)
     expect_bad_input("--columns loss", "actual.csv");
     write_file("actual.csv", "");
     expect_bad_input("--columns loss", "actual.csv is empty");
+}
+
+/* --flag=value reads as --flag value. */
+Test(compare_runs, flags_written_with_an_equals_sign_mean_the_same)
+{
+    char output[4096];
+    write_steps("expected.csv", 3, 0.5, 10);
+    write_steps("actual.csv", 3, 0.5, 10);
+    cr_expect_eq(compare("--columns=loss --rtol=0 --atol=0 --label=same", output, sizeof output), 0, "%s", output);
+    expect_contains(output, "PASS same loss: 3 rows");
 }
 
 Test(compare_runs, help_exits_0)

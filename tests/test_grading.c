@@ -195,6 +195,13 @@ Test(grading, check_schedule_refuses_bad_input_with_one_line)
     cr_expect_eq(shell_output("build/tools/check_schedule 12 x.csv", output, sizeof output), 2);
     cr_expect_eq(shell_output("build/tools/check_schedule 04 /nonexistent.csv", output, sizeof output), 2);
     cr_expect_not_null(strstr(output, "cannot open /nonexistent.csv"), "%s", output);
+    cr_expect_eq(shell_output("build/tools/check_schedule 04 x.csv --ranks 0", output, sizeof output), 2);
+    cr_expect_not_null(strstr(output, "check_schedule: --ranks: 0 is outside 1.."), "%s", output);
+    /* its own flags, like the run's, also as --flag=value */
+    cr_expect_eq(shell_output("build/tools/check_schedule 04 x.csv --label=mine --no-log='no log' --config=reference",
+                              output, sizeof output), 1);
+    cr_expect_not_null(strstr(output, "FAIL mine schedule "), "%s", output);
+    cr_expect_not_null(strstr(output, ": no log"), "%s", output);
 }
 
 Test(grading, one_check_by_name_and_its_reproduce_commands)

@@ -28,10 +28,12 @@
  */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "paths.h"
 #include "summary.h"
 
@@ -572,22 +574,30 @@ static int usage(FILE *out, int status)
     return status;
 }
 
+typedef struct {
+    int timeline_step; /* 0: none */
+} Options;
+
+static const Flag flags[] = {
+    {"timeline", FLAG_INT, offsetof(Options, timeline_step),
+     "also write DIR/timeline.csv: the events of optimizer step STEP (from 1)", 1, 1000000},
+    {NULL, 0, 0, NULL, 0, 0},
+};
+
 int main(int argc, char **argv)
 {
-    if (argc == 2 && strcmp(argv[1], "--help") == 0)
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
         return usage(stdout, 0);
-    int timeline_step = 0;
-    if (argc == 4 && strcmp(argv[2], "--timeline") == 0) {
-        char *end;
-        long step = strtol(argv[3], &end, 10);
-        if (*end != '\0' || step < 1 || step > 1000000) {
-            fprintf(stderr, "analyze_traces: --timeline '%s' is not a step number (1 or more)\n", argv[3]);
-            return 2;
-        }
-        timeline_step = (int)step;
-    } else if (argc != 2) {
+    if (argc < 2 || strncmp(argv[1], "--", 2) == 0)
         return usage(stderr, 2);
+    Options options = {0};
+    FlagSet set = {"analysis", flags, &options};
+    char err[256];
+    if (cli_parse(argc, argv, 2, &set, 1, err, sizeof err) != 0) {
+        fprintf(stderr, "analyze_traces: %s\n", err);
+        return 2;
     }
+    int timeline_step = options.timeline_step;
     static RankTrace ranks[MAX_RANKS];
     static TraceFile files[MAX_RANKS];
     Breakdown b[MAX_RANKS];
