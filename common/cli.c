@@ -7,15 +7,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const Flag *find_flag(const FlagSet *sets, int num_sets, const char *name, void **target)
+/* The flag called name, or (name NULL) the one spelled with letter. */
+static const Flag *find_flag(const FlagSet *sets, int num_sets, const char *name, char letter, void **target)
 {
     for (int s = 0; s < num_sets; s++)
         for (const Flag *f = sets[s].flags; f->name != NULL; f++)
-            if (strcmp(f->name, name) == 0) {
+            if (name != NULL ? strcmp(f->name, name) == 0 : f->letter != 0 && f->letter == letter) {
                 *target = sets[s].target;
                 return f;
             }
     return NULL;
+}
+
+/* "64M": a whole number of bytes with an optional K, M or G (powers of 2^10). */
+static int parse_bytes(const char *text, double *value)
+{
+    char *end;
+    errno = 0;
+    double number = strtod(text, &end);
+    const char *units = "KMG", *unit = *end != '\0' ? strchr(units, *end) : NULL;
+    if (unit != NULL && end[1] == '\0') {
+        number *= (double)(1ull << (10 * (unit - units + 1)));
+        end++;
+    }
+    *value = number;
+    return (end == text || *end != '\0' || errno == ERANGE) ? -1 : 0;
 }
 
 /* Parses a whole string as a number; rejects trailing garbage, empty strings and overflow. */
@@ -30,8 +46,9 @@ static int parse_number(const char *text, double *value)
 static int store_number(const Flag *flag, void *target, const char *text, char *err, size_t err_len)
 {
     double value;
-    if (parse_number(text, &value) != 0) {
-        snprintf(err, err_len, "--%s: '%s' is not a number", flag->name, text);
+    if ((flag->type == FLAG_BYTES ? parse_bytes(text, &value) : parse_number(text, &value)) != 0) {
+        snprintf(err, err_len, "--%s: '%s' is not a %s", flag->name, text,
+                 flag->type == FLAG_BYTES ? "size (a whole number of bytes, or with K, M or G)" : "number");
         return -1;
     }
     if (!isfinite(value)) { /* NaN fails every comparison below: it must not pass them */
@@ -53,6 +70,8 @@ static int store_number(const Flag *flag, void *target, const char *text, char *
         *(uint64_t *)field = (uint64_t)value;
     else if (flag->type == FLAG_DOUBLE)
         *(double *)field = value;
+    else if (flag->type == FLAG_BYTES)
+        *(size_t *)field = (size_t)value;
     else
         *(float *)field = (float)value;
     return 0;
@@ -71,20 +90,24 @@ int cli_parse(int argc, char **argv, int first, const FlagSet *sets, int num_set
               char *err, size_t err_len)
 {
     for (int i = first; i < argc; i++) {
-        const char *arg = argv[i], *text;
-        if (strncmp(arg, "--", 2) != 0) {
+        const char *arg = argv[i], *text = NULL;
+        int by_letter = arg[0] == '-' && arg[1] != '-' && arg[1] != '\0' && arg[2] == '\0';
+        if (strncmp(arg, "--", 2) != 0 && !by_letter) {
             snprintf(err, err_len, "unexpected argument '%s' (flags start with --; see --help)", arg);
             return -1;
         }
         char name[64];
-        size_t length = split_flag(arg, &text);
+        size_t length = by_letter ? 1 : split_flag(arg, &text);
         snprintf(name, sizeof name, "%.*s", (int)(length < sizeof name ? length : sizeof name - 1), arg + 2);
         void *target;
-        const Flag *flag = length < sizeof name ? find_flag(sets, num_sets, name, &target) : NULL;
+        const Flag *flag = by_letter ? find_flag(sets, num_sets, NULL, arg[1], &target)
+                           : length < sizeof name ? find_flag(sets, num_sets, name, 0, &target) : NULL;
         if (flag == NULL) {
-            snprintf(err, err_len, "unknown flag --%.*s (see --help)", (int)length, arg + 2);
+            snprintf(err, err_len, "unknown flag %s%.*s (see --help)", by_letter ? "" : "--",
+                     (int)(by_letter ? 2 : length), by_letter ? arg : arg + 2);
             return -1;
         }
+        snprintf(name, sizeof name, "%s", flag->name);
         if (flag->type == FLAG_SWITCH) {
             if (text != NULL) {
                 snprintf(err, err_len, "flag --%s takes no value (given '%s')", name, text);
@@ -127,6 +150,7 @@ static const char *type_hint(FlagType type)
 {
     switch (type) {
     case FLAG_INT: case FLAG_U64: return "N";
+    case FLAG_BYTES: return "SIZE";
     case FLAG_FLOAT: case FLAG_DOUBLE: return "X";
     case FLAG_STRING: return "S";
     default: return "";
@@ -141,6 +165,20 @@ static void format_float(float value, char *out, size_t out_len)
         snprintf(out, out_len, "%.9g", value);
 }
 
+/* "64M" when a whole number of K, M or G, else the bytes. */
+static void format_bytes(size_t bytes, char *out, size_t out_len)
+{
+    const char *units = "GMK";
+    for (int u = 0; u < 3; u++) {
+        size_t unit = (size_t)1 << (10 * (3 - u));
+        if (bytes >= unit && bytes % unit == 0) {
+            snprintf(out, out_len, "%zu%c", bytes / unit, units[u]);
+            return;
+        }
+    }
+    snprintf(out, out_len, "%zu", bytes);
+}
+
 void cli_format_value(const Flag *flag, const void *target, char *out, size_t out_len)
 {
     const char *field = (const char *)target + flag->offset;
@@ -149,6 +187,7 @@ void cli_format_value(const Flag *flag, const void *target, char *out, size_t ou
     case FLAG_U64: snprintf(out, out_len, "%llu", (unsigned long long)*(const uint64_t *)field); break;
     case FLAG_FLOAT: format_float(*(const float *)field, out, out_len); break;
     case FLAG_DOUBLE: snprintf(out, out_len, "%g", *(const double *)field); break;
+    case FLAG_BYTES: format_bytes(*(const size_t *)field, out, out_len); break;
     default: {
         const char *text = *(const char *const *)field;
         snprintf(out, out_len, "%s", text ? text : "none");
@@ -161,8 +200,11 @@ void cli_print_help(const FlagSet *sets, int num_sets)
     for (int s = 0; s < num_sets; s++) {
         printf("\n%s:\n", sets[s].title);
         for (const Flag *f = sets[s].flags; f->name != NULL; f++) {
-            char left[48], value[64];
-            snprintf(left, sizeof left, "--%s %s", f->name, type_hint(f->type));
+            char left[64], value[64];
+            if (f->letter != 0)
+                snprintf(left, sizeof left, "-%c, --%s %s", f->letter, f->name, type_hint(f->type));
+            else
+                snprintf(left, sizeof left, "--%s %s", f->name, type_hint(f->type));
             cli_format_value(f, sets[s].target, value, sizeof value);
             if (f->type == FLAG_SWITCH)
                 printf("  %-24s %s\n", left, f->help);

@@ -5,7 +5,9 @@
 
 #include <stddef.h>
 
-typedef enum { FLAG_INT, FLAG_FLOAT, FLAG_DOUBLE, FLAG_U64, FLAG_STRING, FLAG_SWITCH } FlagType;
+/* FLAG_BYTES: a size_t count of bytes, written as a whole number with an optional K, M or G
+ * (2^10, 2^20, 2^30, as nccl-tests reads them). */
+typedef enum { FLAG_INT, FLAG_FLOAT, FLAG_DOUBLE, FLAG_U64, FLAG_BYTES, FLAG_STRING, FLAG_SWITCH } FlagType;
 
 typedef struct {
     const char *name;    /* without the leading "--" */
@@ -13,6 +15,7 @@ typedef struct {
     size_t offset;       /* where the value goes in the target struct */
     const char *help;
     double min, max;     /* accepted range for numbers (inclusive) */
+    char letter;         /* a one-letter spelling, "-b VALUE", or 0 for none */
 } Flag;
 
 typedef struct {
@@ -21,7 +24,8 @@ typedef struct {
     void *target;
 } FlagSet;
 
-/* Parses argv[first..argc) into the sets: "--name value" or "--name=value". Returns 0, or -1
+/* Parses argv[first..argc) into the sets: "--name value" or "--name=value", and "-L value" for
+ * a flag with a letter. Returns 0, or -1
  * with a one-line reason that names the flag. A flag may appear more than once; the last
  * value wins. A value that starts with "--" after a space is taken for a forgotten value
  * ("--csv --steps 3"); "--name=--value" passes it. */

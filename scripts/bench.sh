@@ -21,9 +21,13 @@ scripts/bench_kernels.sh
 # Lesson 01: 2-rank all-reduce busbw, the library against the ring solution, one run.
 echo
 echo "lesson 01, 2 ranks, all-reduce busbw (GB/s), library vs ring solution, one run:"
-mpiexec -n 2 build/solutions/01_collectives -o ring -b 1M -e 64M -f 4 -w 5 -n 20 -c 0 |
-    awk '$1 == "all_reduce" {lib[$2] = $6}
-         $1 == "ring" {printf "  %9.0f MB  library %6.3f  ring %6.3f  ring/library %.2f\n", $2 / 1e6, lib[$2], $6, $8}'
+rows=$(mktemp)
+mpiexec -n 2 build/solutions/01_collectives --collective ring -b 1M -e 64M -f 4 -w 5 -n 20 -c 0 --csv "$rows" >/dev/null
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    $c["collective"] == "all_reduce" { library[$c["size"]] = $c["busbw_GBps"] }
+    $c["collective"] == "ring" { printf "  %5d MiB  library %6.3f  ring %6.3f  ring/library %s\n", $c["size"] / 1048576,
+                                        library[$c["size"]], $c["busbw_GBps"], $c["ring_vs_library"] }' "$rows"
+rm -f "$rows"
 
 echo
 scripts/bench_dp.sh

@@ -106,7 +106,7 @@ bench_busbw() {
         launcher_for "$network"
         link=$([ "$network" = shm ] || awk -v g="${network%gbit}" 'BEGIN { print g / 8 }')
         # shellcheck disable=SC2086 # the size flags are words
-        "${launch[@]}" build/solutions/01_collectives -o all_reduce $busbw_sizes --csv "$work/b.csv" \
+        "${launch[@]}" build/solutions/01_collectives --collective all_reduce $busbw_sizes --csv "$work/b.csv" \
             >"$work/log" 2>&1 </dev/null || { cat "$work/log" >&2; return 1; }
         echo "== lesson 01 all-reduce, 2 ranks, $network =="
         [ -s "$work/busbw.csv" ] || echo "network,link_GBps,$(head -n 1 "$work/b.csv")" >"$work/busbw.csv"

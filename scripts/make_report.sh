@@ -107,8 +107,8 @@ select_rows() {
 stages=$(distinct "$runs/zero_memory.csv" stage)
 for stage in $stages; do publish "$data/memory_$stage.csv" select_rows "$runs/zero_memory.csv" stage "$stage"; done
 publish "$data/memory_at_$ranks.csv" select_rows "$runs/zero_memory.csv" ranks "$ranks"
-ops=$(distinct "$runs/collectives.csv" op)
-for op in $ops; do publish "$data/busbw_$op.csv" select_rows "$runs/collectives.csv" op "$op"; done
+ops=$(distinct "$runs/collectives.csv" collective)
+for op in $ops; do publish "$data/busbw_$op.csv" select_rows "$runs/collectives.csv" collective "$op"; done
 for copied in bucket_sweep.csv comparison.csv; do publish "$data/$copied" cat "$runs/$copied"; done
 
 # Loss curves: every lesson's per-step CSV, and PyTorch's when it ran.
@@ -282,9 +282,9 @@ yours_cols="lesson:lesson:s steps:steps:s last_loss:your_last_loss:.6f reference
     largest_rel_diff:largest_relative_difference:.3g"
 cluster_cols="lesson:strategy:s network:network:s step_ms:step_ms:.2f comm_ms:comm_ms:.2f tokens_per_s:tokens/s:.0f
     vs_shared_memory:tokens/s_vs_shared_memory:.2f"
-cluster_busbw_cols="network:network:s bytes:bytes:.0f busbw_GBps:busbw_GB/s:.3f link_GBps:link_GB/s:.3f"
-busbw_cols="op:operation:s bytes:bytes:.0f seconds:seconds:.3e algbw_GBps:algbw_GB/s:.3f busbw_GBps:busbw_GB/s:.3f
-    wrong:wrong:s"
+cluster_busbw_cols="network:network:s size:size_(B):.0f busbw_GBps:busbw_(GB/s):.3f link_GBps:link_(GB/s):.3f"
+busbw_cols="collective:collective:s size:size_(B):.0f count:count:.0f redop:redop:s in_place:in-place:s
+    time_us:time_(us):.1f algbw_GBps:algbw_(GB/s):.3f busbw_GBps:busbw_(GB/s):.3f wrong:#wrong:s"
 
 # --- the pages ------------------------------------------------------------------------------
 

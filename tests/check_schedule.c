@@ -978,11 +978,11 @@ static int check_complete(const Check *check, int ranks_run)
 
 #define LESSON_FIELD(name) offsetof(RunFlags, name)
 static const Flag lesson_flags[] = {
-    {"bucket-mb", FLAG_FLOAT, LESSON_FIELD(bucket_mb), "lesson 05/06's bucket cap, MB", 0, 1e9},
-    {"accum", FLAG_INT, LESSON_FIELD(accum), "lesson 06's micro-batches per step", 1, 1 << 20},
-    {"no-prefetch", FLAG_SWITCH, LESSON_FIELD(no_prefetch), "lesson 09 run without prefetch", 0, 1},
-    {"copy-tensors", FLAG_SWITCH, LESSON_FIELD(copy_tensors), "lesson 03 run packing its tensors", 0, 1},
-    {NULL, 0, 0, NULL, 0, 0},
+    {"bucket-mb", FLAG_FLOAT, LESSON_FIELD(bucket_mb), "lesson 05/06's bucket cap, MB", 0, 1e9, 0},
+    {"accum", FLAG_INT, LESSON_FIELD(accum), "lesson 06's micro-batches per step", 1, 1 << 20, 0},
+    {"no-prefetch", FLAG_SWITCH, LESSON_FIELD(no_prefetch), "lesson 09 run without prefetch", 0, 1, 0},
+    {"copy-tensors", FLAG_SWITCH, LESSON_FIELD(copy_tensors), "lesson 03 run packing its tensors", 0, 1, 0},
+    {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 static void usage(FILE *out)
@@ -1002,10 +1002,10 @@ typedef struct {
 
 #define CHECKER(field) offsetof(CheckerOptions, field)
 static const Flag checker_flags[] = {
-    {"label", FLAG_STRING, CHECKER(label), "what the PASS and FAIL lines call the check", 0, 0},
-    {"ranks", FLAG_INT, CHECKER(ranks), "the run had N ranks, and every one of them must be in the log", 1, MAX_RANKS},
-    {"no-log", FLAG_STRING, CHECKER(no_log), "the run wrote no log: every rule fails with this reason", 0, 0},
-    {NULL, 0, 0, NULL, 0, 0},
+    {"label", FLAG_STRING, CHECKER(label), "what the PASS and FAIL lines call the check", 0, 0, 0},
+    {"ranks", FLAG_INT, CHECKER(ranks), "the run had N ranks, and every one of them must be in the log", 1, MAX_RANKS, 0},
+    {"no-log", FLAG_STRING, CHECKER(no_log), "the run wrote no log: every rule fails with this reason", 0, 0, 0},
+    {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 int main(int argc, char **argv)

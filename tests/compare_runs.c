@@ -317,11 +317,11 @@ static int rows_match(const Table *expected, const Table *actual, const char *la
 
 #define OPTION(field) offsetof(Options, field)
 static const Flag flags[] = {
-    {"columns", FLAG_STRING, OPTION(columns), "the columns to compare, comma-separated", 0, 0},
-    {"rtol", FLAG_DOUBLE, OPTION(tolerance.rtol), "relative tolerance", 0, 1e9},
-    {"atol", FLAG_DOUBLE, OPTION(tolerance.atol), "absolute tolerance", 0, 1e9},
-    {"label", FLAG_STRING, OPTION(label), "what the PASS and FAIL lines call the comparison", 0, 0},
-    {NULL, 0, 0, NULL, 0, 0},
+    {"columns", FLAG_STRING, OPTION(columns), "the columns to compare, comma-separated", 0, 0, 0},
+    {"rtol", FLAG_DOUBLE, OPTION(tolerance.rtol), "relative tolerance", 0, 1e9, 0},
+    {"atol", FLAG_DOUBLE, OPTION(tolerance.atol), "absolute tolerance", 0, 1e9, 0},
+    {"label", FLAG_STRING, OPTION(label), "what the PASS and FAIL lines call the comparison", 0, 0, 0},
+    {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 /* Returns 0 when the options are complete, -1 after saying on stderr what is wrong. */

@@ -580,8 +580,8 @@ typedef struct {
 
 static const Flag flags[] = {
     {"timeline", FLAG_INT, offsetof(Options, timeline_step),
-     "also write DIR/timeline.csv: the events of optimizer step STEP (from 1)", 1, 1000000},
-    {NULL, 0, 0, NULL, 0, 0},
+     "also write DIR/timeline.csv: the events of optimizer step STEP (from 1)", 1, 1000000, 0},
+    {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 int main(int argc, char **argv)

@@ -16,10 +16,10 @@
 #define OPT(name) offsetof(ProfileOptions, name)
 
 const Flag profile_flags[] = {
-    {"warmup-iters", FLAG_INT, OPT(warmup_iters), "untimed steps before measuring", 0, 1e6},
-    {"iters", FLAG_INT, OPT(iters), "timed steps per measurement", 1, 1e6},
-    {"sweep-max-batch", FLAG_INT, OPT(sweep_max_batch), "largest batch the sweep tries", 1, 1 << 20},
-    {NULL, 0, 0, NULL, 0, 0},
+    {"warmup-iters", FLAG_INT, OPT(warmup_iters), "untimed steps before measuring", 0, 1e6, 0},
+    {"iters", FLAG_INT, OPT(iters), "timed steps per measurement", 1, 1e6, 0},
+    {"sweep-max-batch", FLAG_INT, OPT(sweep_max_batch), "largest batch the sweep tries", 1, 1 << 20, 0},
+    {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 ProfileOptions profile_defaults(void)

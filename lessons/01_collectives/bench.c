@@ -3,11 +3,13 @@
  * library all-reduce. */
 #include "bench.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "cli.h"
 #include "comm_log.h"
 #include "device.h"
 #include "paths.h"
@@ -16,100 +18,86 @@
 
 /* ---------------------------------------------------------------- flags */
 
-static int parse_size(const char *text, size_t *bytes)
+/* nccl-tests' letters and names where it has the flag, with its meaning. */
+#define OPT(field) offsetof(BenchOptions, field)
+static const Flag bench_flags[] = {
+    {"minbytes", FLAG_BYTES, OPT(min_bytes), "smallest message; K, M, G = 2^10, 2^20, 2^30 bytes", 4, 16.0 * (1 << 30), 'b'},
+    {"maxbytes", FLAG_BYTES, OPT(max_bytes), "largest message", 4, 16.0 * (1 << 30), 'e'},
+    {"stepfactor", FLAG_INT, OPT(factor), "multiply the size by this each row", 2, 1024, 'f'},
+    {"warmup_iters", FLAG_INT, OPT(warmup), "warm-up iterations per size", 0, 1000000, 'w'},
+    {"iters", FLAG_INT, OPT(iters), "timed iterations per size", 1, 1000000, 'n'},
+    {"check", FLAG_INT, OPT(check), "check results and count wrong elements (0 or 1)", 0, 1, 'c'},
+    {"op", FLAG_STRING, OPT(op), "reduction: sum (the only one the course's collectives do)", 0, 0, 'o'},
+    {"collective", FLAG_STRING, OPT(collective),
+     "all_reduce, reduce_scatter, all_gather, broadcast, ring (yours, beside all_reduce) or all", 0, 0, 0},
+    {"csv", FLAG_STRING, OPT(csv_path), "also write the rows as CSV (rank 0)", 0, 0, 0},
+    {"comm-log", FLAG_STRING, OPT(comm_log_path), "write every rank's communicator calls as CSV (docs/grading.md)", 0, 0,
+     0},
+    {"device", FLAG_STRING, OPT(device), "where the buffers live: cpu, or cuda (a make CUDA=1 build)", 0, 0, 0},
+    {"comm", FLAG_STRING, OPT(comm_backend), "auto, mpi or nccl; auto = nccl on GPUs when each rank has its own", 0, 0,
+     0},
+    {"wait-timeout", FLAG_DOUBLE, OPT(wait_timeout),
+     "end the run if a rank waits longer for the others in one call, saying what each was doing (seconds; 0 = never)",
+     0, 1e9, 0},
+    {"table", FLAG_SWITCH, OPT(table), "fixed sizes, a row each: backend, workers, size (1, 10, 100, 1000 MB), seconds",
+     0, 1, 0},
+    {"verify-ring", FLAG_SWITCH, OPT(verify_ring), "check the ring all-reduce against the library on uneven counts", 0,
+     1, 0},
+    {NULL, 0, 0, NULL, 0, 0, 0},
+};
+
+static BenchOptions bench_defaults(void)
 {
-    char *end;
-    double value = strtod(text, &end);
-    double unit = 1.0;
-    if (*end == 'K' || *end == 'k') unit = 1e3, end++;
-    else if (*end == 'M' || *end == 'm') unit = 1e6, end++;
-    else if (*end == 'G' || *end == 'g') unit = 1e9, end++;
-    if (end == text || *end != '\0' || !(value > 0 && value * unit <= 16e9)) /* NaN fails too */
-        return -1;
-    *bytes = (size_t)(value * unit);
-    return 0;
+    return (BenchOptions){.min_bytes = 1 << 20, .max_bytes = 64 << 20, .factor = 4, .warmup = 5, .iters = 20,
+                          .check = 1, .op = "sum", .collective = "all", .device = "cpu", .comm_backend = "auto",
+                          .wait_timeout = 30};
 }
 
-static int parse_int(const char *text, int min, int *out)
+void bench_print_flags(void)
 {
-    char *end;
-    long value = strtol(text, &end, 10);
-    if (end == text || *end != '\0' || value < min || value > 1000000)
-        return -1;
-    *out = (int)value;
-    return 0;
+    BenchOptions defaults = bench_defaults();
+    FlagSet set = {"flags (defaults in brackets; nccl-tests' letters where it has the flag)", bench_flags, &defaults};
+    cli_print_help(&set, 1);
 }
 
-/* Seconds for a deadline: 0 (none), or from 1 ms up (what the timer can honour). */
-static int parse_seconds(const char *text, double *out)
+static int known_collective(const char *name)
 {
-    char *end;
-    double value = strtod(text, &end);
-    if (end == text || *end != '\0' || !(value == 0 || (value >= 1e-3 && value <= 1e9))) /* NaN fails too */
-        return -1;
-    *out = value;
-    return 0;
-}
-
-static int known_op(const char *op)
-{
-    const char *ops[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "ring", "all"};
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (strcmp(op, ops[i]) == 0)
+    const char *names[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "ring", "all"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
             return 1;
     return 0;
 }
 
-static int parse_value(BenchOptions *o, const char *flag, const char *value)
+/* What the flags cannot say alone. */
+static int check_options(const BenchOptions *o, char *err, size_t err_len)
 {
-    if (strcmp(flag, "-b") == 0) return parse_size(value, &o->min_bytes);
-    if (strcmp(flag, "-e") == 0) return parse_size(value, &o->max_bytes);
-    if (strcmp(flag, "-f") == 0) return parse_int(value, 2, &o->factor);
-    if (strcmp(flag, "-w") == 0) return parse_int(value, 0, &o->warmup);
-    if (strcmp(flag, "-n") == 0) return parse_int(value, 1, &o->iters);
-    if (strcmp(flag, "-c") == 0) return parse_int(value, 0, &o->check) || o->check > 1 ? -1 : 0;
-    if (strcmp(flag, "-o") == 0) return (o->op = value, known_op(value) ? 0 : -1);
-    if (strcmp(flag, "--csv") == 0) return (o->csv_path = value, 0);
-    if (strcmp(flag, "--comm-log") == 0) return (o->comm_log_path = value, 0);
-    if (strcmp(flag, "--device") == 0) return (o->device = value, 0);
-    if (strcmp(flag, "--comm") == 0) return (o->comm_backend = value, 0);
-    if (strcmp(flag, "--wait-timeout") == 0) return parse_seconds(value, &o->wait_timeout);
-    return -2;
+    if (strcmp(o->op, "sum") != 0)
+        snprintf(err, err_len, "-o %s: the course's collectives sum; -o sum is the only reduction", o->op);
+    else if (!known_collective(o->collective))
+        snprintf(err, err_len, "--collective %s: not one of all_reduce, reduce_scatter, all_gather, broadcast, ring, all",
+                 o->collective);
+    else if (o->min_bytes > o->max_bytes)
+        snprintf(err, err_len, "-b %zu is larger than -e %zu", o->min_bytes, o->max_bytes);
+    else if (o->wait_timeout > 0 && o->wait_timeout < 1e-3)
+        snprintf(err, err_len, "--wait-timeout %g: a timer that short cannot be kept (0, or 0.001 and up)",
+                 o->wait_timeout);
+    else if (o->verify_ring && strcmp(o->device, "cpu") != 0)
+        snprintf(err, err_len, "--verify-ring checks the ring exercise, which adds on the host: leave out --device");
+    else
+        return 0;
+    return -1;
 }
 
 int bench_parse(int argc, char **argv, BenchOptions *o, char *err, size_t err_len)
 {
-    *o = (BenchOptions){.min_bytes = 1000000, .max_bytes = 64000000, .factor = 4, .warmup = 5,
-                        .iters = 20, .check = 1, .op = "all", .device = "cpu", .comm_backend = "auto",
-                        .wait_timeout = 30};
-    for (int i = 1; i < argc; i++) {
-        const char *flag = argv[i];
-        if (strcmp(flag, "-h") == 0 || strcmp(flag, "--help") == 0)
+    *o = bench_defaults();
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
             return 1;
-        if (strcmp(flag, "--table") == 0) { o->table = 1; continue; }
-        if (strcmp(flag, "--verify-ring") == 0) { o->verify_ring = 1; continue; }
-        if (i + 1 >= argc) {
-            snprintf(err, err_len, "flag %s needs a value (see --help)", flag);
-            return -1;
-        }
-        int status = parse_value(o, flag, argv[++i]);
-        if (status == -2) {
-            snprintf(err, err_len, "unknown flag %s (see --help)", flag);
-            return -1;
-        }
-        if (status != 0) {
-            snprintf(err, err_len, "%s: bad value '%s' (see --help)", flag, argv[i]);
-            return -1;
-        }
-    }
-    if (o->min_bytes > o->max_bytes) {
-        snprintf(err, err_len, "-b %zu is larger than -e %zu", o->min_bytes, o->max_bytes);
+    FlagSet set = {"flags", bench_flags, o};
+    if (cli_parse(argc, argv, 1, &set, 1, err, err_len) != 0 || check_options(o, err, err_len) != 0)
         return -1;
-    }
-    if (o->verify_ring && strcmp(o->device, "cpu") != 0) {
-        snprintf(err, err_len, "--verify-ring checks the ring exercise, which adds on the host: leave out --device");
-        return -1;
-    }
     return device_check_choice(o->device, o->comm_backend, 0, err, err_len);
 }
 
@@ -129,6 +117,9 @@ typedef struct {
     double (*bus_factor)(int N);
     void (*fill)(Buffers *b);
     long (*count_wrong)(const Buffers *b);
+    const char *redop; /* "sum", or "none" for an operation that adds nothing */
+    int root;          /* the rank it starts from, or -1 when it has none */
+    int in_place;      /* the result overwrites the input (the course's communicator has one form of each) */
 } Operation;
 
 /* Small integers: exact under any summation order. */
@@ -203,11 +194,11 @@ static long wrong_broadcast(const Buffers *b)
 }
 
 static const Operation operations[] = {
-    {"all_reduce", run_all_reduce, factor_all_reduce, fill_own, wrong_sums},
-    {"ring", run_ring, factor_all_reduce, fill_own, wrong_sums},
-    {"reduce_scatter", run_reduce_scatter, factor_scatter_gather, fill_own, wrong_scattered},
-    {"all_gather", run_all_gather, factor_scatter_gather, fill_own, wrong_gathered},
-    {"broadcast", run_broadcast, factor_one, fill_own, wrong_broadcast},
+    {"all_reduce", run_all_reduce, factor_all_reduce, fill_own, wrong_sums, "sum", -1, 1},
+    {"ring", run_ring, factor_all_reduce, fill_own, wrong_sums, "sum", -1, 1},
+    {"reduce_scatter", run_reduce_scatter, factor_scatter_gather, fill_own, wrong_scattered, "sum", -1, 0},
+    {"all_gather", run_all_gather, factor_scatter_gather, fill_own, wrong_gathered, "none", -1, 0},
+    {"broadcast", run_broadcast, factor_one, fill_own, wrong_broadcast, "none", 0, 1},
 };
 
 /* ---------------------------------------------------------------- measuring */
@@ -316,19 +307,34 @@ static const Operation *find_operation(const char *name)
     return NULL;
 }
 
-static void print_row(FILE *csv, const char *backend, const char *name, const Measurement *m, double library_busbw,
-                      int N)
+enum { NUM_OPERATIONS = sizeof operations / sizeof operations[0] };
+
+/* Each collective's busbw over the sizes, for the closing averages. */
+typedef struct {
+    double busbw_sum[NUM_OPERATIONS];
+    int rows[NUM_OPERATIONS];
+    long wrong;
+} Totals;
+
+/* A row as nccl-tests prints one: size, count, type, redop, root, then time, algbw, busbw
+ * and #wrong under out-of-place or in-place, whichever the operation is ("-" under the
+ * other); the ring's row ends with its busbw over the library all-reduce's. */
+static void print_row(FILE *csv, const char *backend, const Operation *op, const Measurement *m,
+                      double library_busbw, int N)
 {
-    char wrong[24] = "-", ratio[24] = "";
+    char wrong[24] = "-", ratio[24] = "", group[64];
     if (m->wrong >= 0)
         snprintf(wrong, sizeof wrong, "%ld", m->wrong);
     if (library_busbw > 0)
         snprintf(ratio, sizeof ratio, "%.2f", m->busbw / library_busbw);
-    printf("%-15s %12zu %12zu %12.1f %10.3f %10.3f %8s %8s\n", name, m->bytes, m->bytes / sizeof(float),
-           1e6 * m->seconds, m->algbw, m->busbw, wrong, ratio);
+    snprintf(group, sizeof group, "%10.1f %8.3f %8.3f %7s", 1e6 * m->seconds, m->algbw, m->busbw, wrong);
+    const char *none = "         -        -        -       -";
+    printf("%14s %12zu %12zu %6s %6s %5d %s %s%s%9s\n", op->name, m->bytes, m->bytes / sizeof(float), "float",
+           op->redop, op->root, op->in_place ? none : group, op->in_place ? group : none, ratio[0] ? " " : "", ratio);
     if (csv != NULL)
-        fprintf(csv, "%s,%d,%s,%zu,%.9g,%.6f,%.6f,%s,%s\n", backend, N, name, m->bytes, m->seconds, m->algbw,
-                m->busbw, m->wrong >= 0 ? wrong : "", ratio);
+        fprintf(csv, "%s,%d,%s,%zu,%zu,float,%s,%d,%d,%.3f,%.6f,%.6f,%s,%s\n", backend, N, op->name, m->bytes,
+                m->bytes / sizeof(float), op->redop, op->root, op->in_place, 1e6 * m->seconds, m->algbw, m->busbw,
+                m->wrong >= 0 ? wrong : "", ratio);
 }
 
 /* The CSV (rank 0), renamed into place once the last row is in (paths.h). */
@@ -343,54 +349,82 @@ static FILE *open_csv(Comm *comm, const BenchOptions *opts, OutputFile *out)
         fprintf(stderr, "01_collectives: --csv %s\n", err);
         exit(1);
     }
-    fprintf(csv, "backend,ranks,op,bytes,seconds,algbw_GBps,busbw_GBps,wrong,ring_vs_library\n");
+    fprintf(csv, "backend,ranks,collective,size,count,type,redop,root,in_place,time_us,algbw_GBps,busbw_GBps,wrong,"
+                 "ring_vs_library\n");
     return csv;
 }
 
-/* The ring row is printed after the library all-reduce of the same size, with its ratio. */
-static void run_size(Comm *comm, const BenchOptions *opts, size_t bytes, FILE *csv, long *total_wrong)
+static int wanted(const BenchOptions *opts, const Operation *op)
 {
-    int rank = comm_rank(comm), N = comm_size(comm), all = strcmp(opts->op, "all") == 0;
+    if (strcmp(op->name, "ring") == 0 && opts->kernels != &cpu_kernels)
+        return 0; /* the ring exercise adds on the host: it runs on CPU buffers only */
+    return strcmp(opts->collective, "all") == 0 || strcmp(opts->collective, op->name) == 0 ||
+           (strcmp(op->name, "all_reduce") == 0 && strcmp(opts->collective, "ring") == 0);
+}
+
+/* The ring row is printed after the library all-reduce of the same size, with its ratio. */
+static void run_size(Comm *comm, const BenchOptions *opts, size_t bytes, FILE *csv, Totals *totals)
+{
+    int rank = comm_rank(comm), N = comm_size(comm);
     double library_busbw = 0.0;
-    for (size_t i = 0; i < sizeof operations / sizeof operations[0]; i++) {
+    for (int i = 0; i < NUM_OPERATIONS; i++) {
         const Operation *op = &operations[i];
-        int wanted = all || strcmp(opts->op, op->name) == 0 ||
-                     (strcmp(op->name, "all_reduce") == 0 && strcmp(opts->op, "ring") == 0);
-        if (!wanted || (strcmp(op->name, "ring") == 0 && opts->kernels != &cpu_kernels))
-            continue; /* the ring exercise adds on the host: it runs on CPU buffers only */
+        if (!wanted(opts, op))
+            continue;
         Measurement m = measure(comm, op, bytes, opts);
         if (strcmp(op->name, "all_reduce") == 0)
             library_busbw = m.busbw;
         if (m.wrong > 0)
-            *total_wrong += m.wrong;
+            totals->wrong += m.wrong;
+        totals->busbw_sum[i] += m.busbw;
+        totals->rows[i]++;
         if (rank == 0)
-            print_row(csv, comm_backend_name(comm), op->name, &m, strcmp(op->name, "ring") == 0 ? library_busbw : 0.0, N);
+            print_row(csv, comm_backend_name(comm), op, &m, strcmp(op->name, "ring") == 0 ? library_busbw : 0.0, N);
     }
+}
+
+static void print_header(Comm *comm, const BenchOptions *opts)
+{
+    printf("# 01_collectives: backend %s, %d ranks, buffers on %s, warm-up %d, iterations %d, check %s\n",
+           comm_backend_name(comm), comm_size(comm), device_label(opts->kernels), opts->warmup, opts->iters,
+           opts->check ? "on" : "off");
+    printf("# time: mean per iteration, max over ranks; GB/s = 10^9 bytes/s; ring/lib: your ring's busbw over the "
+           "library all-reduce's\n");
+    printf("#%67s %37s\n", "out-of-place", "in-place");
+    printf("#%13s %12s %12s %6s %6s %5s %10s %8s %8s %7s %10s %8s %8s %7s %9s\n", "collective", "size", "count",
+           "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong",
+           "ring/lib");
+    printf("#%13s %12s %12s %6s %6s %5s %10s %8s %8s %7s %10s %8s %8s %7s\n", "", "(B)", "(elements)", "", "", "",
+           "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+}
+
+/* nccl-tests' closing lines: the wrong values, and the mean busbw (one per collective here). */
+static void print_footer(const BenchOptions *opts, const Totals *totals)
+{
+    if (opts->check)
+        printf("# Out of bounds values : %ld %s\n", totals->wrong, totals->wrong == 0 ? "OK" : "ERRORS");
+    for (int i = 0; i < NUM_OPERATIONS; i++)
+        if (totals->rows[i] > 0)
+            printf("# Avg bus bandwidth    : %.4f (%s)\n", totals->busbw_sum[i] / totals->rows[i], operations[i].name);
 }
 
 int run_benchmark(Comm *comm, const BenchOptions *opts)
 {
     OutputFile out;
     FILE *csv = open_csv(comm, opts, &out);
-    if (comm_rank(comm) == 0) {
-        printf("# 01_collectives: backend %s, %d ranks, buffers on %s, warm-up %d, iterations %d, check %s\n",
-               comm_backend_name(comm), comm_size(comm), device_label(opts->kernels), opts->warmup, opts->iters,
-               opts->check ? "on" : "off");
-        printf("# time: mean per iteration, max over ranks; GB/s = 10^9 bytes/s; ratio: ring busbw / library busbw\n");
-        printf("%-15s %12s %12s %12s %10s %10s %8s %8s\n", "op", "bytes", "floats", "time_us",
-               "algbw", "busbw", "#wrong", "ratio");
-    }
-    long total_wrong = 0;
+    if (comm_rank(comm) == 0)
+        print_header(comm, opts);
+    Totals totals = {0};
     for (size_t bytes = opts->min_bytes; bytes <= opts->max_bytes; bytes *= (size_t)opts->factor)
-        run_size(comm, opts, bytes, csv, &total_wrong);
+        run_size(comm, opts, bytes, csv, &totals);
     char err[512];
     if (output_finish(&out, err, sizeof err) != 0) {
         fprintf(stderr, "01_collectives: --csv %s\n", err);
         return 1;
     }
-    if (comm_rank(comm) == 0 && opts->check)
-        printf("# %s: %ld wrong elements in all\n", total_wrong == 0 ? "OK" : "ERRORS", total_wrong);
-    return total_wrong == 0 ? 0 : 1;
+    if (comm_rank(comm) == 0)
+        print_footer(opts, &totals);
+    return totals.wrong == 0 ? 0 : 1;
 }
 
 /* The fixed-sizes table: one row per size for this world size; run it under several -n. */

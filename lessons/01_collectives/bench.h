@@ -9,7 +9,8 @@
 typedef struct {
     size_t min_bytes, max_bytes;
     int factor, warmup, iters, check;
-    const char *op;      /* one operation or "all" */
+    const char *op;         /* -o: the reduction, as nccl-tests names it; the course's collectives sum */
+    const char *collective; /* one collective, or "all" */
     const char *csv_path;
     const char *comm_log_path; /* --comm-log: every rank's communicator calls as CSV */
     int table, verify_ring;
@@ -21,6 +22,8 @@ typedef struct {
 
 /* 0 = run; 1 = help was asked for; -1 = bad flag (err says which). */
 int bench_parse(int argc, char **argv, BenchOptions *opts, char *err, size_t err_len);
+/* The flags and their defaults, for --help. */
+void bench_print_flags(void);
 int run_benchmark(Comm *comm, const BenchOptions *opts);
 int sizes_table(Comm *comm, const BenchOptions *opts);
 int verify_ring(Comm *comm, const BenchOptions *opts);

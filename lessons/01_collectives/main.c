@@ -1,7 +1,7 @@
 /* Lesson 01: collective communication, measured the way nccl-tests measures it, and a
  * hand-written ring all-reduce beside the library's.
  *
- *   mpiexec -n 2 build/solutions/01_collectives -b 1M -e 64M -f 4 -c 1
+ *   mpiexec -n 2 build/solutions/01_collectives -b 1M -e 64M -f 4 -c 1   (sizes in 2^20 bytes)
  *   mpiexec -n 2 build/solutions/01_collectives --table        (fixed sizes, one row each)
  *   mpiexec -n 3 build/solutions/01_collectives --verify-ring  (what grading runs, with --comm-log)
  */
@@ -19,23 +19,11 @@
 static void usage(void)
 {
     printf("usage: mpiexec -n N 01_collectives [flags]\n"
-           "  -b SIZE       smallest message, bytes; K, M, G suffixes (10^3, 10^6, 10^9) [1M]\n"
-           "  -e SIZE       largest message [64M]\n"
-           "  -f FACTOR     multiply the size by this each row (integer >= 2) [4]\n"
-           "  -w N          warm-up iterations per size [5]\n"
-           "  -n N          timed iterations per size [20]\n"
-           "  -c 0|1        check results and count wrong elements [1]\n"
-           "  -o OP         all_reduce, reduce_scatter, all_gather, broadcast, ring or all [all]\n"
-           "  --csv FILE    also write the rows as CSV (rank 0)\n"
-           "  --comm-log FILE  write every rank's communicator calls as CSV (docs/grading.md)\n"
-           "  --device DEV  where the buffers live: cpu, or cuda (a make CUDA=1 build) [cpu]\n"
-           "  --comm NAME   auto, mpi or nccl; auto = nccl on GPUs when each rank has its own [auto]\n"
-           "  --wait-timeout SEC  end the run if a rank waits longer for the others in one call,\n"
-           "                saying what each was doing (0 = never) [30]\n"
-           "  --table       fixed sizes, a row each: backend, workers, size (1, 10, 100, 1000 MB), seconds\n"
-           "  --verify-ring check the ring all-reduce against the library on uneven counts\n"
-           "  -h, --help    this text\n"
-           "on --device cuda the ring (a host-memory exercise) is left out\n"
+           "  measures the collectives as nccl-tests does, with its flag letters (-b -e -f -w -n -c -o), its\n"
+           "  columns and its closing lines; --collective picks what nccl-tests picks by program name\n");
+    bench_print_flags();
+    printf("\nflags take --name value, --name=value, or -L value for those with a letter;\n"
+           "on --device cuda the ring (a host-memory exercise) is left out;\n"
            "time = max over ranks of the mean per iteration; algbw = size / time;\n"
            "busbw = algbw x 2(n-1)/n (all-reduce), (n-1)/n (reduce-scatter, all-gather), 1 (broadcast)\n");
 }

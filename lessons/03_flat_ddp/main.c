@@ -8,8 +8,8 @@ static FlatOptions options;
 
 static const Flag flat_flags[] = {
     {"copy-tensors", FLAG_SWITCH, offsetof(FlatOptions, copy_tensors),
-     "pack the tensors into one buffer and unpack after (the cost of flattening separate tensors)", 0, 1},
-    {NULL, 0, 0, NULL, 0, 0},
+     "pack the tensors into one buffer and unpack after (the cost of flattening separate tensors)", 0, 1, 0},
+    {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 static const Lesson lesson = {

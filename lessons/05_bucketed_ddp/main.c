@@ -23,9 +23,9 @@ typedef struct {
 static Options options = {.buckets = {.bucket_mb = 1.0}, .sizes = "0.05,0.25,1,4,1000"};
 
 static const Flag bucket_flags[] = {
-    {"bucket-mb", FLAG_FLOAT, offsetof(Options, buckets.bucket_mb), "train: most gradient MB per bucket", 0, 1e9},
-    {"sizes", FLAG_STRING, offsetof(Options, sizes), "sweep: the bucket sizes to try, MB, comma-separated", 0, 0},
-    {NULL, 0, 0, NULL, 0, 0},
+    {"bucket-mb", FLAG_FLOAT, offsetof(Options, buckets.bucket_mb), "train: most gradient MB per bucket", 0, 1e9, 0},
+    {"sizes", FLAG_STRING, offsetof(Options, sizes), "sweep: the bucket sizes to try, MB, comma-separated", 0, 0, 0},
+    {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 static const Lesson lesson = {

@@ -8,9 +8,9 @@
 static AccumOptions options = {.buckets = {.bucket_mb = 1.0}, .accum = 2};
 
 static const Flag accum_flags[] = {
-    {"accum", FLAG_INT, offsetof(AccumOptions, accum), "micro-batches per optimizer step (K)", 1, 1 << 20},
-    {"bucket-mb", FLAG_FLOAT, offsetof(AccumOptions, buckets.bucket_mb), "most gradient MB per bucket", 0, 1e9},
-    {NULL, 0, 0, NULL, 0, 0},
+    {"accum", FLAG_INT, offsetof(AccumOptions, accum), "micro-batches per optimizer step (K)", 1, 1 << 20, 0},
+    {"bucket-mb", FLAG_FLOAT, offsetof(AccumOptions, buckets.bucket_mb), "most gradient MB per bucket", 0, 1e9, 0},
+    {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 static void configure(TrainConfig *cfg, const void *lesson_options)

@@ -23,8 +23,8 @@ typedef struct {
 static Options options = {.ranks = 3};
 
 static const Flag zero1_flags[] = {
-    {"ranks", FLAG_INT, offsetof(Options, ranks), "plan: the number of ranks to cut the shards for", 1, 4096},
-    {NULL, 0, 0, NULL, 0, 0},
+    {"ranks", FLAG_INT, offsetof(Options, ranks), "plan: the number of ranks to cut the shards for", 1, 4096, 0},
+    {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 static const Lesson lesson = {

@@ -8,8 +8,8 @@ static Zero3Options options;
 
 static const Flag zero3_flags[] = {
     {"no-prefetch", FLAG_SWITCH, offsetof(Zero3Options, no_prefetch),
-     "gather each unit only when it is needed (no all-gather of the next unit while this one computes)", 0, 1},
-    {NULL, 0, 0, NULL, 0, 0},
+     "gather each unit only when it is needed (no all-gather of the next unit while this one computes)", 0, 1, 0},
+    {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
 static const Lesson lesson = {

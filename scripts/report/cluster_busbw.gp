@@ -4,9 +4,11 @@ load "scripts/report/style.gp"
 set title "All-reduce bus bandwidth across a link, 2 ranks (lesson 01)"
 set xlabel "message size (log scale)"
 set ylabel "bus bandwidth (GB/s, 1 GB = 10^9 bytes; log scale)"
-set logscale xy
-set format x "%.0s %cB"
-plot for [i = 1:words(files)] word(files, i) using "bytes":"busbw_GBps" with linespoints pt 7 lt i \
+set logscale x 2
+set logscale y
+set xtics 4
+set format x "%.0b %BB"
+plot for [i = 1:words(files)] word(files, i) using "size":"busbw_GBps" with linespoints pt 7 lt i \
          title word(names, i), \
-     for [i = 1:words(links)] word(links, i) using "bytes":"link_GBps" with lines dt 2 lt (i + 1) \
+     for [i = 1:words(links)] word(links, i) using "size":"link_GBps" with lines dt 2 lt (i + 1) \
          title word(link_names, i) . ": the link's rate"

@@ -106,7 +106,7 @@ static void check_collectives(const char *launch, const char *comm, const char *
     char command[1024], what[256];
     snprintf(command, sizeof command,
              "out=$(timeout 300 %s $B/solutions/01_collectives --device cuda --comm %s -b 4K -e 4M -f 32 -w 1 -n 2"
-             " -c 1 2>&1) && echo \"$out\" | grep -q '%s' && echo \"$out\" | grep -q '^# OK: 0 wrong elements'"
+             " -c 1 2>&1) && echo \"$out\" | grep -q '%s' && echo \"$out\" | grep -q '^# Out of bounds values : 0 OK'"
              " || { echo \"$out\"; exit 1; }",
              launch, comm, header);
     snprintf(what, sizeof what, "%s 01_collectives --comm %s", launch, comm);
