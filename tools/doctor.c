@@ -18,6 +18,7 @@
 #include <nccl.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +28,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "cli.h"
 
 enum { EXIT_ALL_OK = 0, EXIT_CHECK_FAILED = 1, EXIT_BAD_FLAGS = 2, EXIT_NOT_TESTED = 3 };
 
@@ -42,7 +45,7 @@ enum {
 
 typedef struct {
     double timeout_s;
-    unsigned long long bytes;
+    size_t bytes;
 } Options;
 
 /* Where this process sits and which GPU it tests. */
@@ -130,62 +133,29 @@ static void print_usage(void)
            DEFAULT_BYTES);
 }
 
-static int parse_seconds(const char *text, double *seconds)
-{
-    char *end;
-    errno = 0;
-    double value = strtod(text, &end);
-    if (end == text || *end != '\0' || errno == ERANGE || !(value > 0) || value > MAX_TIMEOUT_S)
-        return -1;
-    *seconds = value;
-    return 0;
-}
-
-static int parse_bytes(const char *text, unsigned long long *bytes)
-{
-    char *end;
-    errno = 0;
-    if (text[0] < '0' || text[0] > '9') /* strtoull would accept "-4" */
-        return -1;
-    unsigned long long value = strtoull(text, &end, 10);
-    if (*end != '\0' || errno == ERANGE || value < 4 || value > MAX_BYTES || value % 4 != 0)
-        return -1;
-    *bytes = value;
-    return 0;
-}
-
 typedef enum { PARSED_RUN, PARSED_HELP, PARSED_ERROR } ParseResult;
 
-/* Reads argv into options; on a mistake writes a one-line reason naming the flag. */
+static const Flag flags[] = {
+    {"timeout", FLAG_DOUBLE, offsetof(Options, timeout_s), "give up on the all-reduce after SEC seconds", 1e-3,
+     MAX_TIMEOUT_S, 0},
+    {"bytes", FLAG_BYTES, offsetof(Options, bytes), "size of the all-reduce, a multiple of 4 (K, M, G = 2^10...)", 4,
+     (double)MAX_BYTES, 0},
+    {NULL, 0, 0, NULL, 0, 0, 0},
+};
+
+/* Reads argv into options (through the course's flag parser); on a mistake writes a
+ * one-line reason naming the flag. */
 static ParseResult parse_flags(int argc, char **argv, Options *options, char *error, size_t error_len)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *flag = argv[i];
-        if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0)
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
             return PARSED_HELP;
-        int takes_value = strcmp(flag, "--timeout") == 0 || strcmp(flag, "--bytes") == 0;
-        if (!takes_value) {
-            if (strncmp(flag, "--", 2) == 0)
-                snprintf(error, error_len, "unknown flag %s (see --help)", flag);
-            else
-                snprintf(error, error_len, "unexpected argument '%s' (see --help)", flag);
-            return PARSED_ERROR;
-        }
-        if (i + 1 >= argc) {
-            snprintf(error, error_len, "%s: needs a value (see --help)", flag);
-            return PARSED_ERROR;
-        }
-        const char *value = argv[++i];
-        if (strcmp(flag, "--timeout") == 0 && parse_seconds(value, &options->timeout_s) != 0) {
-            snprintf(error, error_len, "--timeout: expected a number of seconds > 0 (at most %.0f), got '%s'",
-                     MAX_TIMEOUT_S, value);
-            return PARSED_ERROR;
-        }
-        if (strcmp(flag, "--bytes") == 0 && parse_bytes(value, &options->bytes) != 0) {
-            snprintf(error, error_len, "--bytes: expected a whole number of bytes, a multiple of 4 "
-                     "(one float) from 4 to %llu, got '%s'", MAX_BYTES, value);
-            return PARSED_ERROR;
-        }
+    FlagSet set = {"doctor", flags, options};
+    if (cli_parse(argc, argv, 1, &set, 1, error, error_len) != 0)
+        return PARSED_ERROR;
+    if (options->bytes % 4 != 0) {
+        snprintf(error, error_len, "--bytes %zu: not a multiple of 4 (one float)", options->bytes);
+        return PARSED_ERROR;
     }
     return PARSED_RUN;
 }
@@ -807,7 +777,7 @@ static void print_verdict(const Context *ctx, const Options *options, const Verd
         double algbw = verdict->per_call_s > 0 ? (double)options->bytes / verdict->per_call_s / 1e9 : 0;
         printf("  first call %.1f ms (includes connecting the ranks); then %.3f ms per call over %d calls, "
                "algbw %.2f GB/s\n", 1e3 * verdict->first_call_s, 1e3 * verdict->per_call_s, TIMED_REPEATS, algbw);
-        printf("doctor: NCCL all-reduce ok (%d rank%s, %llu bytes, every value checked, %.3f ms, %.2f GB/s)\n",
+        printf("doctor: NCCL all-reduce ok (%d rank%s, %zu bytes, every value checked, %.3f ms, %.2f GB/s)\n",
                ctx->world_size, ctx->world_size == 1 ? "" : "s", options->bytes, 1e3 * verdict->per_call_s, algbw);
         return;
     }
@@ -859,7 +829,7 @@ static int report_not_tested(const Context *ctx, Plan plan)
 
 static int check_and_judge(const Context *ctx, const Options *options)
 {
-    report(ctx, "\nNCCL all-reduce check: %llu bytes (%llu floats) per rank, %d rank%s, timeout %g s\n",
+    report(ctx, "\nNCCL all-reduce check: %zu bytes (%zu floats) per rank, %d rank%s, timeout %g s\n",
            options->bytes, options->bytes / 4, ctx->world_size, ctx->world_size == 1 ? "" : "s", options->timeout_s);
     Check check;
     memset(&check, 0, sizeof check);

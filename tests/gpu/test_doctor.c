@@ -71,6 +71,7 @@ Test(doctor, bad_flags_exit_2_with_one_line_naming_the_flag)
     expect_one_line_error("--bytes 6", "--bytes");
     expect_one_line_error("--bytes lots", "--bytes");
     expect_one_line_error("--frobnicate", "--frobnicate");
+    expect_one_line_error("--bytes=6", "--bytes 6: not a multiple of 4");
 }
 
 Test(doctor, plain_run_checks_an_all_reduce_or_says_there_is_no_gpu)
