@@ -43,6 +43,15 @@ static int parse_number(const char *text, double *value)
     return (end == text || *end != '\0' || errno == ERANGE) ? -1 : 0;
 }
 
+/* A range's end as a reader writes it: whole numbers in full (2^53 as 9007199254740992). */
+static void format_limit(double value, char *out, size_t out_len)
+{
+    if (value == floor(value) && fabs(value) < 1e17)
+        snprintf(out, out_len, "%.0f", value);
+    else
+        snprintf(out, out_len, "%.15g", value);
+}
+
 static int store_number(const Flag *flag, void *target, const char *text, char *err, size_t err_len)
 {
     double value;
@@ -60,7 +69,10 @@ static int store_number(const Flag *flag, void *target, const char *text, char *
         return -1;
     }
     if (value < flag->min || value > flag->max) {
-        snprintf(err, err_len, "--%s: %s is outside %.15g..%.15g", flag->name, text, flag->min, flag->max);
+        char low[32], high[32];
+        format_limit(flag->min, low, sizeof low);
+        format_limit(flag->max, high, sizeof high);
+        snprintf(err, err_len, "--%s: %s is outside %s..%s", flag->name, text, low, high);
         return -1;
     }
     char *field = (char *)target + flag->offset;
@@ -89,11 +101,24 @@ static size_t split_flag(const char *arg, const char **inline_value)
 int cli_parse(int argc, char **argv, int first, const FlagSet *sets, int num_sets,
               char *err, size_t err_len)
 {
+    int none = 0;
+    return cli_parse_operands(argc, argv, first, sets, num_sets, NULL, 0, &none, err, err_len);
+}
+
+int cli_parse_operands(int argc, char **argv, int first, const FlagSet *sets, int num_sets, const char **operands,
+                       int max_operands, int *num_operands, char *err, size_t err_len)
+{
+    *num_operands = 0;
     for (int i = first; i < argc; i++) {
         const char *arg = argv[i], *text = NULL;
         int by_letter = arg[0] == '-' && arg[1] != '-' && arg[1] != '\0' && arg[2] == '\0';
+        if (strncmp(arg, "--", 2) != 0 && !by_letter && *num_operands < max_operands) {
+            operands[(*num_operands)++] = arg;
+            continue;
+        }
         if (strncmp(arg, "--", 2) != 0 && !by_letter) {
-            snprintf(err, err_len, "unexpected argument '%s' (flags start with --; see --help)", arg);
+            snprintf(err, err_len, "unexpected argument '%s' (%s; see --help)", arg,
+                     max_operands > 0 ? "one too many" : "flags start with --");
             return -1;
         }
         char name[64];

@@ -32,6 +32,12 @@ typedef struct {
 int cli_parse(int argc, char **argv, int first, const FlagSet *sets, int num_sets,
               char *err, size_t err_len);
 
+/* The same, where arguments that are not flags are operands (a program's files, say): up
+ * to max_operands of them go into operands, in order, and their count into *num_operands;
+ * one more is an error. */
+int cli_parse_operands(int argc, char **argv, int first, const FlagSet *sets, int num_sets, const char **operands,
+                       int max_operands, int *num_operands, char *err, size_t err_len);
+
 /* The value of the last `--name value` or `--name=value` in argv, or NULL. Used to apply a
  * preset before parsing. */
 const char *cli_find(int argc, char **argv, int first, const char *name);

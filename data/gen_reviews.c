@@ -7,10 +7,12 @@
  * and waits. The combinations are many, so a small byte-level model keeps improving for a
  * long time, and the rating can be predicted from the words. All randomness comes from a
  * splitmix64 generator seeded by --seed, so every machine writes the same bytes. */
+#include "cli.h"
 #include "yelp_csv.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1286,101 +1288,37 @@ static void print_usage(FILE *out)
             "usage: %s [--seed N] [--train-mb X] [--test-mb X] [--out-dir DIR]\n"
             "  Writes DIR/train.csv and DIR/test.csv: synthetic reviews in the Yelp Review\n"
             "  Full CSV format (\"label\",\"text\"), identical on every machine for a seed.\n"
-            "  --seed N       random seed, a non-negative integer (default 1)\n"
+            "  --seed N       random seed, a whole number up to 2^53 (default 1)\n"
             "  --train-mb X   size of train.csv in megabytes of 10^6 bytes (default 20)\n"
             "  --test-mb X    size of test.csv, drawn from a different seed (default 2)\n"
-            "  --out-dir DIR  output folder, created if missing (default data/generated)\n"
+            "  --out-dir DIR  output folder, created if missing (default data/generated/reviews)\n"
             "  --help         show this message\n",
             PROGRAM);
 }
 
-static int parse_seed(const char *value, uint64_t *seed)
-{
-    char *end;
-    errno = 0;
-    unsigned long long parsed = strtoull(value, &end, 10);
-    if (!isdigit((unsigned char)value[0]) || *end != '\0' || errno != 0)
-        return -1;
-    *seed = (uint64_t)parsed;
-    return 0;
-}
-
-static int parse_megabytes(const char *value, double *megabytes)
-{
-    char *end;
-    errno = 0;
-    double parsed = strtod(value, &end);
-    if (end == value || *end != '\0' || errno != 0 || !(parsed > 0) || parsed > 100000)
-        return -1;
-    *megabytes = parsed;
-    return 0;
-}
-
-/* Splits "--flag=value" or "--flag value"; returns the value or NULL if missing. */
-static const char *flag_value(int argc, char **argv, int *i, const char *flag)
-{
-    size_t len = strlen(flag);
-    const char *arg = argv[*i];
-    if (arg[len] == '=')
-        return arg + len + 1;
-    if (*i + 1 >= argc)
-        return NULL;
-    return argv[++*i];
-}
-
-static int matches_flag(const char *arg, const char *flag)
-{
-    size_t len = strlen(flag);
-    return strncmp(arg, flag, len) == 0 && (arg[len] == '\0' || arg[len] == '=');
-}
-
-static int bad_flag(const char *flag, const char *value, const char *expected)
-{
-    if (value == NULL)
-        fprintf(stderr, "%s: %s needs a value (%s)\n", PROGRAM, flag, expected);
-    else
-        fprintf(stderr, "%s: %s: bad value '%s' (expected %s)\n", PROGRAM, flag, value,
-                expected);
-    return EXIT_BAD_USAGE;
-}
+#define OPTION(field) offsetof(Options, field)
+static const Flag flags[] = {
+    {"seed", FLAG_U64, OPTION(seed), "random seed, a whole number up to 2^53", 0, 9007199254740992.0, 0},
+    {"train-mb", FLAG_DOUBLE, OPTION(train_mb), "size of train.csv in megabytes of 10^6 bytes", 1e-6, 100000, 0},
+    {"test-mb", FLAG_DOUBLE, OPTION(test_mb), "size of test.csv, drawn from a different seed", 1e-6, 100000, 0},
+    {"out-dir", FLAG_STRING, OPTION(out_dir), "output folder, created if missing", 0, 0, 0},
+    {NULL, 0, 0, NULL, 0, 0, 0},
+};
 
 /* Returns -1 to go on, or an exit status (0 after --help). */
-static int parse_one_flag(int argc, char **argv, int *i, Options *opt)
-{
-    const char *arg = argv[*i];
-    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-        print_usage(stdout);
-        return 0;
-    }
-    if (matches_flag(arg, "--seed")) {
-        const char *value = flag_value(argc, argv, i, "--seed");
-        if (value == NULL || parse_seed(value, &opt->seed) != 0)
-            return bad_flag("--seed", value, "a non-negative integer");
-    } else if (matches_flag(arg, "--train-mb") || matches_flag(arg, "--test-mb")) {
-        const char *flag = matches_flag(arg, "--train-mb") ? "--train-mb" : "--test-mb";
-        double *target = strcmp(flag, "--train-mb") == 0 ? &opt->train_mb : &opt->test_mb;
-        const char *value = flag_value(argc, argv, i, flag);
-        if (value == NULL || parse_megabytes(value, target) != 0)
-            return bad_flag(flag, value, "a number of megabytes, 0 < X <= 100000");
-    } else if (matches_flag(arg, "--out-dir")) {
-        const char *value = flag_value(argc, argv, i, "--out-dir");
-        if (value == NULL || value[0] == '\0')
-            return bad_flag("--out-dir", value, "a directory path");
-        opt->out_dir = value;
-    } else {
-        fprintf(stderr, "%s: unknown %s '%s' (see --help)\n", PROGRAM,
-                arg[0] == '-' ? "flag" : "argument", arg);
-        return EXIT_BAD_USAGE;
-    }
-    return -1;
-}
-
 static int parse_args(int argc, char **argv, Options *opt)
 {
-    for (int i = 1; i < argc; i++) {
-        int rc = parse_one_flag(argc, argv, &i, opt);
-        if (rc >= 0)
-            return rc;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            print_usage(stdout);
+            return 0;
+        }
+    char err[256];
+    FlagSet set = {"reviews", flags, opt};
+    if (cli_parse(argc, argv, 1, &set, 1, err, sizeof err) != 0 ||
+        (opt->out_dir[0] == '\0' && snprintf(err, sizeof err, "--out-dir is empty") > 0)) {
+        fprintf(stderr, "%s: %s\n", PROGRAM, err);
+        return EXIT_BAD_USAGE;
     }
     return -1;
 }
@@ -1417,7 +1355,7 @@ static int write_corpus(const Options *opt)
 
 int main(int argc, char **argv)
 {
-    Options opt = {.seed = 1, .train_mb = 20, .test_mb = 2, .out_dir = "data/generated"};
+    Options opt = {.seed = 1, .train_mb = 20, .test_mb = 2, .out_dir = "data/generated/reviews"};
     int rc = parse_args(argc, argv, &opt);
     if (rc >= 0)
         return rc;

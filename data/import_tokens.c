@@ -6,6 +6,7 @@
  *
  * The yelp format renders each review as one line "<label>: <text>\n" (see yelp_csv.h),
  * so the model learns to predict a review from its rating and the rating from the words. */
+#include "cli.h"
 #include "paths.h"
 #include "shard.h"
 #include "yelp_csv.h"
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,39 +57,35 @@ static int usage_error(const char *message, const char *detail)
     return EXIT_BAD_USAGE;
 }
 
+static const Flag flags[] = {
+    {"format", FLAG_STRING, offsetof(Options, format), "yelp or text", 0, 0, 0},
+    {NULL, 0, 0, NULL, 0, 0, 0},
+};
+
 /* Returns -1 to continue, or an exit code (0 for --help). */
 static int parse_args(int argc, char **argv, Options *opt)
 {
-    int positional = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             print_usage(stdout);
             return 0;
-        } else if (strcmp(arg, "--format") == 0) {
-            if (i + 1 >= argc)
-                return usage_error("--format needs a value: yelp or text", "");
-            opt->format = argv[++i];
-        } else if (strncmp(arg, "--format=", 9) == 0) {
-            opt->format = arg + 9;
-        } else if (arg[0] == '-' && arg[1] != '\0') {
-            return usage_error("unknown flag ", arg);
-        } else if (positional == 0) {
-            opt->input = arg;
-            positional++;
-        } else if (positional == 1) {
-            opt->output = arg;
-            positional++;
-        } else {
-            return usage_error("unexpected extra argument ", arg);
         }
+    const char *files[2];
+    int num_files = 0;
+    char err[256];
+    FlagSet set = {"import", flags, opt};
+    if (cli_parse_operands(argc, argv, 1, &set, 1, files, 2, &num_files, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", PROGRAM, err);
+        return EXIT_BAD_USAGE;
     }
     if (opt->format == NULL)
         return usage_error("--format is required: yelp or text", "");
     if (strcmp(opt->format, "yelp") != 0 && strcmp(opt->format, "text") != 0)
         return usage_error("--format must be yelp or text, not ", opt->format);
-    if (positional != 2)
+    if (num_files != 2)
         return usage_error("expected INPUT and OUTPUT paths", "");
+    opt->input = files[0];
+    opt->output = files[1];
     return -1;
 }
 
