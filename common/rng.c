@@ -18,6 +18,11 @@ uint64_t rng_next_u64(Rng *rng)
     return z ^ (z >> 31);
 }
 
+uint32_t rng_below(Rng *rng, uint32_t n)
+{
+    return (uint32_t)(((rng_next_u64(rng) >> 32) * (uint64_t)n) >> 32);
+}
+
 double rng_uniform(Rng *rng)
 {
     return (double)(rng_next_u64(rng) >> 11) * 0x1.0p-53;

@@ -11,6 +11,8 @@ typedef struct {
 
 void rng_seed(Rng *rng, uint64_t seed);
 uint64_t rng_next_u64(Rng *rng);
+/* Uniform in [0, n), by multiply-shift: integers only, so the same on every machine. */
+uint32_t rng_below(Rng *rng, uint32_t n);
 /* Uniform in [0, 1). */
 double rng_uniform(Rng *rng);
 /* Standard normal (Box-Muller on two uniforms). */

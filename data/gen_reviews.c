@@ -8,6 +8,7 @@
  * long time, and the rating can be predicted from the words. All randomness comes from a
  * splitmix64 generator seeded by --seed, so every machine writes the same bytes. */
 #include "cli.h"
+#include "rng.h"
 #include "yelp_csv.h"
 
 #include <ctype.h>
@@ -24,25 +25,7 @@ static const char *const PROGRAM = "gen_reviews";
 
 enum { EXIT_FAILED = 1, EXIT_BAD_USAGE = 2 };
 
-/* ------------------------------------------------------------------ random numbers */
-
-typedef struct {
-    uint64_t state;
-} Rng;
-
-static uint64_t rng_next(Rng *rng)
-{
-    uint64_t z = (rng->state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [0, n), by multiply-shift: integer-only, so identical everywhere. */
-static uint32_t rng_below(Rng *rng, uint32_t n)
-{
-    return (uint32_t)(((rng_next(rng) >> 32) * (uint64_t)n) >> 32);
-}
+/* ------------------------------------------------------------------ random numbers (common/rng.h) */
 
 static int rng_percent(Rng *rng, uint32_t percent)
 {
@@ -57,9 +40,10 @@ static int rng_range(Rng *rng, int lo, int hi)
 /* Independent streams (train, test) from one user seed. */
 static uint64_t derive_seed(uint64_t seed, uint64_t stream)
 {
-    Rng rng = {seed ^ (stream * 0xD1B54A32D192ED03ull)};
-    rng_next(&rng);
-    return rng_next(&rng);
+    Rng rng;
+    rng_seed(&rng, seed ^ (stream * 0xD1B54A32D192ED03ull));
+    rng_next_u64(&rng);
+    return rng_next_u64(&rng);
 }
 
 /* ------------------------------------------------------------------ word lists */
@@ -1238,7 +1222,8 @@ static long write_csv(const char *path, uint64_t seed, double megabytes)
     mode_t mask = umask(0);
     umask(mask);
     (void)fchmod(fd, 0666 & ~mask); /* mkstemp makes owner-only files */
-    Rng rng = {seed};
+    Rng rng;
+    rng_seed(&rng, seed);
     long reviews = write_reviews(file, &rng, (size_t)(megabytes * 1e6));
     int close_failed = fclose(file) != 0;
     int failed = reviews < 0 || close_failed || rename(tmp_path, path) != 0;
