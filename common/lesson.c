@@ -61,13 +61,6 @@ int lesson_parse(const Lesson *lesson, int argc, char **argv, int first, TrainCo
     return 0;
 }
 
-int any_rank_failed(Comm *comm, int failed)
-{
-    double any = failed ? 1.0 : 0.0;
-    comm_check(comm, comm_max_double(comm, &any));
-    return any > 0.0;
-}
-
 /* Every failed rank has a reason; the lowest such rank prints its own, so a failure that all
  * ranks share is reported once. */
 static void report_failure(const Lesson *lesson, Comm *comm, int failed, const char *err)
@@ -113,14 +106,14 @@ int lesson_train(const Lesson *lesson, Comm *comm, const TrainConfig *cfg, RunSu
     const Kernels *kernels = device_open(cfg->device, cfg->comm_backend, cfg->tf32, comm, err, sizeof err);
     int failed = kernels == NULL ||
                  trainer_setup(&tr, cfg, kernels, comm, &lesson->strategy, lesson->flags.target, err, sizeof err) != 0;
-    if (!any_rank_failed(comm, failed)) {
+    if (comm_all_ok(comm, failed, "setting up", err, sizeof err)) {
         if (comm_rank(comm) == 0 && !cfg->quiet)
             print_header(lesson, &tr);
         failed = cfg->dry_run ? 0 : trainer_run(&tr, err, sizeof err) != 0;
         if (summary != NULL)
             *summary = tr.summary;
     }
-    int any_failed = any_rank_failed(comm, failed);
+    int any_failed = !comm_all_ok(comm, failed, "the run", err, sizeof err);
     if (any_failed)
         report_failure(lesson, comm, failed, err);
     trainer_teardown(&tr);

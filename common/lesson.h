@@ -38,8 +38,4 @@ int lesson_parse(const Lesson *lesson, int argc, char **argv, int first, TrainCo
  * if not NULL). Errors on any rank fail every rank, with the reason printed. Returns 0 or -1. */
 int lesson_train(const Lesson *lesson, Comm *comm, const TrainConfig *cfg, RunSummary *summary);
 
-/* 1 if any rank passes failed = 1: lets every rank leave together instead of some waiting
- * forever in a collective for a rank that gave up. */
-int any_rank_failed(Comm *comm, int failed);
-
 #endif

@@ -118,8 +118,9 @@ static int sweep(Comm *comm, TrainConfig *cfg, int steps_given)
     int rank = comm_rank(comm), failed;
     OutputFile out;
     FILE *csv = open_sweep_csv(cfg, rank, &out, &failed);
-    if (any_rank_failed(comm, failed))
-        return 2;
+    char err[512];
+    if (!comm_all_ok(comm, failed, "opening --csv", err, sizeof err))
+        return 2; /* the rank that failed said why */
     cfg->steps = steps_given ? cfg->steps : 30;
     cfg->val_every = cfg->gen_tokens = 0;
     cfg->csv_path = cfg->save_path = cfg->summary_path = NULL;
@@ -136,7 +137,6 @@ static int sweep(Comm *comm, TrainConfig *cfg, int steps_given)
         if (status == 0 && rank == 0)
             print_sweep_row(cfg, sizes[i], &summary, csv);
     }
-    char err[512];
     if (output_finish(&out, err, sizeof err) != 0) {
         fprintf(stderr, "05_bucketed_ddp: %s\n", err);
         status = 1;
