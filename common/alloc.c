@@ -148,7 +148,6 @@ int mem_block_find(const void *address, MemBlockPlace *place)
 }
 
 void mem_set_limit(size_t bytes) { limit_bytes = bytes; }
-size_t mem_limit(void) { return limit_bytes; }
 size_t mem_limit_refusals(void) { return refusals; }
 size_t mem_in_use(MemKind kind) { return bytes_in_use[kind]; }
 size_t mem_in_use_total(void) { return total_in_use; }

@@ -50,7 +50,6 @@ int mem_block_find(const void *address, MemBlockPlace *place);
 
 /* 0 = no limit. The limit applies to everything but MEM_DATA. */
 void mem_set_limit(size_t bytes);
-size_t mem_limit(void);
 /* How many allocations the limit has refused so far: tells "over budget" apart from
  * other failures. */
 size_t mem_limit_refusals(void);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cuda/comm_nccl.h"
 
 enum { EXIT_ALL_OK = 0, EXIT_CHECK_FAILED = 1, EXIT_BAD_FLAGS = 2, EXIT_NOT_TESTED = 3 };
 
@@ -196,15 +197,6 @@ static void format_cuda_version(int version, char *out, size_t len)
     snprintf(out, len, "%d.%d", version / 1000, (version % 1000) / 10);
 }
 
-/* NCCL 2.9 changed the encoding: major*10000 + minor*100 + patch, before major*1000 + ... */
-static void format_nccl_version(int code, char *out, size_t len)
-{
-    if (code >= 10000)
-        snprintf(out, len, "%d.%d.%d", code / 10000, (code / 100) % 100, code % 100);
-    else
-        snprintf(out, len, "%d.%d.%d", code / 1000, (code / 100) % 10, code % 100);
-}
-
 /* The first line of MPI's self-description, with runs of blanks (tabs) made one space. */
 static void mpi_library_first_line(char *out, size_t len)
 {
@@ -233,9 +225,9 @@ static void print_versions(const Context *ctx)
     cudaDriverGetVersion(&driver);
     format_cuda_version(driver, text, sizeof text);
     report(ctx, "  CUDA driver   %s\n", driver == 0 ? "none (0: no NVIDIA driver is loaded)" : text);
-    format_nccl_version(ctx->nccl_version, text, sizeof text);
+    nccl_version_text(ctx->nccl_version, text, sizeof text);
     char built[32];
-    format_nccl_version(NCCL_VERSION_CODE, built, sizeof built);
+    nccl_version_text(NCCL_VERSION_CODE, built, sizeof built);
     report(ctx, "  NCCL          %s (built against %s)\n", text, built);
     mpi_library_first_line(text, sizeof text);
     report(ctx, "  MPI           %s\n", text);
@@ -393,7 +385,7 @@ static void print_rank_table(const RankInfo *infos, int world_size)
         char local[24], gpu[16], nccl[32];
         snprintf(local, sizeof local, "%d of %d", info->local_rank, info->local_size);
         snprintf(gpu, sizeof gpu, info->device >= 0 ? "%d" : "none", info->device);
-        format_nccl_version(info->nccl_version, nccl, sizeof nccl);
+        nccl_version_text(info->nccl_version, nccl, sizeof nccl);
         printf("  %-5d %-20.20s %-10s %-4s %-14s %s\n", r, info->host, local, gpu, info->bus_id, nccl);
     }
 }
@@ -403,8 +395,8 @@ static void warn_about_nccl_versions(const RankInfo *infos, int world_size)
     for (int r = 1; r < world_size; r++)
         if (infos[r].nccl_version != infos[0].nccl_version) {
             char mine[32], theirs[32];
-            format_nccl_version(infos[0].nccl_version, mine, sizeof mine);
-            format_nccl_version(infos[r].nccl_version, theirs, sizeof theirs);
+            nccl_version_text(infos[0].nccl_version, mine, sizeof mine);
+            nccl_version_text(infos[r].nccl_version, theirs, sizeof theirs);
             printf("  warning: rank %d loads NCCL %s, rank 0 loads %s; all ranks need the same "
                    "version (mismatches fail or hang at init)\n", r, theirs, mine);
         }

@@ -378,13 +378,11 @@ int comm_use_nccl(Comm *comm, char *err, size_t err_len)
     return 0;
 }
 
-const char *nccl_version_text(void)
+/* NCCL 2.9 changed the encoding: major*10000 + minor*100 + patch, before major*1000 + ... */
+void nccl_version_text(int code, char *out, size_t len)
 {
-    static char text[32];
-    int code = 0;
-    if (ncclGetVersion(&code) != ncclSuccess)
-        return "unknown";
-    /* NCCL >= 2.9 encodes major*10000 + minor*100 + patch */
-    snprintf(text, sizeof text, "%d.%d.%d", code / 10000, code / 100 % 100, code % 100);
-    return text;
+    if (code >= 10000)
+        snprintf(out, len, "%d.%d.%d", code / 10000, (code / 100) % 100, code % 100);
+    else
+        snprintf(out, len, "%d.%d.%d", code / 1000, (code / 100) % 10, code % 100);
 }

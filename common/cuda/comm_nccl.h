@@ -18,7 +18,7 @@ int comm_use_nccl(Comm *comm, char *err, size_t err_len);
  * cuda_device_setup first. Collective over all ranks; every rank gets the same answer. */
 int every_rank_has_own_gpu(Comm *comm, char *why, size_t why_len);
 
-/* "2.28.3" */
-const char *nccl_version_text(void);
+/* An NCCL version code (ncclGetVersion, NCCL_VERSION_CODE) as text: "2.28.3". */
+void nccl_version_text(int code, char *out, size_t len);
 
 #endif
