@@ -31,6 +31,7 @@
 
 #include "cli.h"
 #include "cuda/comm_nccl.h"
+#include "timer.h"
 
 enum { EXIT_ALL_OK = 0, EXIT_CHECK_FAILED = 1, EXIT_BAD_FLAGS = 2, EXIT_NOT_TESTED = 3 };
 
@@ -480,13 +481,6 @@ typedef struct {
     char failure[512];    /* this rank's reason, when it has one */
 } Check;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Long enough not to steal a core from NCCL's threads, short next to any real transfer. */
 static void pause_briefly(void)
 {
@@ -557,7 +551,7 @@ static Outcome wait_for_comm(Check *check, const char *what, const char *while_d
             describe_nccl_error(check, what, state);
             return OUTCOME_ERROR;
         }
-        if (now_s() > check->deadline)
+        if (now_seconds() > check->deadline)
             return timed_out(check, while_doing);
         pause_briefly();
     }
@@ -581,7 +575,7 @@ static Outcome wait_for_stream(Check *check)
             describe_nccl_error(check, "the all-reduce", state);
             return OUTCOME_ERROR;
         }
-        if (now_s() > check->deadline)
+        if (now_seconds() > check->deadline)
             return timed_out(check, "waiting for the all-reduce to finish on the GPU "
                                     "(the kernel started but data stopped arriving)");
         pause_briefly();
@@ -659,9 +653,9 @@ static CheckResult talk_through_nccl(const Context *ctx, Check *check, ncclUniqu
     result.outcome = create_comm(ctx, check, id);
     if (result.outcome != OUTCOME_OK)
         return result;
-    double started = now_s();
+    double started = now_seconds();
     result.outcome = all_reduce(check, 1);
-    result.first_call_s = now_s() - started;
+    result.first_call_s = now_seconds() - started;
     if (result.outcome != OUTCOME_OK)
         return result;
     /* Wrong values still go on to the repeats: every rank must issue the same number of
@@ -679,7 +673,7 @@ static CheckResult talk_through_nccl(const Context *ctx, Check *check, ncclUniqu
 static void release(Check *check, Outcome outcome)
 {
     if (check->comm != NULL && outcome == OUTCOME_OK) {
-        check->deadline = now_s() + 10; /* tidying up: the verdict is already decided */
+        check->deadline = now_seconds() + 10; /* tidying up: the verdict is already decided */
         ncclCommFinalize(check->comm);
         if (wait_for_comm(check, "ncclCommFinalize", "finalizing the communicator") == OUTCOME_OK)
             ncclCommDestroy(check->comm);
@@ -730,7 +724,7 @@ static CheckResult run_check(const Context *ctx, const Options *options, Check *
              ctx->rank, ABORT_GRACE_S, options->timeout_s,
              ctx->rank == 0 ? "\ndoctor: NCCL all-reduce failed: timed out, and a rank could not recover" : "");
     arm_backstop(options->timeout_s + ABORT_GRACE_S, message, ctx->rank == 0);
-    check->deadline = now_s() + options->timeout_s;
+    check->deadline = now_seconds() + options->timeout_s;
     return talk_through_nccl(ctx, check, id);
 }
 
