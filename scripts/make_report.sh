@@ -34,8 +34,7 @@ if [ "$runs" -ef "$report" ]; then
     echo "make_report: $report is the runs folder $runs: write the report into a folder of its own" >&2
     exit 2
 fi
-lessons=(00_single_device 02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum 07_zero1 08_zero2
-    09_zero3)
+mapfile -t lessons < <(training_lessons)
 command -v gnuplot >/dev/null || { echo "make_report: gnuplot is missing (make setup installs gnuplot-nox)" >&2; exit 1; }
 for needed in comparison.csv collectives.csv bucket_sweep.csv zero_memory.csv shard_plan.csv \
     "${lessons[@]/%/.csv}" "${lessons[@]/#/traces/}"; do

@@ -104,7 +104,7 @@ train() {
     # shellcheck disable=SC2046 # the flags are words
     "${launcher[@]}" "$builds/$lesson" train "${config[@]}" $(lesson_flags "$lesson") "$@" </dev/null
 }
-lessons=(02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 06_grad_accum 07_zero1 08_zero2 09_zero3)
+mapfile -t lessons < <(training_lessons | grep -v '^00_') # the data-parallel ones
 
 # A short traced run of one lesson into DIR (more flags after it), quiet: trace_run LESSON DIR ...
 trace_run() {

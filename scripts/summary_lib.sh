@@ -46,6 +46,16 @@ matmul_ceiling() {
 # a / b to two decimals.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
+# The lessons that train, from lessons/ (as the Makefile finds them): every one but 01, the
+# collectives benchmark. One name a line, in order.
+training_lessons() {
+    local dir
+    for dir in lessons/[0-9][0-9]_*/; do
+        dir=${dir%/} && dir=${dir#lessons/}
+        [ "$dir" = 01_collectives ] || echo "$dir"
+    done
+}
+
 # The flags a lesson runs with in the course's tables (lesson 06 accumulates 2 micro-batches).
 lesson_flags() { [ "$1" = 06_grad_accum ] && echo "--accum 2" || echo ""; }
 
