@@ -36,7 +36,16 @@ static int open_view(Comm *comm, const char *operation, HostView *view, const fl
 {
     if (host_view_open(view, buffer, count, copy_in) == 0)
         return 0;
-    return comm_fail(comm, operation, "no pinned host memory to stage a GPU buffer through");
+    return comm_fail(comm, operation, staging_failure());
+}
+
+/* Closes a view, writing it back to its GPU buffer when copy_out; -1 with the reason when
+ * that copy failed. */
+static int close_view(Comm *comm, const char *operation, HostView *view, int copy_out)
+{
+    if (host_view_close(view, copy_out) == 0)
+        return 0;
+    return comm_fail(comm, operation, staging_failure());
 }
 
 #define MPI_CALL(comm, operation, call)                      \
@@ -61,7 +70,8 @@ static int mpi_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
     int status = MPI_Allreduce(MPI_IN_PLACE, view.host, (int)count, MPI_FLOAT, MPI_SUM, comm->world);
     if (status == MPI_SUCCESS && op == REDUCE_AVG)
         scale(view.host, count, 1.0f / (float)comm->size);
-    host_view_close(&view, status == MPI_SUCCESS);
+    if (close_view(comm, "all_reduce", &view, status == MPI_SUCCESS) != 0)
+        return -1;
     if (status != MPI_SUCCESS)
         return fail(comm, "all_reduce", status);
     return comm_account(comm, "all_reduce", started, 2 * float_bytes(count), 1);
@@ -139,16 +149,17 @@ static int mpi_all_gather_start(Comm *comm, const float *send, float *recv, size
     return comm_account(comm, "all_gather_start", started, float_bytes(send_count * comm->size), 1);
 }
 
-static void finish_request(CommRequest *request)
+static int finish_request(CommRequest *request, const char *operation)
 {
     Pending *pending = request->backend;
     if (request->average)
         scale(pending->recv.host, request->count, 1.0f / (float)request->comm->size);
     host_view_close(&pending->send, 0);
-    host_view_close(&pending->recv, 1);
+    int status = close_view(request->comm, operation, &pending->recv, 1);
     free(pending);
     request->backend = NULL;
     request->active = 0;
+    return status;
 }
 
 static int mpi_wait(CommRequest *request)
@@ -156,7 +167,8 @@ static int mpi_wait(CommRequest *request)
     Pending *pending = request->backend;
     double started = now_seconds();
     MPI_CALL(request->comm, "wait", MPI_Wait(&pending->handle, MPI_STATUS_IGNORE));
-    finish_request(request);
+    if (finish_request(request, "wait") != 0)
+        return -1;
     return comm_account(request->comm, "wait", started, 0, 0);
 }
 
@@ -165,8 +177,8 @@ static int mpi_test(CommRequest *request, int *done)
     Pending *pending = request->backend;
     double started = now_seconds();
     MPI_CALL(request->comm, "test", MPI_Test(&pending->handle, done, MPI_STATUS_IGNORE));
-    if (*done)
-        finish_request(request);
+    if (*done && finish_request(request, "test") != 0)
+        return -1;
     return comm_account(request->comm, "test", started, 0, 0);
 }
 
@@ -186,7 +198,8 @@ static int mpi_reduce_scatter(Comm *comm, const float *send, float *recv, size_t
     if (status == MPI_SUCCESS && op == REDUCE_AVG)
         scale(recv_view.host, recv_count, 1.0f / (float)comm->size);
     host_view_close(&send_view, 0);
-    host_view_close(&recv_view, status == MPI_SUCCESS);
+    if (close_view(comm, "reduce_scatter", &recv_view, status == MPI_SUCCESS) != 0)
+        return -1;
     if (status != MPI_SUCCESS)
         return fail(comm, "reduce_scatter", status);
     return comm_account(comm, "reduce_scatter", started, float_bytes(recv_count * comm->size), 1);
@@ -206,7 +219,8 @@ static int mpi_all_gather(Comm *comm, const float *send, float *recv, size_t sen
     int status = MPI_Allgather(send_view.host, (int)send_count, MPI_FLOAT, recv_view.host, (int)send_count,
                                MPI_FLOAT, comm->world);
     host_view_close(&send_view, 0);
-    host_view_close(&recv_view, status == MPI_SUCCESS);
+    if (close_view(comm, "all_gather", &recv_view, status == MPI_SUCCESS) != 0)
+        return -1;
     if (status != MPI_SUCCESS)
         return fail(comm, "all_gather", status);
     return comm_account(comm, "all_gather", started, float_bytes(send_count * comm->size), 1);
@@ -220,7 +234,8 @@ static int mpi_broadcast(Comm *comm, float *buffer, size_t count, int root)
         open_view(comm, "broadcast", &view, buffer, count, comm->rank == root) != 0)
         return -1;
     int status = MPI_Bcast(view.host, (int)count, MPI_FLOAT, root, comm->world);
-    host_view_close(&view, status == MPI_SUCCESS && comm->rank != root);
+    if (close_view(comm, "broadcast", &view, status == MPI_SUCCESS && comm->rank != root) != 0)
+        return -1;
     if (status != MPI_SUCCESS)
         return fail(comm, "broadcast", status);
     return comm_account(comm, "broadcast", started, float_bytes(count), 1);
@@ -277,7 +292,8 @@ static int mpi_sendrecv(Comm *comm, const float *send, size_t send_count, int to
     int status = MPI_Sendrecv(send_view.host, (int)send_count, MPI_FLOAT, to, POINT_TO_POINT_TAG, recv_view.host,
                               (int)recv_count, MPI_FLOAT, from, POINT_TO_POINT_TAG, comm->world, MPI_STATUS_IGNORE);
     host_view_close(&send_view, 0);
-    host_view_close(&recv_view, status == MPI_SUCCESS);
+    if (close_view(comm, "sendrecv", &recv_view, status == MPI_SUCCESS) != 0)
+        return -1;
     if (status != MPI_SUCCESS)
         return fail(comm, "sendrecv", status);
     return comm_account(comm, "sendrecv", started, 0, 0);

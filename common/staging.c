@@ -1,5 +1,9 @@
 #include "staging.h"
 
+static char failure[256]; /* why the last view that failed did */
+
+const char *staging_failure(void) { return failure; }
+
 #ifdef DTC_CUDA
 
 #include <cuda_runtime_api.h>
@@ -63,16 +67,17 @@ static void give_back(void *block)
             pool[i].in_use = 0;
 }
 
-static void copy_on_compute_stream(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind)
+static int copy_on_compute_stream(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind)
 {
     cudaStream_t stream = cuda_compute_stream();
     cudaError_t status = cudaMemcpyAsync(dst, src, bytes, kind, stream);
     if (status == cudaSuccess)
         status = cudaStreamSynchronize(stream);
-    if (status != cudaSuccess) {
-        fprintf(stderr, "cuda: staging copy of %zu bytes failed: %s\n", bytes, cudaGetErrorString(status));
-        exit(1);
-    }
+    if (status == cudaSuccess)
+        return 0;
+    snprintf(failure, sizeof failure, "copying %zu bytes %s the GPU to stage them failed: %s", bytes,
+             kind == cudaMemcpyDeviceToHost ? "from" : "to", cudaGetErrorString(status));
+    return -1;
 }
 
 /* Before a GPU is set up nothing is GPU memory, and asking CUDA would start a context on
@@ -88,23 +93,29 @@ int host_view_open(HostView *view, const float *buffer, size_t count, int copy_i
     if (!is_gpu_buffer(buffer) || count == 0)
         return 0;
     PinnedSlot *slot = take_slot(count * sizeof(float));
-    if (slot == NULL)
+    if (slot == NULL) {
+        snprintf(failure, sizeof failure, "no pinned host memory to stage a GPU buffer through");
         return -1;
+    }
     view->host = slot->block;
     view->device = (float *)buffer;
-    if (copy_in)
-        copy_on_compute_stream(view->host, buffer, count * sizeof(float), cudaMemcpyDeviceToHost);
+    if (copy_in && copy_on_compute_stream(view->host, buffer, count * sizeof(float), cudaMemcpyDeviceToHost) != 0) {
+        host_view_close(view, 0);
+        return -1;
+    }
     return 0;
 }
 
-void host_view_close(HostView *view, int copy_out)
+int host_view_close(HostView *view, int copy_out)
 {
     if (view->device == NULL)
-        return;
-    if (copy_out)
-        copy_on_compute_stream(view->device, view->host, view->count * sizeof(float), cudaMemcpyHostToDevice);
+        return 0;
+    int status = copy_out ? copy_on_compute_stream(view->device, view->host, view->count * sizeof(float),
+                                                   cudaMemcpyHostToDevice)
+                          : 0;
     give_back(view->host);
     view->device = NULL;
+    return status;
 }
 
 #else /* a CPU build: every buffer is host memory */
@@ -122,10 +133,11 @@ int host_view_open(HostView *view, const float *buffer, size_t count, int copy_i
     return 0;
 }
 
-void host_view_close(HostView *view, int copy_out)
+int host_view_close(HostView *view, int copy_out)
 {
     (void)view;
     (void)copy_out;
+    return 0;
 }
 
 #endif

@@ -14,11 +14,16 @@ typedef struct {
 } HostView;
 
 /* Makes a host view of count floats at buffer; copy_in fills it from the GPU (after the
- * work queued on the compute stream). 0, or -1 when no pinned memory could be had. */
+ * work queued on the compute stream). 0, or -1 when no pinned memory could be had or the
+ * copy failed (staging_failure says which). */
 int host_view_open(HostView *view, const float *buffer, size_t count, int copy_in);
 
-/* copy_out writes the view back to the GPU buffer; the pinned block goes back to the pool. */
-void host_view_close(HostView *view, int copy_out);
+/* copy_out writes the view back to the GPU buffer; the pinned block goes back to the pool
+ * either way. 0, or -1 when the copy failed (staging_failure says how). */
+int host_view_close(HostView *view, int copy_out);
+
+/* Why the last host_view_open or host_view_close that failed did. */
+const char *staging_failure(void);
 
 /* 1 when buffer is GPU memory (always 0 in a CPU build). */
 int is_gpu_buffer(const void *buffer);

@@ -218,9 +218,9 @@ extern "C" const char *cuda_device_label(void)
 
 cudaStream_t cuda_stream_checked(void)
 {
-    if (device_index < 0) {
+    if (device_index < 0) { /* a bug in the course, not bad input: stop where it happened */
         fprintf(stderr, "cuda: a GPU operation ran before cuda_device_setup\n");
-        exit(1);
+        abort();
     }
     return compute_stream;
 }
@@ -270,9 +270,9 @@ void cuda_free_tracked(void *ptr)
         return;
     size_t bytes;
     MemKind kind;
-    if (!mem_block_removed(ptr, &bytes, &kind)) {
+    if (!mem_block_removed(ptr, &bytes, &kind)) { /* a bug in the course, as above */
         fprintf(stderr, "cuda: free of %p, which the CUDA device did not allocate\n", ptr);
-        exit(1);
+        abort();
     }
     /* kernels still queued may read the block */
     CUDA_CHECK(cudaStreamSynchronize(cuda_stream_checked()));
