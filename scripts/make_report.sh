@@ -177,7 +177,8 @@ plot breakdown breakdown "data='$data/breakdown.csv'"
 plot_timeline() {
     local trace_ranks step
     trace_ranks=$(awk -F, 'NR > 1 { n++ } END { print n }' "$3/summary.csv")
-    step=$(awk -F, 'NR > 1 && $1 == 0 { print $2 - 1 }' "$3/summary.csv")
+    # run_course.sh draws the next-to-last traced step: each step is marked "step#N" in the trace
+    step=$(($(grep -o '"name":"step#[0-9]*"' "$3/rank_0.json" | wc -l) - 1))
     plot timeline "$1" "data='$3/timeline.csv'; name='$2'; step='$step'; ranks=$trace_ranks; tracks='$(distinct "$3/timeline.csv" track)'"
 }
 for lesson in "${lessons[@]}"; do plot_timeline "timeline_$lesson" "$lesson" "$runs/traces/$lesson"; done

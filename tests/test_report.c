@@ -70,6 +70,10 @@ Test(report, a_small_run_builds_a_report_chromium_renders_with_every_plot_drawn)
         expect_plot(name);
         strcat(strcat(ids, " "), name);
     }
+    /* the timeline is the next-to-last of the 6 traced steps, and its title says so */
+    snprintf(command, sizeof command, "grep -c 'One step of 02_naive_ddp (step 5)' %s/report/plots/timeline_02_naive_ddp.svg",
+             dir);
+    cr_expect_eq(shell_output(command, output, sizeof output), 0, "the timeline's title names another step");
     snprintf(command, sizeof command, "scripts/check_report.py %s/report loss loss_00_single_device breakdown "
              "bucket_sweep memory memory_ranks shard_layout busbw%s", dir, ids);
     int status = shell_output(command, output, sizeof output);
