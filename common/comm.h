@@ -81,10 +81,13 @@ int comm_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_
 /* recv holds size * send_count elements: rank r's send block lands at block r. */
 int comm_all_gather(Comm *comm, const float *send, float *recv, size_t send_count);
 int comm_broadcast(Comm *comm, float *buffer, size_t count, int root);
+/* Every rank waits for every other, over MPI whatever the backend: it moves no data, and
+ * does not wait for work a device has queued (synchronise the device first). */
 int comm_barrier(Comm *comm);
 
 /* Point to point, blocking. sendrecv sends to one peer while receiving from another, the
- * step of a ring that cannot deadlock. */
+ * step of a ring that cannot deadlock, through the backend like the collectives. send and
+ * recv move host memory over MPI whatever the backend, and refuse a GPU buffer. */
 int comm_send(Comm *comm, const float *buffer, size_t count, int peer);
 int comm_recv(Comm *comm, float *buffer, size_t count, int peer);
 int comm_sendrecv(Comm *comm, const float *send, size_t send_count, int to,

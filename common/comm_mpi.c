@@ -241,6 +241,8 @@ static int mpi_broadcast(Comm *comm, float *buffer, size_t count, int root)
     return comm_account(comm, "broadcast", started, float_bytes(count), 1);
 }
 
+/* On the MPI world whatever the backend: it moves no data, so no backend has anything to
+ * add (a device's queued work is the caller's to synchronise first). */
 int comm_barrier(Comm *comm)
 {
     double started = now_seconds();
@@ -254,11 +256,18 @@ int comm_barrier(Comm *comm)
 
 enum { POINT_TO_POINT_TAG = 7 };
 
-/* Point to point stays on MPI and on host memory whatever the backend: only the tests
- * use send and recv. */
+/* Point to point stays on MPI and on host memory whatever the backend (the ring exercise
+ * runs on host buffers): a GPU buffer is refused, not handed to an MPI that cannot read it. */
+static int check_host_buffer(Comm *comm, const char *operation, const float *buffer)
+{
+    if (!is_gpu_buffer(buffer))
+        return 0;
+    return comm_fail(comm, operation, "a GPU buffer: send and recv move host memory only (over MPI)");
+}
+
 int comm_send(Comm *comm, const float *buffer, size_t count, int peer)
 {
-    if (check_count(comm, "send", count) != 0)
+    if (check_count(comm, "send", count) != 0 || check_host_buffer(comm, "send", buffer) != 0)
         return -1;
     double started = now_seconds();
     MPI_CALL(comm, "send", MPI_Send(buffer, (int)count, MPI_FLOAT, peer, POINT_TO_POINT_TAG, comm->world));
@@ -268,7 +277,7 @@ int comm_send(Comm *comm, const float *buffer, size_t count, int peer)
 
 int comm_recv(Comm *comm, float *buffer, size_t count, int peer)
 {
-    if (check_count(comm, "recv", count) != 0)
+    if (check_count(comm, "recv", count) != 0 || check_host_buffer(comm, "recv", buffer) != 0)
         return -1;
     double started = now_seconds();
     MPI_CALL(comm, "recv", MPI_Recv(buffer, (int)count, MPI_FLOAT, peer, POINT_TO_POINT_TAG, comm->world,
