@@ -7,7 +7,6 @@
 
 #include "comm_log.h"
 #include "rng.h"
-#include "timer.h"
 #include "trace.h"
 
 /* ---------------------------------------------------------------- parameters */
@@ -85,15 +84,13 @@ static float *acquire_params(GPT *model, int unit, Pass pass)
                         : model->params + unit_range(&model->cfg, unit).offset;
     comm_log_mark(pass == PASS_FORWARD ? "forward_start" : "backward_start", unit, params,
                   unit_range(&model->cfg, unit).count);
-    model->unit_started = trace_enabled() ? now_seconds() : 0.0;
+    trace_begin(TRACK_COMPUTE);
     return params;
 }
 
 static void release_params(GPT *model, int unit, Pass pass)
 {
-    if (trace_enabled())
-        trace_record(TRACK_COMPUTE, pass == PASS_FORWARD ? "forward" : "backward", unit, model->unit_started,
-                     now_seconds());
+    trace_end(TRACK_COMPUTE, pass == PASS_FORWARD ? "forward" : "backward", unit);
     comm_log_mark(pass == PASS_FORWARD ? "forward_end" : "backward_end", unit, NULL, 0);
     if (model->hooks.release_params != NULL)
         model->hooks.release_params(model->hooks.ctx, unit);
@@ -463,12 +460,11 @@ void gpt_backward(GPT *model)
     }
     /* the embedding's backward needs no parameters, only unit 0's gradients */
     comm_log_mark("backward_start", 0, NULL, unit_range(cfg, 0).count);
-    double started = trace_enabled() ? now_seconds() : 0.0;
+    trace_begin(TRACK_COMPUTE);
     UnitTensors g = grads_of(model, 0);
     model->kernels->encoder_backward(g.t[TENSOR_WTE], g.t[TENSOR_WPE], model->scratch.dresidual,
                                      model->inputs, model->batch, model->seq_len, cfg->channels);
-    if (trace_enabled())
-        trace_record(TRACK_COMPUTE, "backward embedding", 0, started, now_seconds());
+    trace_end(TRACK_COMPUTE, "backward embedding", 0);
     comm_log_mark("backward_end", 0, NULL, 0);
     grads_ready(model, 0, &g);
     model->accumulated_passes++;

@@ -73,7 +73,6 @@ typedef struct {
     Scratch scratch;
     int *inputs, *targets; /* device copies of the current batch, B*T each */
     int has_targets;
-    double unit_started; /* when the unit now computing got its parameters (--trace) */
     int param_use;       /* the use in progress or last made, an index of gpt_param_use */
 } GPT;
 

@@ -1,6 +1,7 @@
 #include "trace.h"
 
 #include "paths.h"
+#include "timer.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -85,6 +86,20 @@ void trace_record(TraceTrack track, const char *name, int unit, double start_sec
         trace.capacity = capacity;
     }
     trace.events[trace.count++] = (TraceEvent){name, unit, track, start_seconds, end_seconds};
+}
+
+static double span_started[NUM_TRACKS]; /* trace_begin's time, per track */
+
+void trace_begin(TraceTrack track)
+{
+    if (trace_enabled())
+        span_started[track] = now_seconds();
+}
+
+void trace_end(TraceTrack track, const char *name, int unit)
+{
+    if (trace_enabled())
+        trace_record(track, name, unit, span_started[track], now_seconds());
 }
 
 /* One event per line, on rank 0's clock. */

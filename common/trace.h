@@ -33,6 +33,12 @@ int trace_enabled(void);
  * alone ("step#7": the slice of one optimizer step, as PyTorch's profiler has ProfilerStep#7). */
 void trace_record(TraceTrack track, const char *name, int unit, double start_seconds, double end_seconds);
 
+/* A span whose end decides its name: trace_begin notes when one starts on track (one open
+ * span per track), trace_end records it from then to now. Both cost a branch when no trace
+ * is recording. The model marks each unit's computation this way. */
+void trace_begin(TraceTrack track);
+void trace_end(TraceTrack track, const char *name, int unit);
+
 /* This rank's lines of the merged trace (malloc'd; the caller frees it), before trace_finish;
  * NULL when memory runs out. */
 char *trace_lines(size_t *length);
