@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "blas_kernels.h"
+
 #ifdef DTC_CUDA
 #include "comm_nccl.h"
 #include "cuda_device.h"
@@ -120,10 +122,12 @@ int device_check_choice(const char *device, const char *comm_backend, int tf32, 
     return -1;
 }
 
-const Kernels *device_open(const char *device, const char *comm_backend, int tf32, Comm *comm, char *err,
-                           size_t err_len)
+const Kernels *device_open(const char *device, const char *comm_backend, int tf32, int threads, Comm *comm,
+                           char *err, size_t err_len)
 {
     if (strcmp(device, "cuda") == 0)
         return open_cuda(comm_backend, tf32, comm, err, err_len);
+    if (threads > 0)
+        blas_set_threads(threads);
     return &cpu_kernels;
 }

@@ -13,9 +13,10 @@
 int device_check_choice(const char *device, const char *comm_backend, int tf32, char *err, size_t err_len);
 
 /* Collective over comm's ranks: every rank gets the table, or every rank gets NULL with a
- * one-line reason. Calling it again (a batch sweep) reuses what the first call set up. */
-const Kernels *device_open(const char *device, const char *comm_backend, int tf32, Comm *comm, char *err,
-                           size_t err_len);
+ * one-line reason. Calling it again (a batch sweep) reuses what the first call set up. On the
+ * CPU the matrix products then run on `threads` threads (OpenBLAS's; 0 leaves them as they are). */
+const Kernels *device_open(const char *device, const char *comm_backend, int tf32, int threads, Comm *comm,
+                           char *err, size_t err_len);
 
 /* What the device reports about itself for a run's header: "cpu" or the GPU's label. */
 const char *device_label(const Kernels *kernels);

@@ -103,7 +103,8 @@ int lesson_train(const Lesson *lesson, Comm *comm, const TrainConfig *cfg, RunSu
     char err[512] = "";
     Trainer tr;
     memset(&tr, 0, sizeof tr); /* torn down even when the device never opened */
-    const Kernels *kernels = device_open(cfg->device, cfg->comm_backend, cfg->tf32, comm, err, sizeof err);
+    const Kernels *kernels = device_open(cfg->device, cfg->comm_backend, cfg->tf32, cfg->threads, comm, err,
+                                           sizeof err);
     int failed = kernels == NULL ||
                  trainer_setup(&tr, cfg, kernels, comm, &lesson->strategy, lesson->flags.target, err, sizeof err) != 0;
     if (comm_all_ok(comm, failed, "setting up", err, sizeof err)) {

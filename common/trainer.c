@@ -5,7 +5,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "blas_kernels.h"
 #include "checkpoint.h"
 #include "comm_log.h"
 #include "paths.h"
@@ -230,7 +229,6 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
     tr->rank = comm_rank(comm);
     tr->world = comm_size(comm);
     comm_log_keep(cfg->comm_log_path != NULL);
-    blas_set_threads(cfg->threads);
     mem_set_limit((size_t)(cfg->mem_limit_mb * 1e6));
     int failed = train_config_refuse_overwrite(cfg, err, err_len) != 0 || split_batch(tr, err, err_len) != 0 ||
                  open_data(tr, err, err_len) != 0 || prepare_resume(tr, strategy, err, err_len) != 0 ||

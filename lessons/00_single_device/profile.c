@@ -249,7 +249,8 @@ int run_profile(const TrainConfig *cfg, const ProfileOptions *opts, Comm *comm)
     run_cfg.save_path = run_cfg.csv_path = NULL;
     Trainer tr;
     char err[512];
-    const Kernels *kernels = device_open(cfg->device, cfg->comm_backend, cfg->tf32, comm, err, sizeof err);
+    const Kernels *kernels = device_open(cfg->device, cfg->comm_backend, cfg->tf32, cfg->threads, comm, err,
+                                           sizeof err);
     if (kernels == NULL) {
         fprintf(stderr, "00_single_device profile: %s\n", err);
         return 1;

@@ -61,7 +61,7 @@ int main(int argc, char **argv)
         comm_finalize(comm);
         return status > 0 ? 0 : 2;
     }
-    opts.kernels = device_open(opts.device, opts.comm_backend, 0, comm, err, sizeof err);
+    opts.kernels = device_open(opts.device, opts.comm_backend, 0, 0, comm, err, sizeof err);
     if (opts.kernels == NULL) {
         if (comm_rank(comm) == 0)
             fprintf(stderr, "01_collectives: %s\n", err);
