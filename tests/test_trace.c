@@ -102,25 +102,33 @@ Test(trace, a_two_rank_run_writes_per_rank_and_merged_timelines)
     cr_expect_eq(shell_status(command), 0, "a trace file is not valid JSON");
 }
 
-/* A trace whose answer is known: compute [0,100] and [200,300] us (the step's optimizer at
- * [250,300]); an all-reduce on the communication track at [50,150] (half of it under compute);
- * a wait at [300,350]. `timing` is its timing mark: "host" (one thread) or a device's. */
-static void write_known_trace(const char *timing)
+/* DIR/rank_0.json of a one-rank run: `events` (complete events, one a line) and the timing
+ * mark `timing`, "host" (one thread) or a device's. */
+static void write_rank_0_trace(const char *events, const char *timing)
 {
     char path[128];
     snprintf(path, sizeof path, "%s/rank_0.json", dir);
     FILE *out = fopen(path, "w");
     cr_assert_not_null(out);
-    fprintf(out, "{\"traceEvents\":[\n"
-                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"forward unit 1\",\"ts\":0,\"dur\":100},\n"
-                 "{\"ph\":\"X\",\"pid\":0,\"tid\":1,\"cat\":\"communication\",\"name\":\"all_reduce\",\"ts\":50,\"dur\":100},\n"
-                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"backward unit 1\",\"ts\":200,\"dur\":100},\n"
-                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"optimizer step\",\"ts\":250,\"dur\":50},\n"
-                 "{\"ph\":\"X\",\"pid\":0,\"tid\":2,\"cat\":\"waits\",\"name\":\"wait\",\"ts\":300,\"dur\":50},\n"
-                 "{\"ph\":\"M\",\"pid\":0,\"name\":\"process_labels\",\"args\":{\"labels\":\"dtc\"}}\n],\n"
-                 "\"otherData\":{\"timing\":\"%s\"},\"distributedInfo\":{\"rank\":0,\"world_size\":1}}\n",
-            timing);
+    fprintf(out, "{\"traceEvents\":[\n%s{\"ph\":\"M\",\"pid\":0,\"name\":\"process_labels\",\"args\":"
+                 "{\"labels\":\"dtc\"}}\n],\n\"otherData\":{\"timing\":\"%s\"},\"distributedInfo\":"
+                 "{\"rank\":0,\"world_size\":1}}\n",
+            events, timing);
     fclose(out);
+}
+
+/* A trace whose answer is known: compute [0,100] and [200,300] us (the step's optimizer at
+ * [250,300]); an all-reduce on the communication track at [50,150] (half of it under compute);
+ * a wait at [300,350]. */
+static void write_known_trace(const char *timing)
+{
+    write_rank_0_trace(
+        "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"forward unit 1\",\"ts\":0,\"dur\":100},\n"
+        "{\"ph\":\"X\",\"pid\":0,\"tid\":1,\"cat\":\"communication\",\"name\":\"all_reduce\",\"ts\":50,\"dur\":100},\n"
+        "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"backward unit 1\",\"ts\":200,\"dur\":100},\n"
+        "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"optimizer step\",\"ts\":250,\"dur\":50},\n"
+        "{\"ph\":\"X\",\"pid\":0,\"tid\":2,\"cat\":\"waits\",\"name\":\"wait\",\"ts\":300,\"dur\":50},\n",
+        timing);
 }
 
 static void analyze_known_trace(char *output, size_t output_len)
@@ -163,19 +171,14 @@ Test(trace, host_timing_takes_enclosed_calls_out_of_compute)
  * optimizer [1200,1300], so 0.3 ms of compute and 0.1 ms idle per step. */
 Test(trace, a_trace_that_marks_its_steps_is_read_over_the_steps_after_the_warm_up)
 {
-    char path[128], output[4096];
-    snprintf(path, sizeof path, "%s/rank_0.json", dir);
-    FILE *out = fopen(path, "w");
-    cr_assert_not_null(out);
-    fprintf(out, "{\"traceEvents\":[\n"
-                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"forward unit 1\",\"ts\":0,\"dur\":900},\n"
-                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"step#1\",\"ts\":0,\"dur\":1000},\n"
-                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"forward unit 1\",\"ts\":1000,\"dur\":200},\n"
-                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"optimizer step\",\"ts\":1200,\"dur\":100},\n"
-                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"step#2\",\"ts\":1000,\"dur\":400},\n"
-                 "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"validation\",\"ts\":1500,\"dur\":500}\n],\n"
-                 "\"otherData\":{\"timing\":\"device\"},\"distributedInfo\":{\"rank\":0,\"world_size\":1}}\n");
-    fclose(out);
+    char output[4096];
+    write_rank_0_trace("{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"forward unit 1\",\"ts\":0,\"dur\":900},\n"
+                       "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"step#1\",\"ts\":0,\"dur\":1000},\n"
+                       "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"forward unit 1\",\"ts\":1000,\"dur\":200},\n"
+                       "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"optimizer step\",\"ts\":1200,\"dur\":100},\n"
+                       "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"step#2\",\"ts\":1000,\"dur\":400},\n"
+                       "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"validation\",\"ts\":1500,\"dur\":500},\n",
+                       "device");
     char command[256];
     snprintf(command, sizeof command, "build/tools/analyze_traces %s && cat %s/summary.csv", dir, dir);
     cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
