@@ -234,6 +234,22 @@ cudaError_t emu_symbol_address(void **address, const void *symbol)
     return cudaSuccess;
 }
 
+/* Set by the GPU tests (gpu_test_util.c) to skip the test that reached a kernel the
+ * emulation cannot run; absent in a program, which then ends with status 77 (skipped) and
+ * says why. */
+void dtc_emu_skip(const char *message) __attribute__((weak));
+
+void emu_cannot_run_kernel(const char *kernel, const char *why)
+{
+    char message[256];
+    snprintf(message, sizeof message, "the emulated GPU cannot run kernel %s: %s; it is tested on real GPUs only",
+             kernel, why);
+    if (dtc_emu_skip != NULL)
+        dtc_emu_skip(message);
+    fprintf(stderr, "%s\n", message);
+    exit(77);
+}
+
 void emu_check_kernel_pointer(const char *kernel, int argument, const void *ptr)
 {
     if (ptr != NULL && region_of(ptr) == NULL)

@@ -32,6 +32,15 @@ static void require_gpu_mode(int tf32)
 void require_gpu(void) { require_gpu_mode(0); }
 void require_gpu_tf32(void) { require_gpu_mode(1); }
 
+void dtc_emu_skip(const char *message) { cr_skip_test("%s", message); }
+
+void skip_what_the_emulation_cannot_run(const char *output)
+{
+    const char *said = strstr(output, "the emulated GPU cannot run kernel");
+    if (said != NULL)
+        cr_skip_test("%.*s", (int)strcspn(said, "\n"), said);
+}
+
 /* ---------------------------------------------------------------- buffer registry */
 
 enum { MAX_TRACKED = 1024 };

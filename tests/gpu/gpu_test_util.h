@@ -32,6 +32,13 @@ void require_gpu(void);
 /* The same with cuBLAS in TF32 mode. */
 void require_gpu_tf32(void);
 
+/* On the emulated GPU (make test-emu), a kernel it cannot run (tests/emu/rewrite_launches.py)
+ * skips the test that reached it, saying why: in the test's own process through this
+ * function, which the emulation calls; in a program the test ran, from its output
+ * (skip_what_the_emulation_cannot_run). */
+void dtc_emu_skip(const char *message);
+void skip_what_the_emulation_cannot_run(const char *output);
+
 /* ---------------------------------------------------------------- host arrays */
 
 float *host_uniform(Rng *rng, size_t n, float lo, float hi);

@@ -52,6 +52,7 @@ cudaError_t emu_symbol_address(void **address, const void *symbol);
 void emu_check_kernel_pointer(const char *kernel, int argument, const void *ptr);
 void emu_device_window(int open);
 void emu_enqueue(cudaStream_t stream, void (*run)(void *), void *ctx);
+void emu_cannot_run_kernel(const char *kernel, const char *why);
 }
 
 #define cudaGetSymbolAddress(address, symbol) emu_symbol_address((address), (const void *)(symbol))
@@ -114,6 +115,13 @@ struct EmuLaunch {
     dim3 grid, block;
     std::function<void()> body;
 };
+
+/* A launch the emulation cannot run, as rewrite_launches.py writes it: the test that reaches
+ * it is skipped, saying why (emu_runtime.c); the kernel is tested on real GPUs only. */
+template <typename... A> void emu_cannot_run(const char *kernel, const char *why, A...)
+{
+    emu_cannot_run_kernel(kernel, why);
+}
 
 /* kernel<<<grid, block, 0, stream>>>(args...), as rewrite_launches.py writes it: the
  * arguments are checked and copied now, and the grid runs when the stream gets to it. */
