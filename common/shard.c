@@ -2,6 +2,7 @@
 #include "paths.h"
 
 #include "alloc.h"
+#include "le32.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,26 +14,12 @@
  * host without holding a second copy of the whole shard. */
 enum { TOKENS_PER_CHUNK = 1 << 15 };
 
-static void put_le32(uint8_t *dst, uint32_t value)
-{
-    for (int i = 0; i < 4; i++)
-        dst[i] = (uint8_t)(value >> (8 * i));
-}
-
-static int32_t get_le32(const uint8_t *src)
-{
-    uint32_t value = 0;
-    for (int i = 0; i < 4; i++)
-        value |= (uint32_t)src[i] << (8 * i);
-    return (int32_t)value;
-}
-
 static int write_header(FILE *file, size_t count)
 {
     uint8_t header[SHARD_HEADER_BYTES] = {0};
-    put_le32(header + 0, SHARD_MAGIC);
-    put_le32(header + 4, SHARD_VERSION);
-    put_le32(header + 8, (uint32_t)count);
+    le32_put(header + 0, SHARD_MAGIC);
+    le32_put(header + 4, SHARD_VERSION);
+    le32_put(header + 8, (uint32_t)count);
     return fwrite(header, 1, sizeof header, file) == sizeof header ? 0 : -1;
 }
 
@@ -82,9 +69,9 @@ int shard_write(const char *path, const uint16_t *tokens, size_t count,
 static long long check_header(const char *path, const uint8_t *header, long long file_bytes,
                               char *err, size_t err_len)
 {
-    int32_t magic = get_le32(header + 0);
-    int32_t version = get_le32(header + 4);
-    int32_t count = get_le32(header + 8);
+    int32_t magic = (int32_t)le32_get(header + 0);
+    int32_t version = (int32_t)le32_get(header + 4);
+    int32_t count = (int32_t)le32_get(header + 8);
     long long expected = SHARD_HEADER_BYTES + 2LL * count;
     if (magic != SHARD_MAGIC) {
         snprintf(err, err_len, "%s: bad magic %d (expected %d)", path, (int)magic, SHARD_MAGIC);

@@ -6,11 +6,7 @@
 #include <sys/stat.h>
 
 #include "alloc.h"
-
-static uint32_t get_le32(const uint8_t *src)
-{
-    return (uint32_t)src[0] | (uint32_t)src[1] << 8 | (uint32_t)src[2] << 16 | (uint32_t)src[3] << 24;
-}
+#include "le32.h"
 
 /* The header's vocabulary and end-of-text token, checked. */
 static int read_header(Tokenizer *t, FILE *file, const char *path, char *err, size_t err_len)
@@ -20,7 +16,7 @@ static int read_header(Tokenizer *t, FILE *file, const char *path, char *err, si
         snprintf(err, err_len, "%s: shorter than a tokenizer file's header (%d bytes)", path, TOKENIZER_HEADER_BYTES);
         return -1;
     }
-    uint32_t magic = get_le32(header), version = get_le32(header + 4), vocab = get_le32(header + 8);
+    uint32_t magic = le32_get(header), version = le32_get(header + 4), vocab = le32_get(header + 8);
     if (magic != TOKENIZER_MAGIC) {
         snprintf(err, err_len, "%s: not a tokenizer file (magic %u, expected %d)", path, magic, TOKENIZER_MAGIC);
         return -1;
@@ -29,7 +25,7 @@ static int read_header(Tokenizer *t, FILE *file, const char *path, char *err, si
         snprintf(err, err_len, "%s: tokenizer file version %u (this reads 1 and 2)", path, version);
         return -1;
     }
-    uint32_t end_of_text = version == 2 ? get_le32(header + 12) : UINT32_MAX;
+    uint32_t end_of_text = version == 2 ? le32_get(header + 12) : UINT32_MAX;
     if (vocab < 1 || vocab > 65536 || (version == 2 && end_of_text >= vocab)) {
         snprintf(err, err_len, "%s: header holds a vocabulary of %u and end-of-text token %d", path, vocab,
                  (int)end_of_text);

@@ -2,6 +2,7 @@
 
 #include "device.h"
 #include "paths.h"
+#include "watchdog.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -193,14 +194,9 @@ static int check_whole(TrainConfig *cfg, char *err, size_t err_len)
         snprintf(err, err_len, "--seq %d is longer than --max-seq %d", cfg->seq_len, cfg->model.max_seq_len);
         return -1;
     }
-    const float timeouts[] = {cfg->step_timeout, cfg->wait_timeout};
-    const char *timeout_flags[] = {"--step-timeout", "--wait-timeout"};
-    for (int t = 0; t < 2; t++)
-        if (timeouts[t] > 0 && timeouts[t] < 1e-3) {
-            snprintf(err, err_len, "%s %g: a timer that short cannot be set (the least is 0.001 s; 0 turns it off)",
-                     timeout_flags[t], timeouts[t]);
-            return -1;
-        }
+    if (watchdog_check_seconds("--step-timeout", cfg->step_timeout, err, err_len) != 0 ||
+        watchdog_check_seconds("--wait-timeout", cfg->wait_timeout, err, err_len) != 0)
+        return -1;
     if (cfg->save_every > 0 && cfg->save_path == NULL) {
         snprintf(err, err_len, "--save-every needs --save PATH (the model goes to PATH, the resume state to "
                  "PATH.state)");

@@ -1,6 +1,7 @@
 #include "watchdog.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -77,6 +78,15 @@ void watchdog_disarm(Deadline which)
         return;
     deadlines[which].at = 0;
     reset_timer();
+}
+
+int watchdog_check_seconds(const char *flag, double seconds, char *err, size_t err_len)
+{
+    if (!(seconds > 0 && seconds < 1e-3))
+        return 0;
+    snprintf(err, err_len, "%s %g: a timer that short cannot be set (the least is 0.001 s; 0 turns it off)", flag,
+             seconds);
+    return -1;
 }
 
 int watchdog_report_text(int fd, const void *text)

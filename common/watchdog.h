@@ -12,11 +12,17 @@
 #ifndef DTC_WATCHDOG_H
 #define DTC_WATCHDOG_H
 
+#include <stddef.h>
+
 typedef enum { DEADLINE_STEP, DEADLINE_WAIT, NUM_DEADLINES } Deadline;
 
 /* Writes the message of a passed deadline to the file descriptor fd and returns 1 (the
  * process ends); or writes nothing and returns 0 when it is not time to end yet. */
 typedef int (*DeadlineReport)(int fd, const void *context);
+
+/* A deadline's length as a flag gives it: 0 (none), or from 1 ms up, the least the timer
+ * keeps. 0, or -1 with a one-line reason naming the flag. */
+int watchdog_check_seconds(const char *flag, double seconds, char *err, size_t err_len);
 
 /* Arms (or re-arms) `which` for `seconds` from now (0 disarms it). */
 void watchdog_arm(Deadline which, double seconds, DeadlineReport report, const void *context);

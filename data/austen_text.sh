@@ -11,6 +11,7 @@
 # single spaces, so that a line is a paragraph and the end-of-run sample, which stops at a
 # line break, is one paragraph. Each file is written whole (a temporary file, renamed).
 set -euo pipefail
+source "$(dirname "$0")/../scripts/summary_lib.sh" # write_whole
 out=${1:?usage: data/austen_text.sh OUT_DIR}
 [ -d "$out" ] || { echo "austen_text: no folder $out" >&2; exit 2; }
 command -v Rscript >/dev/null && Rscript --vanilla -e 'quit(status = !requireNamespace("janeaustenr", quietly = TRUE))' ||
@@ -24,15 +25,13 @@ novels() {
 # Paragraphs (blocks between blank lines) to lines, runs of spaces to one.
 one_paragraph_a_line() { awk 'BEGIN { RS = "" } { gsub(/[ \t\n]+/, " "); sub(/^ /, ""); sub(/ $/, ""); print }'; }
 
+novels_a_paragraph_a_line() { novels "$@" | one_paragraph_a_line; }
+
 # write FILE NAME...: the novels into FILE, whole.
 write() {
-    local file=$out/$1 unfinished
+    local file=$out/$1
     shift
-    unfinished=$(mktemp "$file.tmp.XXXXXX")
-    trap 'rm -f "$unfinished"' EXIT
-    novels "$@" | one_paragraph_a_line >"$unfinished"
-    chmod 644 "$unfinished" && mv -f "$unfinished" "$file"
-    trap - EXIT
+    write_whole "$file" novels_a_paragraph_a_line "$@"
     echo "austen_text: $file ($(wc -l <"$file") paragraphs, $(wc -c <"$file") bytes): $*"
 }
 write austen_train.txt emma mansfieldpark northangerabbey prideprejudice sensesensibility

@@ -1300,9 +1300,12 @@ static int parse_args(int argc, char **argv, Options *opt)
         }
     char err[256];
     FlagSet set = {"reviews", flags, opt};
-    if (cli_parse(argc, argv, 1, &set, 1, err, sizeof err) != 0 ||
-        (opt->out_dir[0] == '\0' && snprintf(err, sizeof err, "--out-dir is empty") > 0)) {
+    if (cli_parse(argc, argv, 1, &set, 1, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", PROGRAM, err);
+        return EXIT_BAD_USAGE;
+    }
+    if (opt->out_dir[0] == '\0') {
+        fprintf(stderr, "%s: --out-dir is empty\n", PROGRAM);
         return EXIT_BAD_USAGE;
     }
     return -1;

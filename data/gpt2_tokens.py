@@ -20,11 +20,13 @@ Writes into OUT_DIR, each whole (a temporary file beside it, renamed into place)
 import os
 import struct
 import sys
-import tempfile
 
 import tiktoken
 import tiktoken.load
 from tiktoken_ext.openai_public import r50k_pat_str
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from whole_file import write_atomically  # noqa: E402 (the course's scripts are not a package)
 
 R50K_SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"
 END_OF_TEXT = "<|endoftext|>"
@@ -45,21 +47,6 @@ def gpt2_encoding(bpe_file):
     if encoding.encode("Hello world") != [15496, 995]:
         fail(f"{bpe_file}: 'Hello world' does not encode to GPT-2's [15496, 995]")
     return encoding
-
-
-def write_whole(path, data):
-    """data into path through a temporary file beside it, so path is never half written."""
-    handle, unfinished = tempfile.mkstemp(prefix=os.path.basename(path) + ".tmp.", dir=os.path.dirname(path))
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(unfinished, 0o644)
-        os.replace(unfinished, path)
-    except BaseException:
-        os.unlink(unfinished)
-        raise
 
 
 def shard(encoding, text_file):
@@ -94,9 +81,9 @@ def main():
     encoding = gpt2_encoding(bpe_file)
     for text_file, name in ((train_text, "gpt2_train.bin"), (val_text, "gpt2_val.bin")):
         data, count = shard(encoding, text_file)
-        write_whole(os.path.join(out_dir, name), data)
+        write_atomically(os.path.join(out_dir, name), data)
         print(f"gpt2_tokens: {text_file}: {count} GPT-2 tokens -> {os.path.join(out_dir, name)}")
-    write_whole(os.path.join(out_dir, "gpt2_tokenizer.bin"), tokenizer_file(encoding))
+    write_atomically(os.path.join(out_dir, "gpt2_tokenizer.bin"), tokenizer_file(encoding))
     print(f"gpt2_tokens: {os.path.join(out_dir, 'gpt2_tokenizer.bin')} ({encoding.n_vocab} tokens)")
 
 

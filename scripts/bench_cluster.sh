@@ -33,10 +33,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[ "$(id -u)" = 0 ] || { echo "bench_cluster: the cluster needs root (network namespaces)" >&2; exit 2; }
-for rate in $rates; do
-    [[ $rate =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench_cluster: --gbit: '$rate' is not a rate" >&2; exit 2; }
-done
+check_cluster_run "bench_cluster: --gbit" "$rates"
 for output in csv busbw; do
     file=${!output}
     [ -z "$file" ] || [ -d "$(dirname "$file")" ] || { echo "bench_cluster: --$output: no folder $(dirname "$file")" >&2; exit 2; }
@@ -114,13 +111,6 @@ bench_busbw() {
     done
 }
 
-# publish TARGET FILE: FILE becomes TARGET whole (a temporary file beside it, renamed into place).
-publish() {
-    local unfinished
-    unfinished=$(mktemp "$1.tmp.XXXXXX")
-    cp "$2" "$unfinished" && chmod 644 "$unfinished" && mv -fT "$unfinished" "$1"
-}
-
 for_each_shape bench_shape "${shapes[@]}"
-[ -z "$csv" ] || publish "$csv" "$rows"
-[ -z "$busbw" ] || { bench_busbw && publish "$busbw" "$work/busbw.csv"; }
+[ -z "$csv" ] || write_whole "$csv" cat "$rows"
+[ -z "$busbw" ] || { bench_busbw && write_whole "$busbw" cat "$work/busbw.csv"; }

@@ -46,10 +46,7 @@ while [ $# -gt 0 ]; do
 done
 if [ -n "$cluster" ]; then
     [ "$student" = 0 ] || { echo "run_course: --cluster runs the reference lessons: leave out --student" >&2; exit 2; }
-    for rate in $cluster; do
-        [[ $rate =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "run_course: --cluster: '$rate' is not a rate in Gbit/s" >&2; exit 2; }
-    done
-    [ "$(id -u)" = 0 ] || { echo "run_course: --cluster makes network namespaces: run it as root" >&2; exit 2; }
+    check_cluster_run "run_course: --cluster" "$cluster"
 fi
 ranks=${RANKS:-2}
 if [ "$small" = 1 ]; then

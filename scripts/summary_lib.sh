@@ -1,5 +1,30 @@
 # Sourced by the bench, course and report scripts: reading run summaries and reducing repeats.
 
+# write_whole TARGET COMMAND...: COMMAND's output becomes TARGET whole: it goes to a temporary
+# file beside TARGET, renamed over it (with the mode `>` would give) only once COMMAND has
+# succeeded, so a failure leaves the previous TARGET as it was. Returns COMMAND's status.
+write_whole() {
+    local target=$1 unfinished status=0
+    shift
+    unfinished=$(mktemp "$target.tmp.XXXXXX") || return 1
+    "$@" >"$unfinished" || status=$?
+    if [ "$status" = 0 ]; then
+        chmod "$(printf '%o' $((0666 & ~$(umask))))" "$unfinished" && mv -fT "$unfinished" "$target" || status=$?
+    fi
+    [ "$status" = 0 ] || rm -f "$unfinished"
+    return "$status"
+}
+
+# Refuses (status 2, one line starting with PROGRAM) a cluster run that cannot start: link
+# rates (Gbit/s, space-separated) that are not numbers, or a user who is not root.
+check_cluster_run() {
+    local program=$1 rate
+    for rate in $2; do
+        [[ $rate =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "$program: '$rate' is not a rate in Gbit/s" >&2; exit 2; }
+    done
+    [ "$(id -u)" = 0 ] || { echo "$program: the cluster makes network namespaces: run it as root" >&2; exit 2; }
+}
+
 # A script's --help: its header comment, from line 2 to the line before `set -euo`.
 header_help() { sed -n '2,/^set -euo/p' "$1" | sed '$d' | sed 's/^# \{0,1\}//'; }
 

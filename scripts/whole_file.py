@@ -5,13 +5,14 @@ import tempfile
 
 
 def write_atomically(path, text):
-    """Writes text to path whole or not at all: into a temporary file in the same folder (so
-    the rename is atomic), forced to disk, then renamed over path. A crash or an error leaves
-    the previous file as it was, never half of the new one."""
+    """Writes text (str, as UTF-8, or bytes) to path whole or not at all: into a temporary
+    file in the same folder (so the rename is atomic), forced to disk, then renamed over
+    path. A crash or an error leaves the previous file as it was, never half of the new one."""
     folder, name = os.path.split(os.path.abspath(path))
     descriptor, temp = tempfile.mkstemp(prefix=name + ".tmp.", dir=folder)
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        binary = isinstance(text, bytes)
+        with os.fdopen(descriptor, "wb" if binary else "w", encoding=None if binary else "utf-8") as out:
             out.write(text)
             out.flush()
             os.fsync(out.fileno())

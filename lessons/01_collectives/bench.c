@@ -15,6 +15,7 @@
 #include "paths.h"
 #include "ring_allreduce.h"
 #include "timer.h"
+#include "watchdog.h"
 
 /* ---------------------------------------------------------------- flags */
 
@@ -58,47 +59,6 @@ void bench_print_flags(void)
     BenchOptions defaults = bench_defaults();
     FlagSet set = {"flags (defaults in brackets; nccl-tests' letters where it has the flag)", bench_flags, &defaults};
     cli_print_help(&set, 1);
-}
-
-static int known_collective(const char *name)
-{
-    const char *names[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast", "ring", "all"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(name, names[i]) == 0)
-            return 1;
-    return 0;
-}
-
-/* What the flags cannot say alone. */
-static int check_options(const BenchOptions *o, char *err, size_t err_len)
-{
-    if (strcmp(o->op, "sum") != 0)
-        snprintf(err, err_len, "-o %s: the course's collectives sum; -o sum is the only reduction", o->op);
-    else if (!known_collective(o->collective))
-        snprintf(err, err_len, "--collective %s: not one of all_reduce, reduce_scatter, all_gather, broadcast, ring, all",
-                 o->collective);
-    else if (o->min_bytes > o->max_bytes)
-        snprintf(err, err_len, "-b %zu is larger than -e %zu", o->min_bytes, o->max_bytes);
-    else if (o->wait_timeout > 0 && o->wait_timeout < 1e-3)
-        snprintf(err, err_len, "--wait-timeout %g: a timer that short cannot be kept (0, or 0.001 and up)",
-                 o->wait_timeout);
-    else if (o->verify_ring && strcmp(o->device, "cpu") != 0)
-        snprintf(err, err_len, "--verify-ring checks the ring exercise, which adds on the host: leave out --device");
-    else
-        return 0;
-    return -1;
-}
-
-int bench_parse(int argc, char **argv, BenchOptions *o, char *err, size_t err_len)
-{
-    *o = bench_defaults();
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return 1;
-    FlagSet set = {"flags", bench_flags, o};
-    if (cli_parse(argc, argv, 1, &set, 1, err, err_len) != 0 || check_options(o, err, err_len) != 0)
-        return -1;
-    return device_check_choice(o->device, o->comm_backend, 0, err, err_len);
 }
 
 /* ---------------------------------------------------------------- operations */
@@ -305,6 +265,37 @@ static const Operation *find_operation(const char *name)
         if (strcmp(operations[i].name, name) == 0)
             return &operations[i];
     return NULL;
+}
+
+/* What the flags cannot say alone. */
+static int check_options(const BenchOptions *o, char *err, size_t err_len)
+{
+    if (strcmp(o->op, "sum") != 0)
+        snprintf(err, err_len, "-o %s: the course's collectives sum; -o sum is the only reduction", o->op);
+    else if (strcmp(o->collective, "all") != 0 && find_operation(o->collective) == NULL)
+        snprintf(err, err_len, "--collective %s: not one of all_reduce, reduce_scatter, all_gather, broadcast, ring, all",
+                 o->collective);
+    else if (o->min_bytes > o->max_bytes)
+        snprintf(err, err_len, "-b %zu is larger than -e %zu", o->min_bytes, o->max_bytes);
+    else if (watchdog_check_seconds("--wait-timeout", o->wait_timeout, err, err_len) != 0)
+        return -1;
+    else if (o->verify_ring && strcmp(o->device, "cpu") != 0)
+        snprintf(err, err_len, "--verify-ring checks the ring exercise, which adds on the host: leave out --device");
+    else
+        return 0;
+    return -1;
+}
+
+int bench_parse(int argc, char **argv, BenchOptions *o, char *err, size_t err_len)
+{
+    *o = bench_defaults();
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return 1;
+    FlagSet set = {"flags", bench_flags, o};
+    if (cli_parse(argc, argv, 1, &set, 1, err, err_len) != 0 || check_options(o, err, err_len) != 0)
+        return -1;
+    return device_check_choice(o->device, o->comm_backend, 0, err, err_len);
 }
 
 enum { NUM_OPERATIONS = sizeof operations / sizeof operations[0] };
