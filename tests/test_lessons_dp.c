@@ -307,6 +307,11 @@ Test(lessons_dp, a_killed_rank_is_named_and_the_rank_that_remains_ends_saying_so
 
 /* ---------------------------------------------------------------- across hosts */
 
+/* The tests across hosts make their own suite, `cluster`: its network interfaces come and
+ * go on this machine, and an MPI job starting beside them can find one gone (UCX: "No such
+ * device"), so scripts/run_tests.sh runs the suite alone, after the rest. */
+TestSuite(cluster, .timeout = 600);
+
 /* A cluster of two hosts on this machine (scripts/cluster.sh), named after this process so
  * that no other run's cluster is touched; it needs root, to make network namespaces. */
 static char cluster_name[16], cluster_why_not[256];
@@ -334,7 +339,7 @@ static void cluster_down(void)
 /* Every data-parallel and ZeRO lesson reproduces lesson 00 with its two ranks on two hosts,
  * over TCP on the hosts' links, and the links carried the traffic. (One rank a host: with
  * more ranks, MPICH 4.0's clean-up over UCX's TCP can hang in MPI_Finalize, docs/cluster.md.) */
-Test(lessons_dp, every_lesson_reproduces_lesson_00_across_two_hosts, .init = cluster_up, .fini = cluster_down)
+Test(cluster, every_lesson_reproduces_lesson_00_across_two_hosts, .init = cluster_up, .fini = cluster_down)
 {
     if (cluster_why_not[0] != '\0')
         cr_skip_test("no cluster: %s", cluster_why_not);
@@ -342,7 +347,7 @@ Test(lessons_dp, every_lesson_reproduces_lesson_00_across_two_hosts, .init = clu
     snprintf(launch, sizeof launch, ". /run/dtc-cluster/%s/env;", cluster_name);
     for (int i = 0; i < NUM_DP_LESSONS; i++)
         check_equivalence_launched(launch, dp_lessons[i], 2, "", "");
-    snprintf(command, sizeof command, "%s UCX_LOG_LEVEL=info mpiexec -n 2 build/tests/comm_check 2>&1 | "
+    snprintf(command, sizeof command, "%s UCX_LOG_LEVEL=info timeout 120 mpiexec -n 2 build/tests/comm_check 2>&1 | "
              "grep -c 'ep_cfg.*tag(tcp/eth0)'; scripts/cluster.sh status --name %s", launch, cluster_name);
     cr_expect_eq(shell_output(command, output, sizeof output), 0, "%s", output);
     cr_expect_not_null(strstr(output, "2\n"), "each rank reaches the other over TCP on eth0:\n%s", output);
@@ -359,7 +364,7 @@ Test(lessons_dp, every_lesson_reproduces_lesson_00_across_two_hosts, .init = clu
 /* A trace across two hosts whose monotonic clocks differ by 1000 s (scripts/cluster_exec.sh),
  * each rank writing into its own working folder, as on machines that share no file system:
  * rank 0's merged trace holds both ranks, and their first events line up. */
-Test(lessons_dp, a_trace_across_two_hosts_lines_up_without_a_shared_folder, .init = cluster_up,
+Test(cluster, a_trace_across_two_hosts_lines_up_without_a_shared_folder, .init = cluster_up,
      .fini = cluster_down)
 {
     if (cluster_why_not[0] != '\0')

@@ -109,8 +109,9 @@ Test(report, your_runs_go_beside_the_reference)
 }
 
 /* --cluster: the lessons and lesson 01's all-reduce on shared memory and across two hosts
- * (scripts/bench_cluster.sh), a table row per lesson and network and two plots drawn. */
-Test(report, the_lessons_across_a_network_are_run_and_plotted)
+ * (scripts/bench_cluster.sh), a table row per lesson and network and two plots drawn. In
+ * the `cluster` suite (tests/test_lessons_dp.c), which runs alone. */
+Test(cluster, the_report_shows_the_lessons_across_a_network, .init = make_dir, .fini = remove_dir)
 {
     if (shell_status("test \"$(id -u)\" = 0") != 0)
         cr_skip_test("the cluster needs root (network namespaces)");
