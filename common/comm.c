@@ -486,6 +486,7 @@ void comm_finalize(Comm *comm)
 int comm_rank(const Comm *comm) { return comm->rank; }
 int comm_size(const Comm *comm) { return comm->size; }
 int comm_local_rank(const Comm *comm) { return comm->local_rank; }
+int comm_local_size(const Comm *comm) { return comm->node_size; }
 const char *comm_backend_name(const Comm *comm) { return comm->ops->name; }
 const char *comm_error(const Comm *comm) { return comm->error; }
 

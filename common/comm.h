@@ -59,6 +59,7 @@ void comm_finalize(Comm *comm);
 int comm_rank(const Comm *comm);
 int comm_size(const Comm *comm);
 int comm_local_rank(const Comm *comm); /* rank among the processes on this machine */
+int comm_local_size(const Comm *comm); /* how many processes this machine runs */
 const char *comm_backend_name(const Comm *comm);
 const char *comm_error(const Comm *comm);
 void comm_check(Comm *comm, int status);

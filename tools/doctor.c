@@ -4,10 +4,12 @@
  *   mpiexec -n 4 build/cuda/tools/doctor                           one process per GPU
  *
  * Prints the CUDA, NCCL and MPI versions, the GPUs and their topology, the environment
- * variables NCCL reads, which GPU each rank would use, and then runs one small all-reduce
- * across every rank and checks its values. NCCL's communicator is created non-blocking so a
- * hang turns into a timeout with an explanation instead of a process that never returns.
- * Rank 0 prints the report; other ranks print only their own failures, prefixed by rank.
+ * variables NCCL reads, which GPU each rank uses, and then runs one all-reduce across every
+ * rank and checks its values. It runs what the lessons run: the course's communicator
+ * (comm.h), its GPU set-up and one-GPU-per-rank check (device.h, comm_nccl.h) and its NCCL
+ * all-reduce, so a green doctor vouches for the lessons' own path. A deadline bounds the
+ * check: when it passes, each rank says what it was doing and ends. Rank 0 prints the
+ * report; other ranks print only their own failures, prefixed by rank.
  *
  * Exit status: 0 the all-reduce worked, 1 it failed, timed out or gave wrong values,
  * 2 bad flags, 3 nothing could be tested (no GPU, or ranks that would share a GPU).
@@ -18,28 +20,29 @@
 #include <nccl.h>
 
 #include <errno.h>
-#include <stddef.h>
-#include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "cli.h"
+#include "comm.h"
 #include "cuda/comm_nccl.h"
+#include "cuda/cuda_device.h"
+#include "device.h"
 #include "timer.h"
+#include "watchdog.h"
 
 enum { EXIT_ALL_OK = 0, EXIT_CHECK_FAILED = 1, EXIT_BAD_FLAGS = 2, EXIT_NOT_TESTED = 3 };
 
 enum {
     DEFAULT_BYTES = 1 << 20,
-    TIMED_REPEATS = 20,        /* after the first call, which also connects the ranks */
-    STARTUP_LIMIT_S = 120,     /* MPI and CUDA start-up and nvidia-smi, before the check */
-    ABORT_GRACE_S = 30,        /* after the check's deadline: ncclCommAbort and the verdict */
+    TIMED_REPEATS = 20,    /* after the first call, which also connects the ranks */
+    STARTUP_LIMIT_S = 120, /* MPI and CUDA start-up and nvidia-smi, before the check */
 };
 
 #define MAX_TIMEOUT_S 1e6
@@ -50,15 +53,12 @@ typedef struct {
     size_t bytes;
 } Options;
 
-/* Where this process sits and which GPU it tests. */
+/* Where this process sits and what it found. */
 typedef struct {
+    Comm *comm;
     int rank, world_size;
-    int local_rank, local_size;  /* among the ranks that share this node's memory */
-    int node_leader;             /* world rank of local rank 0: equal means same node */
-    int gpu_count;               /* 0 when the runtime found no usable GPU */
+    int gpu_count;           /* 0 when the runtime found no usable GPU */
     char no_gpu_reason[256];
-    int device;                  /* local_rank % gpu_count, or -1 without a GPU */
-    int nccl_version;
 } Context;
 
 static const char HINTS[] =
@@ -121,9 +121,10 @@ static void print_usage(void)
     printf("usage: doctor [--timeout SEC] [--bytes N] [--help]\n"
            "       mpiexec -n N doctor [...]\n"
            "\n"
-           "Checks that NCCL works: prints the CUDA, NCCL and MPI versions, the GPUs and their\n"
-           "topology, the NCCL environment variables and the GPU of each rank, then runs one\n"
-           "all-reduce across all ranks (one GPU per rank on each node) and checks its values.\n"
+           "Checks that NCCL works the way the lessons use it: prints the CUDA, NCCL and MPI\n"
+           "versions, the GPUs and their topology, the NCCL environment variables and the GPU of\n"
+           "each rank, then runs the course's NCCL all-reduce across all ranks (one GPU per rank\n"
+           "on each node) and checks its values.\n"
            "\n"
            "  --timeout SEC   give up on the all-reduce after SEC seconds [60]\n"
            "  --bytes N       size of the all-reduce in bytes, a multiple of 4 [%d]\n"
@@ -162,33 +163,48 @@ static ParseResult parse_flags(int argc, char **argv, Options *options, char *er
     return PARSED_RUN;
 }
 
-/* ---------------------------------------------------------------- backstop
- * The check itself never blocks: it polls until its deadline and then aborts NCCL. What can
- * still block is a CUDA call on a wedged GPU, ncclCommAbort itself, or an MPI call waiting
- * for a rank stuck in one of those. The backstop ends the process when that happens, and
- * mpiexec then ends the other ranks. Only write and _exit are safe in the signal handler,
- * so the message is written out in full before the timer is armed. */
+/* ---------------------------------------------------------------- the deadline
+ * The course's watchdog (watchdog.h) bounds the doctor: before the check, its start-up
+ * (MPI, CUDA, nvidia-smi); during it, each stage of the check. When the deadline passes the
+ * rank says what it was doing (and rank 0 the verdict and the hints) and ends with status 1
+ * itself: a check that timed out has failed (the watchdog's own status, 3, is the doctor's
+ * "nothing tested"). mpiexec then ends the other ranks. */
 
-static char backstop_message[sizeof HINTS + 512];
+typedef struct {
+    int rank;
+    double timeout_s;
+    const char *doing;        /* the stage, or NULL before the check */
+    const char *own_failure;  /* this rank's reason, once it has one: it then waits for the others */
+} Stage;
 
-static void on_backstop(int signal_number)
+static int report_deadline(int fd, const void *context)
 {
-    (void)signal_number;
-    ssize_t written = write(STDOUT_FILENO, backstop_message, strlen(backstop_message));
+    const Stage *stage = context;
+    char line[1024];
+    if (stage->doing == NULL)
+        snprintf(line, sizeof line, "doctor: gave up: stuck before the NCCL check began (in MPI or CUDA start-up, "
+                 "or nvidia-smi); a GPU or its driver may be wedged, see nvidia-smi\n");
+    else if (stage->own_failure[0] != '\0')
+        snprintf(line, sizeof line, "rank %d: %s (then the other ranks never came)\n", stage->rank,
+                 stage->own_failure);
+    else
+        snprintf(line, sizeof line, "rank %d: timed out while %s\n", stage->rank, stage->doing);
+    ssize_t written = write(fd, line, strlen(line));
+    if (stage->doing != NULL && stage->rank == 0) {
+        snprintf(line, sizeof line, "doctor: NCCL all-reduce failed: timed out (after %g s)\n", stage->timeout_s);
+        written = write(fd, line, strlen(line));
+        written = write(fd, HINTS, strlen(HINTS));
+    }
     (void)written;
     _exit(EXIT_CHECK_FAILED);
 }
 
-static void arm_backstop(double seconds, const char *message, int with_hints)
+/* From now until `deadline` (monotonic seconds) the rank is `doing` this. */
+static void enter_stage(Stage *stage, double deadline, const char *doing)
 {
-    snprintf(backstop_message, sizeof backstop_message, "%s\n%s", message, with_hints ? HINTS : "");
-    struct sigaction action = {0};
-    action.sa_handler = on_backstop;
-    sigaction(SIGALRM, &action, NULL);
-    struct itimerval timer = {0};
-    timer.it_value.tv_sec = (time_t)seconds;
-    timer.it_value.tv_usec = (suseconds_t)((seconds - (double)(time_t)seconds) * 1e6);
-    setitimer(ITIMER_REAL, &timer, NULL);
+    stage->doing = doing;
+    double left = deadline - now_seconds();
+    watchdog_arm(DEADLINE_STEP, left > 1e-3 ? left : 1e-3, report_deadline, stage);
 }
 
 /* ---------------------------------------------------------------- versions */
@@ -214,6 +230,13 @@ static void mpi_library_first_line(char *out, size_t len)
     out[used] = '\0';
 }
 
+static int loaded_nccl_version(void)
+{
+    int version = 0;
+    ncclGetVersion(&version);
+    return version;
+}
+
 static void print_versions(const Context *ctx)
 {
     int runtime = 0, driver = 0;
@@ -226,7 +249,7 @@ static void print_versions(const Context *ctx)
     cudaDriverGetVersion(&driver);
     format_cuda_version(driver, text, sizeof text);
     report(ctx, "  CUDA driver   %s\n", driver == 0 ? "none (0: no NVIDIA driver is loaded)" : text);
-    nccl_version_text(ctx->nccl_version, text, sizeof text);
+    nccl_version_text(loaded_nccl_version(), text, sizeof text);
     char built[32];
     nccl_version_text(NCCL_VERSION_CODE, built, sizeof built);
     report(ctx, "  NCCL          %s (built against %s)\n", text, built);
@@ -236,19 +259,13 @@ static void print_versions(const Context *ctx)
 
 /* ---------------------------------------------------------------- GPUs */
 
+/* The course's own answer (cuda_gpu_available), then how many there are to list. */
 static void find_gpus(Context *ctx)
 {
     int count = 0;
-    cudaError_t status = cudaGetDeviceCount(&count);
-    if (status != cudaSuccess) {
-        snprintf(ctx->no_gpu_reason, sizeof ctx->no_gpu_reason, "cudaGetDeviceCount: %s (%s)",
-                 cudaGetErrorString(status), cudaGetErrorName(status));
+    if (cuda_gpu_available(ctx->no_gpu_reason, sizeof ctx->no_gpu_reason) && cudaGetDeviceCount(&count) != cudaSuccess)
         count = 0;
-    } else if (count == 0) {
-        snprintf(ctx->no_gpu_reason, sizeof ctx->no_gpu_reason, "cudaGetDeviceCount found 0 GPUs");
-    }
     ctx->gpu_count = count;
-    ctx->device = count > 0 ? ctx->local_rank % count : -1;
     if (count == 0 && ctx->rank != 0) /* rank 0 says it in its GPU section */
         report_failure(ctx, "no GPU: %s", ctx->no_gpu_reason);
 }
@@ -265,7 +282,6 @@ static void print_gpu(int device)
     printf("  GPU %d  %-28s sm_%d%d  %6.1f GiB  PCI %s\n", device, props.name, props.major, props.minor,
            (double)props.totalGlobalMem / (1 << 30), bus_id);
 }
-
 /* Whether each GPU can map the others' memory directly; NCCL's P2P transport needs it. */
 static void print_peer_access(int gpu_count)
 {
@@ -347,406 +363,202 @@ static void print_environment(const Context *ctx)
         report(ctx, "  %-22s %s\n", names[i], value == NULL ? "(unset)" : value[0] == '\0' ? "(empty)" : value);
     }
     report(ctx, "  %-22s %d\n", "MPI world size", ctx->world_size);
-    report(ctx, "  %-22s %d\n", "ranks on this node", ctx->local_size);
+    report(ctx, "  %-22s %d\n", "ranks on this node", comm_local_size(ctx->comm));
 }
 
 /* ---------------------------------------------------------------- ranks */
 
-/* What rank 0 needs to know about every rank to print the table and decide whether the check
- * can run. Sent as bytes: every rank runs the same binary, so the layout is the same. */
-typedef struct {
-    char host[MPI_MAX_PROCESSOR_NAME];
-    int node_leader, local_rank, local_size, gpu_count, device, nccl_version;
-    char bus_id[32];
-} RankInfo;
-
-static RankInfo describe_rank(const Context *ctx)
+/* This rank's row of the table: its host, its place there, the GPU the course chose for it
+ * (cuda_device_setup: local rank % GPUs) and the NCCL it loaded. */
+static void describe_rank(const Context *ctx, char *row, size_t row_len)
 {
-    RankInfo info = {0};
+    char host[MPI_MAX_PROCESSOR_NAME] = "?", local[24], gpu[16] = "none", bus_id[32] = "-", nccl[32];
     int host_len = 0;
-    MPI_Get_processor_name(info.host, &host_len);
-    info.node_leader = ctx->node_leader;
-    info.local_rank = ctx->local_rank;
-    info.local_size = ctx->local_size;
-    info.gpu_count = ctx->gpu_count;
-    info.device = ctx->device;
-    info.nccl_version = ctx->nccl_version;
-    snprintf(info.bus_id, sizeof info.bus_id, "-");
-    if (ctx->device >= 0)
-        cudaDeviceGetPCIBusId(info.bus_id, (int)sizeof info.bus_id, ctx->device);
-    return info;
+    MPI_Get_processor_name(host, &host_len);
+    snprintf(local, sizeof local, "%d of %d", comm_local_rank(ctx->comm), comm_local_size(ctx->comm));
+    if (cuda_device_index() >= 0) {
+        snprintf(gpu, sizeof gpu, "%d", cuda_device_index());
+        cuda_device_bus_id(bus_id, sizeof bus_id);
+    }
+    nccl_version_text(loaded_nccl_version(), nccl, sizeof nccl);
+    snprintf(row, row_len, "  %-5d %-20.20s %-10s %-4s %-14s %s\n", ctx->rank, host, local, gpu, bus_id, nccl);
 }
 
-static void print_rank_table(const RankInfo *infos, int world_size)
+/* The table on rank 0, one row from each rank; a warning when the ranks load different NCCLs
+ * (mismatches fail or hang while the communicator is made). */
+static void print_rank_table(const Context *ctx)
 {
-    printf("\nRanks (each rank uses GPU local rank %% GPUs on its node)\n");
-    printf("  %-5s %-20s %-10s %-4s %-14s %s\n", "rank", "host", "local", "GPU", "PCI bus id", "NCCL");
-    for (int r = 0; r < world_size; r++) {
-        const RankInfo *info = &infos[r];
-        char local[24], gpu[16], nccl[32];
-        snprintf(local, sizeof local, "%d of %d", info->local_rank, info->local_size);
-        snprintf(gpu, sizeof gpu, info->device >= 0 ? "%d" : "none", info->device);
-        nccl_version_text(info->nccl_version, nccl, sizeof nccl);
-        printf("  %-5d %-20.20s %-10s %-4s %-14s %s\n", r, info->host, local, gpu, info->bus_id, nccl);
+    char row[256], *rows = NULL;
+    size_t total = 0;
+    describe_rank(ctx, row, sizeof row);
+    if (comm_gather_text(ctx->comm, row, strlen(row), 1, &rows, &total) == 0 && ctx->rank == 0) {
+        printf("\nRanks (each rank uses GPU local rank %% GPUs on its node)\n");
+        printf("  %-5s %-20s %-10s %-4s %-14s %s\n", "rank", "host", "local", "GPU", "PCI bus id", "NCCL");
+        fwrite(rows, 1, total, stdout);
+    }
+    free(rows);
+    double newest = loaded_nccl_version(), oldest = -newest;
+    comm_max_double(ctx->comm, &newest);
+    comm_max_double(ctx->comm, &oldest);
+    if (newest != -oldest && ctx->rank == 0) {
+        char low[32], high[32];
+        nccl_version_text((int)-oldest, low, sizeof low);
+        nccl_version_text((int)newest, high, sizeof high);
+        printf("  warning: the ranks load different NCCL versions (%s to %s, see the NCCL column); all ranks "
+               "need the same version (mismatches fail or hang at init)\n", low, high);
     }
 }
 
-static void warn_about_nccl_versions(const RankInfo *infos, int world_size)
+/* ---------------------------------------------------------------- before the check */
+
+/* Nothing to test: a rank without a GPU, or two ranks that would drive one (which NCCL
+ * refuses, "Duplicate GPU detected"). */
+static int report_not_tested(const Context *ctx, const char *why)
 {
-    for (int r = 1; r < world_size; r++)
-        if (infos[r].nccl_version != infos[0].nccl_version) {
-            char mine[32], theirs[32];
-            nccl_version_text(infos[0].nccl_version, mine, sizeof mine);
-            nccl_version_text(infos[r].nccl_version, theirs, sizeof theirs);
-            printf("  warning: rank %d loads NCCL %s, rank 0 loads %s; all ranks need the same "
-                   "version (mismatches fail or hang at init)\n", r, theirs, mine);
-        }
+    report(ctx, "\nNCCL all-reduce check\n");
+    if (ctx->gpu_count == 0)
+        report(ctx, "doctor: no GPU (%s); nothing was tested\n", ctx->no_gpu_reason);
+    else
+        report(ctx, "doctor: NCCL all-reduce not tried: %s; nothing was tested\n", why);
+    return EXIT_NOT_TESTED;
 }
 
-typedef enum { PLAN_RUN, PLAN_NO_GPU, PLAN_SHARED_GPU } Plan;
-
-/* Two ranks on one node with the same PCI bus id would drive one GPU, which NCCL refuses
- * ("Duplicate GPU detected"). Comparing bus ids rather than counting ranks per node also
- * accepts launchers that give each rank its own CUDA_VISIBLE_DEVICES. */
-static int find_shared_gpu(const RankInfo *infos, int world_size, int *first, int *second)
+/* The course's own check that no two ranks of a node share a GPU (every_rank_has_own_gpu):
+ * a rank that shares one says with which, rank 0 says what to do. */
+static int gpus_are_shared(const Context *ctx)
 {
-    for (int a = 0; a < world_size; a++)
-        for (int b = a + 1; b < world_size; b++)
-            if (infos[a].node_leader == infos[b].node_leader && strcmp(infos[a].bus_id, infos[b].bus_id) == 0) {
-                *first = a;
-                *second = b;
-                return 1;
-            }
-    return 0;
-}
-
-/* Rank 0 decides from everyone's RankInfo; the caller broadcasts the plan. */
-static Plan plan_check(const RankInfo *infos, int world_size)
-{
-    for (int r = 0; r < world_size; r++)
-        if (infos[r].gpu_count == 0)
-            return PLAN_NO_GPU;
-    int first, second;
-    if (!find_shared_gpu(infos, world_size, &first, &second))
-        return PLAN_RUN;
-    printf("\n  rank %d and rank %d on %s would both use GPU %d (%s): %d ranks on that node, %d GPU%s "
-           "visible to each.\n", first, second, infos[first].host, infos[first].device, infos[first].bus_id,
-           infos[first].local_size, infos[first].gpu_count, infos[first].gpu_count == 1 ? "" : "s");
-    printf("  NCCL refuses two ranks on one GPU (\"Duplicate GPU detected\"), so the all-reduce is not tried.\n"
-           "  Start at most one rank per GPU on each node (at most %d there), or test multi-rank code\n"
-           "  on one GPU with the MPI backend (--comm mpi), which stages through host memory.\n",
-           infos[first].gpu_count);
-    return PLAN_SHARED_GPU;
-}
-
-static Plan survey_ranks(const Context *ctx)
-{
-    RankInfo mine = describe_rank(ctx);
-    RankInfo *infos = ctx->rank == 0 ? calloc((size_t)ctx->world_size, sizeof *infos) : NULL;
-    if (ctx->rank == 0 && infos == NULL) {
-        fprintf(stderr, "doctor: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, EXIT_CHECK_FAILED);
-    }
-    MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, infos, (int)sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD);
-    int plan = PLAN_RUN;
-    if (ctx->rank == 0) {
-        print_rank_table(infos, ctx->world_size);
-        warn_about_nccl_versions(infos, ctx->world_size);
-        plan = plan_check(infos, ctx->world_size);
-    }
-    free(infos);
-    MPI_Bcast(&plan, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    return (Plan)plan;
+    char why[192];
+    if (every_rank_has_own_gpu(ctx->comm, why, sizeof why))
+        return 0;
+    if (strstr(why, "failed on another rank") == NULL)
+        report_failure(ctx, "%s", why);
+    report(ctx, "  NCCL refuses two ranks on one GPU (\"Duplicate GPU detected\"), so the all-reduce is not tried.\n"
+                "  Start at most one rank per GPU on each node (at most %d there), or test multi-rank code\n"
+                "  on one GPU with the MPI backend (--comm mpi), which stages through host memory.\n",
+           ctx->gpu_count);
+    return 1;
 }
 
 /* ---------------------------------------------------------------- the check */
 
-typedef enum { OUTCOME_OK, OUTCOME_WRONG_VALUES, OUTCOME_ERROR, OUTCOME_TIMEOUT, OUTCOME_SKIPPED,
-               OUTCOME_COUNT } Outcome;
+typedef enum { OUTCOME_OK, OUTCOME_WRONG_VALUES, OUTCOME_ERROR, OUTCOME_SKIPPED, OUTCOME_COUNT } Outcome;
 
 typedef struct {
-    Outcome outcome;
-    double first_call_s;  /* the first all-reduce, which also sets up the connections */
-    double per_call_s;    /* mean of TIMED_REPEATS more, timed on the GPU */
-} CheckResult;
-
-typedef struct {
-    size_t count;         /* floats in each buffer */
-    float *host;          /* the rank's values going in, the sums coming back */
-    float *send, *recv;   /* device buffers: out of place, so every repeat sums the same input */
-    cudaStream_t stream;
-    cudaEvent_t start, stop;
-    ncclComm_t comm;
-    double deadline;      /* CLOCK_MONOTONIC seconds */
-    char failure[512];    /* this rank's reason, when it has one */
+    const Kernels *kernels; /* the GPU's table, with the communicator on NCCL */
+    float *values;          /* on the GPU: all-reduced in place, as the lessons' gradients are */
+    float *host;            /* what goes in, what comes back */
+    size_t count;
+    double first_call_s;    /* the first all-reduce, which also sets up the connections */
+    double per_call_s;      /* mean of TIMED_REPEATS more */
+    char failure[512];      /* this rank's reason, when it has one */
 } Check;
 
-/* Long enough not to steal a core from NCCL's threads, short next to any real transfer. */
-static void pause_briefly(void)
+/* A failure of this rank's own, or the word of comm_all_ok that it failed on another. */
+static Outcome failed(const Check *check)
 {
-    struct timespec pause = {0, 50 * 1000};
-    nanosleep(&pause, NULL);
+    return strstr(check->failure, "failed on another rank") != NULL ? OUTCOME_SKIPPED : OUTCOME_ERROR;
 }
 
-static int cuda_failed(Check *check, cudaError_t status, const char *what)
+/* Every element `expected`; else how many are not, and the first (unless an earlier call
+ * of the check has already said why it failed). */
+static Outcome verify(Check *check, float expected, const char *which)
 {
-    if (status == cudaSuccess)
-        return 0;
-    snprintf(check->failure, sizeof check->failure, "%s: %s", what, cudaGetErrorString(status));
-    return 1;
-}
-
-static int prepare_buffers(const Context *ctx, Check *check)
-{
-    size_t bytes = check->count * sizeof(float);
-    check->host = malloc(bytes);
-    if (check->host == NULL) {
-        snprintf(check->failure, sizeof check->failure, "out of host memory for %zu bytes", bytes);
-        return -1;
-    }
-    for (size_t i = 0; i < check->count; i++)
-        check->host[i] = (float)(ctx->rank + 1);
-    if (cuda_failed(check, cudaSetDevice(ctx->device), "cudaSetDevice") ||
-        cuda_failed(check, cudaStreamCreateWithFlags(&check->stream, cudaStreamNonBlocking), "cudaStreamCreate") ||
-        cuda_failed(check, cudaEventCreate(&check->start), "cudaEventCreate") ||
-        cuda_failed(check, cudaEventCreate(&check->stop), "cudaEventCreate") ||
-        cuda_failed(check, cudaMalloc((void **)&check->send, bytes), "cudaMalloc") ||
-        cuda_failed(check, cudaMalloc((void **)&check->recv, bytes), "cudaMalloc") ||
-        /* On the check's own stream: it does not wait for the legacy default stream. */
-        cuda_failed(check, cudaMemcpyAsync(check->send, check->host, bytes, cudaMemcpyHostToDevice, check->stream),
-                    "cudaMemcpyAsync") ||
-        cuda_failed(check, cudaMemsetAsync(check->recv, 0, bytes, check->stream), "cudaMemsetAsync") ||
-        cuda_failed(check, cudaStreamSynchronize(check->stream), "cudaStreamSynchronize"))
-        return -1;
-    return 0;
-}
-
-static void describe_nccl_error(Check *check, const char *what, ncclResult_t result)
-{
-    const char *detail = check->comm != NULL ? ncclGetLastError(check->comm) : ncclGetLastError(NULL);
-    snprintf(check->failure, sizeof check->failure, "%s: %s%s%s", what, ncclGetErrorString(result),
-             detail != NULL && detail[0] != '\0' ? ": " : "", detail != NULL ? detail : "");
-}
-
-static Outcome timed_out(Check *check, const char *while_doing)
-{
-    snprintf(check->failure, sizeof check->failure, "timed out while %s", while_doing);
-    return OUTCOME_TIMEOUT;
-}
-
-/* A non-blocking communicator answers ncclInProgress while it works in the background; no
- * other NCCL call may be made on it until its state leaves that. */
-static Outcome wait_for_comm(Check *check, const char *what, const char *while_doing)
-{
-    for (;;) {
-        ncclResult_t state = ncclInProgress;
-        ncclResult_t query = ncclCommGetAsyncError(check->comm, &state);
-        if (query != ncclSuccess) {
-            describe_nccl_error(check, "ncclCommGetAsyncError", query);
-            return OUTCOME_ERROR;
-        }
-        if (state == ncclSuccess)
-            return OUTCOME_OK;
-        if (state != ncclInProgress) {
-            describe_nccl_error(check, what, state);
-            return OUTCOME_ERROR;
-        }
-        if (now_seconds() > check->deadline)
-            return timed_out(check, while_doing);
-        pause_briefly();
-    }
-}
-
-/* Queued work is done when the stream is; meanwhile NCCL's helper threads may report a
- * network error through the communicator, which would otherwise show up as a hang. */
-static Outcome wait_for_stream(Check *check)
-{
-    for (;;) {
-        cudaError_t status = cudaStreamQuery(check->stream);
-        if (status == cudaSuccess)
-            return OUTCOME_OK;
-        if (status != cudaErrorNotReady) {
-            cuda_failed(check, status, "the all-reduce on the GPU");
-            return OUTCOME_ERROR;
-        }
-        ncclResult_t state = ncclSuccess;
-        ncclCommGetAsyncError(check->comm, &state);
-        if (state != ncclSuccess && state != ncclInProgress) {
-            describe_nccl_error(check, "the all-reduce", state);
-            return OUTCOME_ERROR;
-        }
-        if (now_seconds() > check->deadline)
-            return timed_out(check, "waiting for the all-reduce to finish on the GPU "
-                                    "(the kernel started but data stopped arriving)");
-        pause_briefly();
-    }
-}
-
-static Outcome create_comm(const Context *ctx, Check *check, ncclUniqueId id)
-{
-    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
-    ncclResult_t result = ncclCommInitRankConfig(&check->comm, ctx->world_size, id, ctx->rank, &config);
-    if (result != ncclSuccess && result != ncclInProgress) {
-        describe_nccl_error(check, "ncclCommInitRankConfig", result);
-        return OUTCOME_ERROR;
-    }
-    return wait_for_comm(check, "creating the communicator",
-                         "creating the communicator (ranks finding each other and setting up transports)");
-}
-
-static Outcome all_reduce(Check *check, int calls)
-{
-    for (int call = 0; call < calls; call++) {
-        ncclResult_t result = ncclAllReduce(check->send, check->recv, check->count, ncclFloat, ncclSum,
-                                            check->comm, check->stream);
-        if (result != ncclSuccess && result != ncclInProgress) {
-            describe_nccl_error(check, "ncclAllReduce", result);
-            return OUTCOME_ERROR;
-        }
-        Outcome queued = wait_for_comm(check, "ncclAllReduce", "queuing the all-reduce (connecting to peers)");
-        if (queued != OUTCOME_OK)
-            return queued;
-    }
-    return wait_for_stream(check);
-}
-
-/* Every rank contributed rank+1, so every element must be 1+2+...+N: small integers, exact
- * in float whatever order NCCL adds them in. */
-static Outcome verify_sums(const Context *ctx, Check *check)
-{
-    size_t bytes = check->count * sizeof(float);
-    if (cuda_failed(check, cudaMemcpy(check->host, check->recv, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy"))
-        return OUTCOME_ERROR;
-    float expected = (float)ctx->world_size * (float)(ctx->world_size + 1) / 2.0f;
+    check->kernels->to_host(check->host, check->values, check->count * sizeof(float));
     size_t wrong = 0, first_wrong = 0;
     for (size_t i = 0; i < check->count; i++)
         if (check->host[i] != expected && wrong++ == 0)
             first_wrong = i;
     if (wrong == 0)
         return OUTCOME_OK;
-    snprintf(check->failure, sizeof check->failure, "%zu of %zu values wrong; element %zu is %g, expected %g",
-             wrong, check->count, first_wrong, (double)check->host[first_wrong], (double)expected);
+    if (check->failure[0] == '\0')
+        snprintf(check->failure, sizeof check->failure, "%s: %zu of %zu values wrong; element %zu is %g, expected %g",
+                 which, wrong, check->count, first_wrong, (double)check->host[first_wrong], (double)expected);
     return OUTCOME_WRONG_VALUES;
 }
 
-static Outcome time_repeats(const Context *ctx, Check *check, double *per_call_s)
+/* `calls` all-reduces queued on the GPU, then the wait for them: seconds, or -1. */
+static double all_reduce(const Context *ctx, Check *check, Stage *stage, double deadline, int calls)
 {
-    if (cuda_failed(check, cudaEventRecord(check->start, check->stream), "cudaEventRecord"))
-        return OUTCOME_ERROR;
-    Outcome outcome = all_reduce(check, TIMED_REPEATS);
+    double started = now_seconds();
+    enter_stage(stage, deadline, "queuing the all-reduce (connecting to peers)");
+    for (int call = 0; call < calls; call++)
+        if (comm_all_reduce(ctx->comm, check->values, check->count, REDUCE_SUM) != 0) {
+            snprintf(check->failure, sizeof check->failure, "%s", comm_error(ctx->comm));
+            return -1;
+        }
+    enter_stage(stage, deadline, "waiting for the all-reduce to finish on the GPU (the kernel started but data "
+                                 "stopped arriving)");
+    check->kernels->synchronize();
+    return now_seconds() - started;
+}
+
+/* The course's NCCL set-up, on every rank's GPU buffer of rank + 1: ranks that could not take
+ * part are known to all before any all-reduce starts. */
+static Outcome prepare(const Context *ctx, Check *check, Stage *stage, double deadline)
+{
+    enter_stage(stage, deadline, "creating the communicator (ranks finding each other and setting up transports)");
+    check->kernels = device_open("cuda", "nccl", 0, 0, ctx->comm, check->failure, sizeof check->failure);
+    if (check->kernels == NULL)
+        return failed(check);
+    size_t bytes = check->count * sizeof(float);
+    check->host = malloc(bytes);
+    check->values = check->kernels->alloc(bytes, MEM_COMM);
+    if (check->host == NULL || check->values == NULL)
+        snprintf(check->failure, sizeof check->failure, "out of %s memory for %zu bytes",
+                 check->host == NULL ? "host" : "GPU", bytes);
+    else
+        for (size_t i = 0; i < check->count; i++)
+            check->host[i] = (float)(ctx->rank + 1);
+    int ready = check->failure[0] == '\0';
+    if (ready)
+        check->kernels->to_device(check->values, check->host, bytes);
+    return comm_all_ok(ctx->comm, !ready, "preparing the buffers", check->failure, sizeof check->failure)
+               ? OUTCOME_OK : failed(check);
+}
+
+/* Every rank contributed rank+1, so every element must be 1+2+...+N: small integers, exact
+ * in float whatever order NCCL adds them in. Then TIMED_REPEATS more on zeros (their time
+ * does not depend on the values, and zeros stay exact however many calls sum them), which
+ * must still be zeros. */
+static Outcome run_check(const Context *ctx, Check *check, Stage *stage, double deadline)
+{
+    Outcome outcome = prepare(ctx, check, stage, deadline);
     if (outcome != OUTCOME_OK)
         return outcome;
-    float elapsed_ms = 0;
-    if (cuda_failed(check, cudaEventRecord(check->stop, check->stream), "cudaEventRecord") ||
-        cuda_failed(check, cudaEventSynchronize(check->stop), "cudaEventSynchronize") ||
-        cuda_failed(check, cudaEventElapsedTime(&elapsed_ms, check->start, check->stop), "cudaEventElapsedTime"))
+    check->first_call_s = all_reduce(ctx, check, stage, deadline, 1);
+    if (check->first_call_s >= 0)
+        outcome = verify(check, (float)ctx->world_size * (float)(ctx->world_size + 1) / 2.0f, "the first call");
+    /* every rank must issue the same all-reduces, or the ranks that do would wait for this one */
+    if (!comm_all_ok(ctx->comm, check->first_call_s < 0, "the first all-reduce", check->failure, sizeof check->failure))
+        return check->first_call_s < 0 ? OUTCOME_ERROR : OUTCOME_SKIPPED;
+    check->kernels->zero(check->values, check->count * sizeof(float));
+    double seconds = all_reduce(ctx, check, stage, deadline, TIMED_REPEATS);
+    if (seconds < 0)
         return OUTCOME_ERROR;
-    *per_call_s = 1e-3 * elapsed_ms / TIMED_REPEATS;
-    return verify_sums(ctx, check);
-}
-
-/* Everything that talks to other ranks through NCCL, each step bounded by the deadline. */
-static CheckResult talk_through_nccl(const Context *ctx, Check *check, ncclUniqueId id)
-{
-    CheckResult result = {OUTCOME_ERROR, 0, 0};
-    result.outcome = create_comm(ctx, check, id);
-    if (result.outcome != OUTCOME_OK)
-        return result;
-    double started = now_seconds();
-    result.outcome = all_reduce(check, 1);
-    result.first_call_s = now_seconds() - started;
-    if (result.outcome != OUTCOME_OK)
-        return result;
-    /* Wrong values still go on to the repeats: every rank must issue the same number of
-     * all-reduces, or the ranks that do would wait for this one until the deadline. */
-    Outcome first_values = verify_sums(ctx, check);
-    result.outcome = time_repeats(ctx, check, &result.per_call_s);
-    if (result.outcome == OUTCOME_OK)
-        result.outcome = first_values;
-    return result;
-}
-
-/* A healthy communicator is finalized and destroyed; a failed one is aborted, which also
- * stops its kernels. Device memory is left to process exit then: a kernel stuck on it would
- * make cudaFree wait. */
-static void release(Check *check, Outcome outcome)
-{
-    if (check->comm != NULL && outcome == OUTCOME_OK) {
-        check->deadline = now_seconds() + 10; /* tidying up: the verdict is already decided */
-        ncclCommFinalize(check->comm);
-        if (wait_for_comm(check, "ncclCommFinalize", "finalizing the communicator") == OUTCOME_OK)
-            ncclCommDestroy(check->comm);
-        else
-            ncclCommAbort(check->comm);
-    } else if (check->comm != NULL) {
-        ncclCommAbort(check->comm);
-    }
-    if (outcome == OUTCOME_OK) {
-        cudaFree(check->send);
-        cudaFree(check->recv);
-        cudaStreamDestroy(check->stream);
-    }
-    free(check->host);
-}
-
-static int any_rank(int flag)
-{
-    int any = 0;
-    MPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return any;
-}
-
-static CheckResult run_check(const Context *ctx, const Options *options, Check *check)
-{
-    CheckResult result = {OUTCOME_SKIPPED, 0, 0};
-    ncclUniqueId id;
-    memset(&id, 0, sizeof id);
-    int failed_here = prepare_buffers(ctx, check) != 0;
-    if (ctx->rank == 0 && !failed_here) {
-        ncclResult_t made = ncclGetUniqueId(&id);
-        if (made != ncclSuccess) {
-            describe_nccl_error(check, "ncclGetUniqueId", made);
-            failed_here = 1;
-        }
-    }
-    /* Agree before NCCL starts: a rank that cannot take part would leave the others
-     * waiting for it until the deadline. */
-    if (any_rank(failed_here)) {
-        result.outcome = failed_here ? OUTCOME_ERROR : OUTCOME_SKIPPED;
-        return result;
-    }
-    MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-
-    char message[512];
-    snprintf(message, sizeof message, "rank %d: still stuck %d s after the %g s deadline (in a CUDA call, "
-             "ncclCommAbort, or waiting for a rank stuck in one); giving up%s",
-             ctx->rank, ABORT_GRACE_S, options->timeout_s,
-             ctx->rank == 0 ? "\ndoctor: NCCL all-reduce failed: timed out, and a rank could not recover" : "");
-    arm_backstop(options->timeout_s + ABORT_GRACE_S, message, ctx->rank == 0);
-    check->deadline = now_seconds() + options->timeout_s;
-    return talk_through_nccl(ctx, check, id);
+    check->per_call_s = seconds / TIMED_REPEATS;
+    Outcome repeats = verify(check, 0.0f, "the timed calls");
+    return outcome != OUTCOME_OK ? outcome : repeats;
 }
 
 /* ---------------------------------------------------------------- the verdict */
 
 typedef struct {
     int outcome_counts[OUTCOME_COUNT];
-    double first_call_s, per_call_s;  /* the slowest rank's: a collective ends with it */
+    double first_call_s, per_call_s; /* the slowest rank's: a collective ends with it */
 } Verdict;
 
-/* Every rank reaches this after its own deadline at the latest; the backstop covers a rank
- * that cannot. */
-static Verdict combine(const CheckResult *mine)
+static Verdict combine(const Context *ctx, Outcome mine, const Check *check)
 {
     Verdict verdict;
-    int counts[OUTCOME_COUNT] = {0};
-    counts[mine->outcome] = 1;
-    MPI_Allreduce(counts, verdict.outcome_counts, OUTCOME_COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    double times[2] = {mine->first_call_s, mine->per_call_s}, slowest[2];
-    MPI_Allreduce(times, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    verdict.first_call_s = slowest[0];
-    verdict.per_call_s = slowest[1];
+    for (int outcome = 0; outcome < OUTCOME_COUNT; outcome++) {
+        double count = mine == (Outcome)outcome;
+        comm_sum_double(ctx->comm, &count);
+        verdict.outcome_counts[outcome] = (int)count;
+    }
+    verdict.first_call_s = check->first_call_s;
+    verdict.per_call_s = check->per_call_s;
+    comm_max_double(ctx->comm, &verdict.first_call_s);
+    comm_max_double(ctx->comm, &verdict.per_call_s);
     return verdict;
 }
 
@@ -767,8 +579,7 @@ static void print_verdict(const Context *ctx, const Options *options, const Verd
                ctx->world_size, ctx->world_size == 1 ? "" : "s", options->bytes, 1e3 * verdict->per_call_s, algbw);
         return;
     }
-    static const char *const names[OUTCOME_COUNT] = {"ok", "wrong values", "error", "timed out",
-                                                        "skipped (another rank failed)"};
+    static const char *const names[OUTCOME_COUNT] = {"ok", "wrong values", "error", "skipped (another rank failed)"};
     printf("doctor: NCCL all-reduce failed:");
     const char *separator = " ";
     for (int outcome = OUTCOME_WRONG_VALUES; outcome < OUTCOME_COUNT; outcome++)
@@ -777,40 +588,8 @@ static void print_verdict(const Context *ctx, const Options *options, const Verd
                    ctx->world_size, ctx->world_size == 1 ? "" : "s");
             separator = ", ";
         }
-    if (verdict->outcome_counts[OUTCOME_TIMEOUT] > 0)
-        printf(" (after %g s)", options->timeout_s);
     printf("\n");
     fputs(HINTS, stdout);
-}
-
-/* ---------------------------------------------------------------- main */
-
-static void find_place(Context *ctx)
-{
-    MPI_Comm_rank(MPI_COMM_WORLD, &ctx->rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ctx->world_size);
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &ctx->local_rank);
-    MPI_Comm_size(node, &ctx->local_size);
-    ctx->node_leader = ctx->rank;
-    MPI_Bcast(&ctx->node_leader, 1, MPI_INT, 0, node);
-    MPI_Comm_free(&node);
-    ncclGetVersion(&ctx->nccl_version);
-}
-
-static int report_not_tested(const Context *ctx, Plan plan)
-{
-    report(ctx, "\nNCCL all-reduce check\n");
-    if (plan == PLAN_NO_GPU) {
-        if (ctx->gpu_count == 0)
-            report(ctx, "doctor: no GPU (%s); nothing was tested\n", ctx->no_gpu_reason);
-        else
-            report(ctx, "doctor: no GPU on some ranks (they say why above); nothing was tested\n");
-    } else {
-        report(ctx, "doctor: NCCL all-reduce not tried: two ranks would share one GPU; nothing was tested\n");
-    }
-    return EXIT_NOT_TESTED;
 }
 
 static int check_and_judge(const Context *ctx, const Options *options)
@@ -819,45 +598,65 @@ static int check_and_judge(const Context *ctx, const Options *options)
            options->bytes, options->bytes / 4, ctx->world_size, ctx->world_size == 1 ? "" : "s", options->timeout_s);
     Check check;
     memset(&check, 0, sizeof check);
-    check.count = (size_t)(options->bytes / sizeof(float));
-    CheckResult mine = run_check(ctx, options, &check);
-    if (check.failure[0] != '\0')
+    check.count = options->bytes / sizeof(float);
+    Stage stage = {ctx->rank, options->timeout_s, NULL, check.failure};
+    Outcome mine = run_check(ctx, &check, &stage, now_seconds() + options->timeout_s);
+    watchdog_disarm(DEADLINE_STEP);
+    if (mine == OUTCOME_ERROR || mine == OUTCOME_WRONG_VALUES)
         report_failure(ctx, "%s", check.failure);
-    release(&check, mine.outcome);
-    Verdict verdict = combine(&mine);
+    if (check.values != NULL)
+        check.kernels->free(check.values);
+    free(check.host);
+    Verdict verdict = combine(ctx, mine, &check);
     print_verdict(ctx, options, &verdict);
     return check_passed(&verdict, ctx->world_size) ? EXIT_ALL_OK : EXIT_CHECK_FAILED;
 }
 
+/* ---------------------------------------------------------------- main */
+
 static int diagnose(Context *ctx, const Options *options)
 {
-    find_place(ctx);
     report(ctx, "doctor: NCCL diagnosis, %d rank%s\n\n", ctx->world_size, ctx->world_size == 1 ? "" : "s");
     print_versions(ctx);
     find_gpus(ctx);
     print_gpus(ctx);
     print_environment(ctx);
-    Plan plan = survey_ranks(ctx);
-    if (plan != PLAN_RUN)
-        return report_not_tested(ctx, plan);
+    char err[512] = "";
+    /* the GPU the lessons would use, chosen as they choose it, on every rank or on none */
+    int every_rank_has_a_gpu = comm_all_ok(ctx->comm, ctx->gpu_count == 0, "finding a GPU", err, sizeof err);
+    if (every_rank_has_a_gpu && device_open("cuda", "mpi", 0, 0, ctx->comm, err, sizeof err) == NULL) {
+        report_failure(ctx, "setting up the GPU: %s", err);
+        report(ctx, "doctor: the GPU could not be set up; nothing was tested\n");
+        return EXIT_CHECK_FAILED;
+    }
+    print_rank_table(ctx);
+    if (!every_rank_has_a_gpu)
+        return report_not_tested(ctx, "a rank has no GPU");
+    if (gpus_are_shared(ctx))
+        return report_not_tested(ctx, "two ranks would share one GPU");
     return check_and_judge(ctx, options);
 }
 
 int main(int argc, char **argv)
 {
-    /* Line-buffered even into mpiexec's pipes: the backstop's _exit must not lose the report. */
+    /* Line-buffered even into mpiexec's pipes: a deadline's _exit must not lose the report. */
     setvbuf(stdout, NULL, _IOLBF, 0);
     Options options = {60.0, DEFAULT_BYTES};
     char error[512];
     ParseResult parsed = parse_flags(argc, argv, &options, error, sizeof error);
-    double startup_limit = options.timeout_s > STARTUP_LIMIT_S ? options.timeout_s : STARTUP_LIMIT_S;
-    arm_backstop(startup_limit, "doctor: gave up: stuck before the NCCL check began (in MPI or CUDA "
-                 "start-up, or nvidia-smi); a GPU or its driver may be wedged, see nvidia-smi", 0);
+    Stage startup = {0, options.timeout_s, NULL, ""};
+    watchdog_arm(DEADLINE_STEP, options.timeout_s > STARTUP_LIMIT_S ? options.timeout_s : STARTUP_LIMIT_S,
+                 report_deadline, &startup);
 
-    MPI_Init(&argc, &argv);
     Context ctx;
     memset(&ctx, 0, sizeof ctx);
-    MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
+    ctx.comm = comm_init(&argc, &argv);
+    if (ctx.comm == NULL) {
+        fprintf(stderr, "doctor: out of memory starting the communicator\n");
+        return EXIT_CHECK_FAILED;
+    }
+    ctx.rank = comm_rank(ctx.comm);
+    ctx.world_size = comm_size(ctx.comm);
     int status;
     if (parsed == PARSED_HELP) {
         if (ctx.rank == 0)
@@ -870,6 +669,7 @@ int main(int argc, char **argv)
     } else {
         status = diagnose(&ctx, &options);
     }
-    MPI_Finalize();
+    watchdog_disarm(DEADLINE_STEP);
+    comm_finalize(ctx.comm);
     return status;
 }

@@ -340,7 +340,9 @@ static int join_nccl(NcclState *state, const ncclUniqueId *id, Comm *comm, char 
     ncclResult_t result = ncclCommInitRank(&state->nccl, comm->size, *id, comm->rank);
     if (result == ncclSuccess)
         return 0;
-    snprintf(err, err_len, "ncclCommInitRank on rank %d: %s", comm->rank, ncclGetErrorString(result));
+    const char *detail = ncclGetLastError(NULL); /* NCCL's own account, when it kept one */
+    snprintf(err, err_len, "ncclCommInitRank on rank %d: %s%s%s", comm->rank, ncclGetErrorString(result),
+             detail != NULL && detail[0] != '\0' ? ": " : "", detail != NULL ? detail : "");
     return -1;
 }
 

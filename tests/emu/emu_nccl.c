@@ -5,7 +5,12 @@
  * A GPU runs queued work whatever its host does. Here it runs when something waits for it
  * and, so that a rank blocked in host MPI cannot leave a peer waiting in a queued
  * collective, whenever the host enters MPI: the MPI calls below (the profiling interface)
- * run every stream's queue first. */
+ * run every stream's queue first.
+ *
+ * Two faults a test can ask for, to see what meets them (tools/doctor's tests): on the rank
+ * that DTC_EMU_NCCL_HANG_RANK names, ncclCommInitRank never returns (a peer NCCL cannot
+ * reach); on the one DTC_EMU_NCCL_WRONG_RANK names, every all-reduce's first element comes
+ * back one too large. */
 #include "emu.h"
 
 #include <mpi.h>
@@ -13,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { MAX_GROUP = 256 };
 
@@ -47,8 +53,16 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
     return ncclSuccess;
 }
 
+/* 1 on the rank a fault setting names. */
+static int faulty(const char *setting, int rank)
+{
+    return emu_setting(setting, -1) == rank;
+}
+
 static ncclResult_t join(ncclComm_t *comm, int ranks, ncclUniqueId id, int rank)
 {
+    while (faulty("DTC_EMU_NCCL_HANG_RANK", rank))
+        pause(); /* until a signal ends the process */
     int world_rank, world_size;
     PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
@@ -222,6 +236,8 @@ static void run_collective(void *ctx)
     }
     if (c->average)
         divide(c->recv, c->count, c->comm->ranks);
+    if (c->kind == ALL_REDUCE && c->count > 0 && faulty("DTC_EMU_NCCL_WRONG_RANK", c->comm->rank))
+        c->recv[0] += 1.0f;
     emu_device_window(0);
     free(c->transfers);
     free(c);
