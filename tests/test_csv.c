@@ -293,13 +293,7 @@ Test(yelp_write, round_trips_through_the_reader)
 Test(import_tokens, refuses_a_fifo_and_unwritable_outputs_before_reading)
 {
     char output[4096];
-    int status = shell_output(
-        "d=$(mktemp -d); trap 'rm -rf $d' EXIT; mkfifo $d/fifo; echo words > $d/in.txt; t=build/tools/import_tokens; "
-        "timeout 10 $t --format text $d/fifo $d/out.bin; echo \"fifo $?\"; "
-        "$t --format text $d/in.txt /nonexistent/out.bin; echo \"missing folder $?\"; "
-        "$t --format text $d/in.txt /dev/null; echo \"device $?\"; "
-        "$t --format text $d/in.txt $d/in.txt; echo \"itself $?\"; cat $d/in.txt",
-        output, sizeof output);
+    int status = shell_output("tests/scenarios/import_tokens_refusals.sh", output, sizeof output);
     cr_assert_eq(status, 0, "%s", output);
     cr_expect_not_null(strstr(output, "/fifo: not a regular file (a file to import must be one)\nfifo 1\n"), "%s",
                        output);

@@ -97,14 +97,7 @@ Test(lesson01, bad_timeouts_and_unwritable_outputs_are_refused_before_measuring)
 Test(lesson01, a_stopped_rank_ends_the_benchmark_within_the_wait_timeout)
 {
     char output[8192];
-    int status = shell_output(
-        "d=$(mktemp -d); trap 'rm -rf $d' EXIT; cp build/solutions/01_collectives $d/c; start=$(date +%s); "
-        "timeout 100 mpiexec -disable-auto-cleanup -n 2 $d/c -b 16M -e 16M -n 1000000 --collective all_reduce "
-        "--wait-timeout 2 > $d/out 2>&1 & "
-        "for i in $(seq 200); do grep -q 'collective' $d/out && break; sleep 0.05; done; sleep 0.3; "
-        "kill -STOP $(pgrep -f \"^$d/c\" | tail -1); wait $!; rc=$?; cat $d/out; "
-        "pgrep -f \"^$d/c\" && echo 'a rank was left running'; pkill -KILL -f \"^$d/c\"; "
-        "[ $rc -ne 0 ] && [ $(( $(date +%s) - start )) -lt 30 ]", output, sizeof output);
+    int status = shell_output("tests/scenarios/stop_a_collectives_rank.sh", output, sizeof output);
     cr_expect_eq(status, 0, "%s", output);
     cr_expect_not_null(strstr(output, "waited 2 s (--wait-timeout) in all_reduce"), "%s", output);
     cr_expect_not_null(strstr(output, "): stopped (a signal, or a debugger) in all_reduce"), "%s", output);
@@ -115,8 +108,5 @@ Test(lesson01, a_stopped_rank_ends_the_benchmark_within_the_wait_timeout)
  * as it was until then. */
 Test(lesson01, the_csv_replaces_an_earlier_one_only_when_complete)
 {
-    cr_assert_eq(run("d=$(mktemp -d) && echo earlier > $d/rows.csv && ln $d/rows.csv $d/link && "
-                     "mpiexec -n 2 build/solutions/01_collectives -b 1M -e 1M --collective all_reduce --csv $d/rows.csv "
-                     "> /dev/null && test \"$(cat $d/link)\" = earlier && grep -q '^mpi,2,all_reduce,' $d/rows.csv && "
-                     "test -z \"$(ls $d | grep tmp)\"; s=$?; rm -rf $d; exit $s"), 0);
+    cr_assert_eq(run("tests/scenarios/collectives_csv_in_place.sh"), 0);
 }

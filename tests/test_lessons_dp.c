@@ -15,24 +15,18 @@ enum { NUM_DP_LESSONS = 8 };
 
 TestSuite(lessons_dp, .timeout = 600);
 
-/* The lesson's run at `ranks` ranks, started by `launch` (mpiexec, after what it needs), and
- * lesson 00's single device, both 8 steps of the reference preset with validation at 4 and 8
- * (and the same shared_flags), must agree within the tolerance. */
-static void check_equivalence_launched(const char *launch, const char *lesson, int ranks, const char *shared_flags,
+/* The lesson's run at `ranks` ranks and lesson 00's single device, both 8 steps of the
+ * reference preset with validation at 4 and 8 (and the same shared_flags), must agree
+ * within the tolerance (tests/scenarios/matches_lesson_00.sh); `where` is "" or that
+ * script's --env FILE, for a cluster's launch. */
+static void check_equivalence_launched(const char *where, const char *lesson, int ranks, const char *shared_flags,
                                        const char *flags)
 {
-    char command[2048], output[65536];
-    snprintf(command, sizeof command,
-             "set -e; . tests/tolerance.sh; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
-             "run='--config reference --steps 8 --val-every 4 %s';"
-             "build/solutions/00_single_device train $run --csv $dir/one.csv > /dev/null;"
-             "%s timeout 300 mpiexec -n %d build/solutions/%s train $run %s --step-timeout 120 --csv $dir/many.csv"
-             " | grep 'parameters identical on all %d rank(s)';"
-             "build/tools/compare_runs $dir/one.csv $dir/many.csv --columns loss,grad_norm,val_loss"
-             " --rtol $LOSS_RTOL --atol $LOSS_ATOL --label '%s at %d'",
-             shared_flags, launch, ranks, lesson, flags, ranks, lesson, ranks);
+    char command[1024], output[65536];
+    snprintf(command, sizeof command, "tests/scenarios/matches_lesson_00.sh %s --both '%s' %s %d %s", where,
+             shared_flags, lesson, ranks, flags);
     int status = shell_output(command, output, sizeof output);
-    cr_expect_eq(status, 0, "%s at %d rank(s) %s %s does not match lesson 00:\n%s", lesson, ranks, flags, launch,
+    cr_expect_eq(status, 0, "%s at %d rank(s) %s %s does not match lesson 00:\n%s", lesson, ranks, flags, where,
                  output);
 }
 
@@ -117,13 +111,8 @@ Test(lessons_dp, zero_model_state_matches_the_formulas_at_1_2_4_ranks)
 /* The graded references themselves say the same as the single-device reference. */
 Test(lessons_dp, expected_values_match_the_single_device_reference)
 {
-    char command[1024], output[8192];
-    snprintf(command, sizeof command,
-             ". tests/tolerance.sh; status=0; for f in tests/expected/0[2-6]_*/dp_reference_*.csv; do "
-             "build/tools/compare_runs tests/expected/00_single_device/train_reference.csv $f "
-             "--columns loss,grad_norm,val_loss --rtol $LOSS_RTOL --atol $LOSS_ATOL --label $f || status=1; done;"
-             "exit $status");
-    int status = shell_output(command, output, sizeof output);
+    char output[8192];
+    int status = shell_output("tests/scenarios/expected_values_match_lesson_00.sh", output, sizeof output);
     cr_assert_eq(status, 0, "%s", output);
 }
 
@@ -233,10 +222,7 @@ Test(lessons_dp, zero1_plan_shows_each_ranks_part_of_each_unit)
     int status = shell_output("build/solutions/07_zero1 plan --config reference --ranks 3", output, sizeof output);
     cr_assert_eq(status, 0, "%s", output);
     cr_expect_not_null(strstr(output, "[13654, 20481) 6826 real + 1 padding"), "%s", output);
-    status = shell_output("f=$(mktemp) && build/solutions/07_zero1 plan --config reference --ranks 3 --csv $f "
-                          ">/dev/null && awk -F, 'NR > 1 { real[$1] += $7; count[$1] = $2; n++ } END { if (n != 12) "
-                          "exit 1; for (u in count) if (real[u] != count[u]) { print \"unit \" u; exit 1 } }' $f; "
-                          "status=$?; rm -f $f; exit $status", output, sizeof output);
+    status = shell_output("tests/scenarios/zero1_plan_adds_up.sh", output, sizeof output);
     cr_expect_eq(status, 0, "%s", output);
 }
 
@@ -261,22 +247,13 @@ Test(lessons_dp, an_unwritable_summary_is_refused_before_training)
     cr_expect_str_eq(output, "09_zero3: --summary /nonexistent/s.csv: there is no folder /nonexistent\n");
 }
 
-/* Starts 05_bucketed_ddp at 2 ranks the way the course's scripts do (mpiexec
- * -disable-auto-cleanup, so the ranks that remain can speak), sends SIGNAL to rank 1 once
- * the first step is done, and prints how the job ended, its output, and whether any rank
- * was left running. The binary is copied, so that no other test's ranks are signalled. */
+/* 05_bucketed_ddp at 2 ranks, SIGNAL sent to rank 1 after its first step
+ * (tests/scenarios/signal_rank_1.sh): how the job ended, what it printed, and whether a rank
+ * was left running; 0 when it failed within 60 s. */
 static int signal_rank_1(const char *signal_name, char *output, size_t output_len)
 {
-    char command[2048];
-    snprintf(command, sizeof command,
-        "d=$(mktemp -d); trap 'rm -rf $d' EXIT; cp build/solutions/05_bucketed_ddp $d/ddp; start=$(date +%%s); "
-        "timeout 120 mpiexec -disable-auto-cleanup -n 2 $d/ddp train --config course --steps 2000 --wait-timeout 2 "
-        "> $d/out 2>&1 & "
-        "for i in $(seq 400); do grep -q '^step     1/' $d/out && break; sleep 0.05; done; sleep 0.3; "
-        "kill -%s $(sed -n 's/.*rank 1 = pid \\([0-9]*\\).*/\\1/p' $d/out); wait $!; rc=$?; "
-        "echo \"exit $rc after $(( $(date +%%s) - start )) s\"; grep -v '^config\\|^step' $d/out; "
-        "pgrep -f \"^$d/ddp train\" && echo 'a rank was left running'; pkill -KILL -f \"^$d/ddp train\"; "
-        "[ $rc -ne 0 ] && [ $(( $(date +%%s) - start )) -lt 60 ]", signal_name);
+    char command[256];
+    snprintf(command, sizeof command, "tests/scenarios/signal_rank_1.sh %s", signal_name);
     return shell_output(command, output, output_len);
 }
 
@@ -343,12 +320,11 @@ Test(cluster, every_lesson_reproduces_lesson_00_across_two_hosts, .init = cluste
 {
     if (cluster_why_not[0] != '\0')
         cr_skip_test("no cluster: %s", cluster_why_not);
-    char launch[256], command[512], output[16384];
-    snprintf(launch, sizeof launch, ". /run/dtc-cluster/%s/env;", cluster_name);
+    char where[256], command[512], output[16384];
+    snprintf(where, sizeof where, "--env /run/dtc-cluster/%s/env", cluster_name);
     for (int i = 0; i < NUM_DP_LESSONS; i++)
-        check_equivalence_launched(launch, dp_lessons[i], 2, "", "");
-    snprintf(command, sizeof command, "%s UCX_LOG_LEVEL=info timeout 120 mpiexec -n 2 build/tests/comm_check 2>&1 | "
-             "grep -c 'ep_cfg.*tag(tcp/eth0)'; scripts/cluster.sh status --name %s", launch, cluster_name);
+        check_equivalence_launched(where, dp_lessons[i], 2, "", "");
+    snprintf(command, sizeof command, "tests/scenarios/cluster_traffic.sh %s", cluster_name);
     cr_expect_eq(shell_output(command, output, sizeof output), 0, "%s", output);
     cr_expect_not_null(strstr(output, "2\n"), "each rank reaches the other over TCP on eth0:\n%s", output);
     long sent = 0;
@@ -369,38 +345,20 @@ Test(cluster, a_trace_across_two_hosts_lines_up_without_a_shared_folder, .init =
 {
     if (cluster_why_not[0] != '\0')
         cr_skip_test("no cluster: %s", cluster_why_not);
-    char command[2048], output[8192];
-    snprintf(command, sizeof command,
-             ". /run/dtc-cluster/%s/env; d=$(mktemp -d); trap 'rm -rf $d' EXIT; mkdir $d/a $d/b; "
-             "run=\"$PWD/build/solutions/05_bucketed_ddp train --config course --steps 4 --trace t "
-             "--train $PWD/data/generated/train.bin --val $PWD/data/generated/val.bin\"; "
-             "timeout 120 mpiexec -n 1 -wdir $d/a $run : -n 1 -wdir $d/b $run > $d/out 2>&1 || "
-             "{ cat $d/out; exit 1; }; echo rank 0 wrote $(ls $d/a/t), rank 1 $(ls $d/b/t); python3 -c '"
-             "import json, sys\n"
-             "first = {}\n"
-             "for e in json.load(open(sys.argv[1]))[\"traceEvents\"]:\n"
-             "    if e.get(\"ph\") == \"X\": first[e[\"pid\"]] = min(first.get(e[\"pid\"], 1e300), e[\"ts\"])\n"
-             "print(len(first), \"ranks, first events within\", round((max(first.values()) - min(first.values())) / 1e6), "
-             "\"s\")' $d/a/t/merged.json", cluster_name);
+    char command[256], output[8192];
+    snprintf(command, sizeof command, "tests/scenarios/trace_across_hosts.sh %s", cluster_name);
     cr_expect_eq(shell_output(command, output, sizeof output), 0, "%s", output);
     cr_expect_not_null(strstr(output, "rank 0 wrote merged.json rank_0.json, rank 1 rank_1.json\n"), "%s", output);
     cr_expect_not_null(strstr(output, "2 ranks, first events within 0 s"), "%s", output);
 }
 
-/* Runs 02_naive_ddp at 2 ranks with rank 0 on a slow disk (every fsync takes `slow_seconds`
- * longer: tests/slow_fsync.c), saving midway (--save-every 2) and at the end, with every
- * output and --wait-timeout 1, then runs `then` (with $d/ddp, $d/out and $! the job) and
- * prints how the job ended and its output. */
+/* 02_naive_ddp at 2 ranks with rank 0 on a disk `slow_seconds` slower at every fsync
+ * (tests/scenarios/slow_rank_0.sh, `then` its --stop or ""): how the job ended, its output,
+ * its files; the job's status. */
 static int run_with_slow_rank_0(double slow_seconds, const char *then, char *output, size_t output_len)
 {
-    char command[2048];
-    snprintf(command, sizeof command,
-        "d=$(mktemp -d); trap 'rm -rf $d' EXIT; cp build/solutions/02_naive_ddp $d/ddp; start=$(date +%%s); "
-        "timeout 120 mpiexec -disable-auto-cleanup -n 2 env LD_PRELOAD=$PWD/build/tests/slow_fsync.so "
-        "SLOW_FSYNC_RANK=0 SLOW_FSYNC_SECONDS=%g $d/ddp train --config course --steps 4 --save-every 2 "
-        "--save $d/model.bin --csv $d/run.csv --comm-log $d/comm.log --wait-timeout 1 > $d/out 2>&1 & "
-        "%s; wait $!; rc=$?; echo \"exit $rc after $(( $(date +%%s) - start )) s\"; cat $d/out; ls $d; "
-        "pkill -KILL -f \"^$d/ddp train\"; exit $rc", slow_seconds, then);
+    char command[256];
+    snprintf(command, sizeof command, "tests/scenarios/slow_rank_0.sh %g %s", slow_seconds, then);
     return shell_output(command, output, output_len);
 }
 
@@ -410,7 +368,7 @@ static int run_with_slow_rank_0(double slow_seconds, const char *then, char *out
 Test(lessons_dp, a_rank_writing_the_outputs_slowly_is_waited_for_past_the_wait_timeout)
 {
     char output[16384];
-    cr_expect_eq(run_with_slow_rank_0(2.5, "true", output, sizeof output), 0, "%s", output);
+    cr_expect_eq(run_with_slow_rank_0(2.5, "", output, sizeof output), 0, "%s", output);
     cr_expect_null(strstr(output, "--wait-timeout"), "%s", output);
     cr_expect_not_null(strstr(output, "saved checkpoint "), "%s", output);
     cr_expect_not_null(strstr(output, "comm.log\n"), "%s", output);
@@ -421,10 +379,7 @@ Test(lessons_dp, a_rank_writing_the_outputs_slowly_is_waited_for_past_the_wait_t
 Test(lessons_dp, a_rank_stopped_while_writing_the_outputs_ends_the_run)
 {
     char output[16384];
-    int status = run_with_slow_rank_0(60, "for i in $(seq 400); do grep -q '^step     1/' $d/out && break; "
-                                          "sleep 0.05; done; sleep 2; "
-                                          "kill -STOP $(sed -n 's/.*rank 0 = pid \\([0-9]*\\).*/\\1/p' $d/out)",
-                                      output, sizeof output);
+    int status = run_with_slow_rank_0(60, "--stop", output, sizeof output);
     cr_expect_neq(status, 0, "%s", output);
     cr_expect_null(strstr(output, "saved "), "%s", output); /* ended in the first save's 60 s */
     cr_expect_not_null(strstr(output, "rank 1: waited 1 s (--wait-timeout) in "), "%s", output);
@@ -435,10 +390,7 @@ Test(lessons_dp, a_rank_stopped_while_writing_the_outputs_ends_the_run)
 Test(lessons_dp, the_bucket_sweep_never_overwrites_an_input)
 {
     char output[4096];
-    int status = shell_output("d=$(mktemp -d) && cp data/generated/val.bin $d/v.bin && "
-                              "build/solutions/05_bucketed_ddp sweep --config tiny --val $d/v.bin --csv $d/v.bin; s=$?; "
-                              "cmp -s $d/v.bin data/generated/val.bin || echo 'the input was changed'; rm -rf $d; exit $s",
-                              output, sizeof output);
+    int status = shell_output("tests/scenarios/sweep_keeps_its_input.sh", output, sizeof output);
     cr_expect_eq(status, 2, "%s", output);
     cr_expect_not_null(strstr(output, "--csv"), "%s", output);
     cr_expect_not_null(strstr(output, "would overwrite an input file"), "%s", output);
@@ -472,17 +424,6 @@ Test(lessons_dp, pytorch_ddp_matches_lesson_00)
 Test(lessons_dp, sharded_runs_save_and_start_from_whole_checkpoints)
 {
     char output[65536];
-    int status = shell_output(
-        "set -e; . tests/tolerance.sh; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
-        "run='--config reference --steps 4 --gen-tokens 0';"
-        "timeout 300 mpiexec -n 2 build/solutions/09_zero3 train $run --save $dir/z3.bin > /dev/null;"
-        "timeout 300 mpiexec -n 2 build/solutions/07_zero1 train $run --save $dir/z1.bin > /dev/null;"
-        "cmp $dir/z1.bin $dir/z3.bin;"
-        "build/solutions/00_single_device train $run --init-from $dir/z3.bin --csv $dir/one.csv > /dev/null;"
-        "timeout 300 mpiexec -n 2 build/solutions/09_zero3 train $run --init-from $dir/z3.bin --csv $dir/many.csv"
-        " > /dev/null;"
-        "build/tools/compare_runs $dir/one.csv $dir/many.csv --columns loss,grad_norm,val_loss"
-        " --rtol $LOSS_RTOL --atol $LOSS_ATOL --label resumed",
-        output, sizeof output);
+    int status = shell_output("tests/scenarios/sharded_checkpoints.sh", output, sizeof output);
     cr_assert_eq(status, 0, "%s", output);
 }
