@@ -382,30 +382,31 @@ static long tasks_asked(const char **named, int *first)
 
 /* A launcher that started several tasks which MPI sees one by one (srun without a PMI that
  * this MPI speaks, or another MPI's mpirun) would have each train alone, and all write the
- * same files: refused, once, saying how to launch. */
-static void refuse_lone_tasks(const Comm *comm, const char *program)
+ * same files: -1, with how to launch in err on the first task (and "" on the others, so
+ * that it is said once). */
+static int refuse_lone_tasks(const Comm *comm, char *err, size_t err_len)
 {
     const char *named = NULL;
     int first = 0;
     long asked = tasks_asked(&named, &first);
     if (comm->size != 1 || asked < 2)
-        return;
-    if (first) {
-        const char *slash = strrchr(program, '/');
-        fprintf(stderr, "%s: the launcher started %ld tasks (%s=%ld), but MPI started each alone: each would run "
-                "by itself and write the same files; launch with this MPI's mpiexec -n %ld, or under Slurm with "
-                "srun --mpi=pmi2 (srun --mpi=list shows what yours offers), or salloc then mpiexec\n",
-                slash != NULL ? slash + 1 : program, asked, named, asked, asked);
-    }
-    MPI_Finalize();
-    exit(2);
+        return 0;
+    snprintf(err, err_len, "%s", "");
+    if (first)
+        snprintf(err, err_len, "the launcher started %ld tasks (%s=%ld), but MPI started each alone: each would run "
+                 "by itself and write the same files; launch with this MPI's mpiexec -n %ld, or under Slurm with "
+                 "srun --mpi=pmi2 (srun --mpi=list shows what yours offers), or salloc then mpiexec",
+                 asked, named, asked, asked);
+    return -1;
 }
 
-Comm *comm_init(int *argc, char ***argv)
+Comm *comm_init(int *argc, char ***argv, char *err, size_t err_len)
 {
     Comm *comm = calloc(1, sizeof *comm);
-    if (comm == NULL)
+    if (comm == NULL) {
+        snprintf(err, err_len, "out of memory starting the communicator");
         return NULL;
+    }
     comm->ops = &mpi_ops;
     comm->supervised = rank_supervise(); /* before MPI starts: the parent never gets here */
     int initialised = 0;
@@ -419,8 +420,11 @@ Comm *comm_init(int *argc, char ***argv)
     MPI_Comm_set_errhandler(comm->world, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm->world, &comm->rank);
     MPI_Comm_size(comm->world, &comm->size);
-    if (comm->we_initialised_mpi)
-        refuse_lone_tasks(comm, (*argv)[0]);
+    if (comm->we_initialised_mpi && refuse_lone_tasks(comm, err, err_len) != 0) {
+        MPI_Finalize();
+        free(comm);
+        return NULL;
+    }
     MPI_Comm_split_type(comm->world, MPI_COMM_TYPE_SHARED, comm->rank, MPI_INFO_NULL, &comm->node);
     MPI_Comm_rank(comm->node, &comm->local_rank);
     int first_on_host = comm->local_rank == 0;
@@ -428,6 +432,13 @@ Comm *comm_init(int *argc, char ***argv)
     share_board(comm);
     notice_ended_ranks(comm);
     return comm;
+}
+
+int comm_init_failed(const char *program, const char *err)
+{
+    if (err[0] != '\0')
+        fprintf(stderr, "%s: %s\n", program, err);
+    return 2;
 }
 
 /* MPI_Finalize's deadline's report: the run is over, but MPI's clean-up is stuck. */

@@ -34,8 +34,13 @@ typedef struct {
     const char *op;   /* what it is, for the log: "all_reduce", "all_gather" */
 } CommRequest;
 
-/* Starts the communicator (MPI_Init if nobody has). Without mpiexec: world size 1. */
-Comm *comm_init(int *argc, char ***argv);
+/* Starts the communicator (MPI_Init if nobody has). Without mpiexec: world size 1. NULL
+ * when it cannot, with the one-line reason in err, which may be "" (tasks a launcher started
+ * one by one: only the first says why); the program then ends with status 2. */
+Comm *comm_init(int *argc, char ***argv, char *err, size_t err_len);
+/* After comm_init returned NULL: says err (if any) as "program: err" on stderr; returns 2,
+ * the status to end with. */
+int comm_init_failed(const char *program, const char *err);
 
 /* A rank that waits longer than `seconds` in one call for the other ranks ends the job,
  * saying what each rank of its host was doing (which one never came, or came to another

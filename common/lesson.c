@@ -144,11 +144,10 @@ int lesson_main(int argc, char **argv, const Lesson *lesson)
     }
     if (is_help(argv[1]))
         return print_main_help(lesson);
-    Comm *comm = comm_init(&argc, &argv);
-    if (comm == NULL) {
-        fprintf(stderr, "%s: could not start the communicator\n", lesson->name);
-        return 1;
-    }
+    char err[512];
+    Comm *comm = comm_init(&argc, &argv, err, sizeof err);
+    if (comm == NULL)
+        return comm_init_failed(lesson->name, err);
     int quiet = comm_rank(comm) != 0; /* every rank parses the same flags: one reports */
     int status = 0;
     TrainConfig cfg;

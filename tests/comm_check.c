@@ -165,7 +165,10 @@ static void check_error_reporting(Comm *comm)
 
 int main(int argc, char **argv)
 {
-    Comm *comm = comm_init(&argc, &argv);
+    char err[512];
+    Comm *comm = comm_init(&argc, &argv, err, sizeof err);
+    if (comm == NULL)
+        return comm_init_failed("comm_check", err);
     const size_t counts[] = {1, 7, 1000, 100003}; /* uneven: not multiples of any size */
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
         check_all_reduce(comm, counts[c], REDUCE_SUM, 0);

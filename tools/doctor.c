@@ -650,11 +650,9 @@ int main(int argc, char **argv)
 
     Context ctx;
     memset(&ctx, 0, sizeof ctx);
-    ctx.comm = comm_init(&argc, &argv);
-    if (ctx.comm == NULL) {
-        fprintf(stderr, "doctor: out of memory starting the communicator\n");
-        return EXIT_CHECK_FAILED;
-    }
+    ctx.comm = comm_init(&argc, &argv, error, sizeof error);
+    if (ctx.comm == NULL)
+        return comm_init_failed("doctor", error);
     ctx.rank = comm_rank(ctx.comm);
     ctx.world_size = comm_size(ctx.comm);
     int status;

@@ -52,7 +52,10 @@ static int measure(const char *mode, int argc, char **argv)
         print_estimate_csv(&cfg, stdout);
         return 0;
     }
-    Comm *comm = comm_init(&argc, &argv);
+    char err[512];
+    Comm *comm = comm_init(&argc, &argv, err, sizeof err);
+    if (comm == NULL)
+        return comm_init_failed("00_single_device", err);
     int status = comm_size(comm) > 1 ? 2 : run_profile(&cfg, &opts, comm);
     if (status == 2)
         fprintf(stderr, "00_single_device: profile runs on one device; start it without mpiexec\n");

@@ -47,9 +47,11 @@ static int outputs_writable(Comm *comm, const BenchOptions *opts)
 
 int main(int argc, char **argv)
 {
-    Comm *comm = comm_init(&argc, &argv);
+    char err[512];
+    Comm *comm = comm_init(&argc, &argv, err, sizeof err);
+    if (comm == NULL)
+        return comm_init_failed("01_collectives", err);
     BenchOptions opts;
-    char err[256];
     int status = bench_parse(argc, argv, &opts, err, sizeof err);
     if (status != 0) {
         if (comm_rank(comm) == 0) {

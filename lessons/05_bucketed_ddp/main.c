@@ -148,7 +148,10 @@ int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "sweep") != 0)
         return lesson_main(argc, argv, &lesson);
-    Comm *comm = comm_init(&argc, &argv);
+    char err[512];
+    Comm *comm = comm_init(&argc, &argv, err, sizeof err);
+    if (comm == NULL)
+        return comm_init_failed(lesson.name, err);
     TrainConfig cfg;
     int parsed = lesson_parse(&lesson, argc, argv, 2, &cfg, comm_rank(comm) == 0);
     int status = parsed != 0 ? (parsed > 0 ? 0 : 2) : sweep(comm, &cfg, cli_find(argc, argv, 2, "steps") != NULL);
