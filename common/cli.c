@@ -155,6 +155,19 @@ int cli_parse_operands(int argc, char **argv, int first, const FlagSet *sets, in
     return 0;
 }
 
+int cli_is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+int cli_wants_help(int argc, char **argv, int first)
+{
+    for (int i = first; i < argc; i++)
+        if (cli_is_help(argv[i]))
+            return 1;
+    return 0;
+}
+
 const char *cli_find(int argc, char **argv, int first, const char *name)
 {
     const char *found = NULL;

@@ -38,6 +38,11 @@ int cli_parse(int argc, char **argv, int first, const FlagSet *sets, int num_set
 int cli_parse_operands(int argc, char **argv, int first, const FlagSet *sets, int num_sets, const char **operands,
                        int max_operands, int *num_operands, char *err, size_t err_len);
 
+/* 1 when arg is --help or -h. */
+int cli_is_help(const char *arg);
+/* 1 when any of argv[first..] asks for help: it wins over every other flag, right or wrong. */
+int cli_wants_help(int argc, char **argv, int first);
+
 /* The value of the last `--name value` or `--name=value` in argv, or NULL. Used to apply a
  * preset before parsing. */
 const char *cli_find(int argc, char **argv, int first, const char *name);

@@ -10,19 +10,6 @@
 #include "kernels.h"
 #include "trainer.h"
 
-static int is_help(const char *arg)
-{
-    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
-}
-
-static int wants_help(int argc, char **argv, int first)
-{
-    for (int i = first; i < argc; i++)
-        if (is_help(argv[i]))
-            return 1;
-    return 0;
-}
-
 static void print_usage(const Lesson *lesson, FILE *out)
 {
     fprintf(out, "usage: [mpiexec -n N] %s train [flags]\n", lesson->name);
@@ -42,7 +29,7 @@ int lesson_parse(const Lesson *lesson, int argc, char **argv, int first, TrainCo
 {
     char err[512];
     int num_extra = lesson->flags.flags != NULL ? 1 : 0;
-    if (wants_help(argc, argv, first)) {
+    if (cli_wants_help(argc, argv, first)) {
         const char *preset = cli_find(argc, argv, first, "config");
         int status = train_config_preset(cfg, preset ? preset : "course", err, sizeof err) == 0 ? 1 : -1;
         if (verbose && status > 0)
@@ -142,7 +129,7 @@ int lesson_main(int argc, char **argv, const Lesson *lesson)
         print_usage(lesson, stderr);
         return 2;
     }
-    if (is_help(argv[1]))
+    if (cli_is_help(argv[1]))
         return print_main_help(lesson);
     char err[512];
     Comm *comm = comm_init(&argc, &argv, err, sizeof err);

@@ -1293,11 +1293,10 @@ static const Flag flags[] = {
 /* Returns -1 to go on, or an exit status (0 after --help). */
 static int parse_args(int argc, char **argv, Options *opt)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            print_usage(stdout);
-            return 0;
-        }
+    if (cli_wants_help(argc, argv, 1)) {
+        print_usage(stdout);
+        return 0;
+    }
     char err[256];
     FlagSet set = {"reviews", flags, opt};
     if (cli_parse(argc, argv, 1, &set, 1, err, sizeof err) != 0) {

@@ -65,11 +65,10 @@ static const Flag flags[] = {
 /* Returns -1 to continue, or an exit code (0 for --help). */
 static int parse_args(int argc, char **argv, Options *opt)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            print_usage(stdout);
-            return 0;
-        }
+    if (cli_wants_help(argc, argv, 1)) {
+        print_usage(stdout);
+        return 0;
+    }
     const char *files[2];
     int num_files = 0;
     char err[256];

@@ -1010,7 +1010,7 @@ static const Flag checker_flags[] = {
 
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    if (argc >= 2 && cli_is_help(argv[1])) {
         usage(stdout);
         return 0;
     }

@@ -356,14 +356,6 @@ static int parse_options(int argc, char **argv, Options *options)
     return 0;
 }
 
-static int wants_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return 1;
-    return 0;
-}
-
 static int compare_files(const Options *options, Table *expected, Table *actual)
 {
     char copy[LINE_LEN];
@@ -390,7 +382,7 @@ static int compare_files(const Options *options, Table *expected, Table *actual)
 
 int main(int argc, char **argv)
 {
-    if (wants_help(argc, argv)) {
+    if (cli_wants_help(argc, argv, 1)) {
         fputs(usage, stdout);
         return 0;
     }

@@ -586,7 +586,7 @@ static const Flag flags[] = {
 
 int main(int argc, char **argv)
 {
-    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
+    if (argc == 2 && cli_is_help(argv[1]))
         return usage(stdout, 0);
     if (argc < 2 || strncmp(argv[1], "--", 2) == 0)
         return usage(stderr, 2);

@@ -150,9 +150,8 @@ static const Flag flags[] = {
  * one-line reason naming the flag. */
 static ParseResult parse_flags(int argc, char **argv, Options *options, char *error, size_t error_len)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return PARSED_HELP;
+    if (cli_wants_help(argc, argv, 1))
+        return PARSED_HELP;
     FlagSet set = {"doctor", flags, options};
     if (cli_parse(argc, argv, 1, &set, 1, error, error_len) != 0)
         return PARSED_ERROR;

@@ -29,14 +29,6 @@ static void usage(FILE *out)
             "  estimate  print the memory estimator's figures (component,bytes) for the config\n");
 }
 
-static int has_help_flag(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-            return 1;
-    return 0;
-}
-
 /* profile and estimate: the training flags plus, for profile, its own. */
 static int measure(const char *mode, int argc, char **argv)
 {
@@ -65,7 +57,7 @@ static int measure(const char *mode, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (argv[1][0] == '-' && has_help_flag(argc, argv))) {
+    if (argc < 2 || (argv[1][0] == '-' && cli_wants_help(argc, argv, 1))) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
