@@ -210,19 +210,30 @@ static int write_tensors(const char *path, FILE *fp, const GPTConfig *cfg,
 
 /* ------------------------------------------------------------------ public API */
 
-int checkpoint_read_config(const char *path, GPTConfig *cfg, char *err, size_t err_len)
+/* The checkpoint at path, open and past its header (read into *file_cfg); NULL with the
+ * reason in err. */
+static FILE *open_checkpoint(const char *path, GPTConfig *file_cfg, char *err, size_t err_len)
 {
     char why[512];
     FILE *fp = open_input(path, "checkpoint", why, sizeof why);
     if (fp == NULL) {
         set_error(err, err_len, "%s", why);
-        return -1;
+        return NULL;
     }
+    if (read_header(path, fp, file_cfg, err, err_len) != 0) {
+        fclose(fp);
+        return NULL;
+    }
+    return fp;
+}
+
+int checkpoint_read_config(const char *path, GPTConfig *cfg, char *err, size_t err_len)
+{
     GPTConfig file_cfg;
-    int status = read_header(path, fp, &file_cfg, err, err_len);
-    fclose(fp);
-    if (status != 0)
+    FILE *fp = open_checkpoint(path, &file_cfg, err, err_len);
+    if (fp == NULL)
         return -1;
+    fclose(fp);
     /* The shape sizes the caller's buffers, so a nonsense header must stop here. */
     char reason[256];
     if (gpt_config_check(&file_cfg, reason, sizeof reason) != 0) {
@@ -241,16 +252,11 @@ int checkpoint_load(const char *path, const GPTConfig *expected, float *params,
         set_error(err, err_len, "%s: cannot load into this model: %s", path, reason);
         return -1;
     }
-    char why[512];
-    FILE *fp = open_input(path, "checkpoint", why, sizeof why);
-    if (fp == NULL) {
-        set_error(err, err_len, "%s", why);
-        return -1;
-    }
     GPTConfig file_cfg;
-    int status = read_header(path, fp, &file_cfg, err, err_len);
-    if (status == 0)
-        status = check_shape_matches(path, &file_cfg, expected, err, err_len);
+    FILE *fp = open_checkpoint(path, &file_cfg, err, err_len);
+    if (fp == NULL)
+        return -1;
+    int status = check_shape_matches(path, &file_cfg, expected, err, err_len);
     if (status == 0)
         status = check_file_size(path, fp, gpt_num_params(expected), err, err_len);
     if (status == 0)
