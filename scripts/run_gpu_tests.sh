@@ -6,7 +6,7 @@
 # DTC_GPU_BUILD names the build to test (build/cuda; make test-emu sets build/emu, the
 # emulated GPU); the tests read it too, for the programs they run.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # One job: the tests share the machine's GPU, and several use it whole.
@@ -16,7 +16,9 @@ status=${PIPESTATUS[0]}
 # (tests left out by --filter say "Test is disabled": those are not counted)
 skipped=$(grep '^\[SKIP\]' "$log" | grep -vc 'Test is disabled$')
 if [ "$skipped" -gt 0 ]; then
-    reason=$(grep '^\[SKIP\]' "$log" | grep -v 'Test is disabled$' | head -1 | sed 's/^[^:]*::[^:]*: //')
-    echo "run_gpu_tests: $skipped test(s) skipped ($reason)"
+    # each reason once, with how many tests gave it: "31 no GPU: ...; 2 the fault is made by ..."
+    reasons=$(grep '^\[SKIP\]' "$log" | grep -v 'Test is disabled$' | sed 's/^[^:]*::[^:]*: //' | sort | uniq -c |
+        sort -rn | sed 's/^ *//' | paste -sd ';' | sed 's/;/; /g')
+    echo "run_gpu_tests: $skipped test(s) skipped ($reasons)"
 fi
 exit "$status"

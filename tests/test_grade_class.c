@@ -45,8 +45,10 @@ Test(grade_class, bad_input_gets_one_line_before_any_work)
     cr_expect_eq(shell_output(command, output, sizeof output), 2);
     shell_remove_dir(submissions);
     cr_expect_not_null(strstr(output, "is inside the submissions"), "%s", output);
-    cr_expect_eq(shell_output("scripts/grade_class.sh --help | head -n 1", output, sizeof output), 0);
-    cr_expect_str_eq(output, "Grades a class: every submission built against a pristine copy of the course and run in a\n");
+    cr_expect_eq(shell_output("scripts/grade_class.sh --help", output, sizeof output), 0);
+    const char *first_line = "Grades a class: every submission built against a pristine copy of the course and run in "
+                             "a\n";
+    cr_expect_eq(strncmp(output, first_line, strlen(first_line)), 0, "%s", output);
 }
 
 /* Every archive that could put a file outside where it is unpacked, or that holds what is

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "files.h"
 #include "shell.h"
 
 static int run(const char *command) { return shell_status(command); }
@@ -28,8 +29,11 @@ Test(lesson01, ring_skeleton_fails_grading)
 
 Test(lesson01, benchmark_checks_every_operation)
 {
-    cr_assert_eq(run("timeout 120 mpiexec -n 3 build/solutions/01_collectives -b 1K -e 100K -f 10 -w 1 -n 2 -c 1 "
-                     "| grep -q '^# Out of bounds values : 0 OK'"), 0);
+    static char output[1 << 16];
+    int status = shell_output("timeout 120 mpiexec -n 3 build/solutions/01_collectives -b 1K -e 100K -f 10 -w 1 -n 2 "
+                              "-c 1", output, sizeof output);
+    cr_assert_eq(status, 0, "%s", output);
+    cr_expect_not_null(strstr(output, "\n# Out of bounds values : 0 OK"), "%s", output);
 }
 
 Test(lesson01, benchmark_counts_the_skeletons_wrong_elements)
@@ -40,15 +44,19 @@ Test(lesson01, benchmark_counts_the_skeletons_wrong_elements)
 
 Test(lesson01, benchmark_writes_a_csv_row_per_operation_and_size)
 {
-    char dir[] = "/tmp/dtc_lesson01_XXXXXX", command[512];
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[64], command[512], path[128], rows[16][256];
+    cr_assert_not_null(shell_temp_dir(dir, sizeof dir, "lesson01"));
+    snprintf(path, sizeof path, "%s/c.csv", dir);
     snprintf(command, sizeof command,
-             "timeout 120 mpiexec -n 2 build/solutions/01_collectives -b 1K -e 4K -f 2 -w 0 -n 1 --csv %s/c.csv "
-             "> /dev/null && test $(wc -l < %s/c.csv) -eq 16 && grep -q '^mpi,2,ring,4096,1024,float,sum,-1,1,' %s/c.csv", dir, dir, dir);
-    int status = run(command);
-    snprintf(command, sizeof command, "rm -rf %s", dir);
-    run(command);
-    cr_assert_eq(status, 0, "expected a header and 3 sizes x 5 operations");
+             "timeout 120 mpiexec -n 2 build/solutions/01_collectives -b 1K -e 4K -f 2 -w 0 -n 1 --csv %s > /dev/null",
+             path);
+    int status = run(command), lines = files_lines(path, rows, 16), found = 0;
+    for (int i = 0; i < lines && i < 16; i++)
+        found |= strncmp(rows[i], "mpi,2,ring,4096,1024,float,sum,-1,1,", 36) == 0;
+    shell_remove_dir(dir);
+    cr_assert_eq(status, 0);
+    cr_expect_eq(lines, 16, "expected a header and 3 sizes x 5 operations");
+    cr_expect(found, "no row for the ring at 4096 bytes");
 }
 
 /* nccl-tests' conventions: K, M, G are powers of 2^10; its columns, a row per size, and its
@@ -68,28 +76,36 @@ Test(lesson01, sizes_columns_and_closing_lines_are_nccl_tests_own)
     cr_expect_null(strstr(output, " 1000 "), "1K read as 10^3:\n%s", output);
 }
 
+/* The program's whole output for `flags` must be `line` (and a newline), with status 2. */
+static void expect_refused(const char *flags, const char *line)
+{
+    char command[256], output[4096], expected[512];
+    snprintf(command, sizeof command, "build/solutions/01_collectives %s", flags);
+    snprintf(expected, sizeof expected, "%s\n", line);
+    cr_expect_eq(shell_output(command, output, sizeof output), 2, "%s: %s", flags, output);
+    cr_expect_str_eq(output, expected);
+}
+
 Test(lesson01, bad_flags_get_a_one_line_error)
 {
-    cr_assert_eq(run("test \"$(build/solutions/01_collectives -x 1 2>&1)\" = "
-                     "'01_collectives: unknown flag -x (see --help)'"), 0);
+    expect_refused("-x 1", "01_collectives: unknown flag -x (see --help)");
     cr_assert_eq(run("build/solutions/01_collectives -b 10M -e 1M > /dev/null 2>&1"), 2);
-    cr_assert_eq(run("test \"$(build/solutions/01_collectives -o prod 2>&1)\" = "
-                     "'01_collectives: -o prod: the course'\\''s collectives sum; -o sum is the only reduction'"), 0);
+    expect_refused("-o prod", "01_collectives: -o prod: the course's collectives sum; -o sum is the only reduction");
     cr_assert_eq(run("build/solutions/01_collectives --collective everything > /dev/null 2>&1"), 2);
-    cr_assert_eq(run("build/solutions/01_collectives --help | grep -q busbw"), 0);
+    char output[1 << 14];
+    cr_assert_eq(shell_output("build/solutions/01_collectives --help", output, sizeof output), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "busbw"), "%s", output);
 }
 
 /* A deadline the timer cannot honour, and outputs that cannot be written, are refused
  * before any measuring, with one line. */
 Test(lesson01, bad_timeouts_and_unwritable_outputs_are_refused_before_measuring)
 {
-    cr_assert_eq(run("test \"$(build/solutions/01_collectives --wait-timeout nan 2>&1)\" = "
-                     "\"01_collectives: --wait-timeout: 'nan' is not a finite number\""), 0);
+    expect_refused("--wait-timeout nan", "01_collectives: --wait-timeout: 'nan' is not a finite number");
     cr_assert_eq(run("build/solutions/01_collectives --wait-timeout 0.0000009 > /dev/null 2>&1"), 2);
-    cr_assert_eq(run("test \"$(build/solutions/01_collectives --csv /nonexistent/rows.csv 2>&1)\" = "
-                     "'01_collectives: --csv /nonexistent/rows.csv: there is no folder /nonexistent'"), 0);
-    cr_assert_eq(run("test \"$(build/solutions/01_collectives --csv /dev/null 2>&1)\" = "
-                     "'01_collectives: --csv /dev/null: exists and is not a regular file'"), 0);
+    expect_refused("--csv /nonexistent/rows.csv",
+                   "01_collectives: --csv /nonexistent/rows.csv: there is no folder /nonexistent");
+    expect_refused("--csv /dev/null", "01_collectives: --csv /dev/null: exists and is not a regular file");
 }
 
 /* A rank that stops in the middle of the measurements ends the run within --wait-timeout:

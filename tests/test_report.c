@@ -3,9 +3,13 @@
  * console and every data set of every plot drawn (scripts/check_report.py); with
  * --student, the student's own runs beside the reference's. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "files.h"
 #include "shell.h"
 
 static char dir[64];
@@ -28,6 +32,17 @@ static int file_exists(const char *path)
     if (f != NULL)
         fclose(f);
     return f != NULL;
+}
+
+/* DIR/relative made: a folder when `text` is NULL, else a file holding text. */
+static void make_in_dir(const char *relative, const char *text)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, relative);
+    if (text == NULL)
+        cr_assert(mkdir(path, 0755) == 0 || errno == EEXIST, "cannot make %s", path);
+    else
+        cr_assert_eq(files_write(path, text), 0, "cannot write %s", path);
 }
 
 static void expect_plot(const char *name)
@@ -113,7 +128,7 @@ Test(report, your_runs_go_beside_the_reference)
  * the `cluster` suite (tests/test_lessons_dp.c), which runs alone. */
 Test(cluster, the_report_shows_the_lessons_across_a_network, .init = make_dir, .fini = remove_dir)
 {
-    if (shell_status("test \"$(id -u)\" = 0") != 0)
+    if (geteuid() != 0)
         cr_skip_test("the cluster needs root (network namespaces)");
     char command[1024], output[1 << 14];
     run_course("--small --cluster 1");
@@ -151,7 +166,8 @@ Test(report, a_cluster_run_with_a_bad_rate_is_refused_before_any_work)
 Test(report, an_incomplete_run_is_refused_naming_what_is_missing)
 {
     char command[512], output[4096];
-    snprintf(command, sizeof command, "mkdir -p %s/runs && scripts/make_report.sh %s/runs %s/report", dir, dir, dir);
+    make_in_dir("runs", NULL);
+    snprintf(command, sizeof command, "scripts/make_report.sh %s/runs %s/report", dir, dir);
     cr_expect_eq(shell_output(command, output, sizeof output), 1, "%s", output);
     cr_expect_not_null(strstr(output, "comparison.csv is missing"), "%s", output);
     snprintf(command, sizeof command, "%s/report/index.html", dir);
@@ -163,13 +179,14 @@ Test(report, an_incomplete_run_is_refused_naming_what_is_missing)
 Test(report, a_report_folder_that_is_the_runs_folder_is_refused)
 {
     char command[512], output[4096];
-    snprintf(command, sizeof command, "mkdir -p %s/runs && touch %s/runs/comparison.csv && "
-             "scripts/make_report.sh %s/runs %s/runs/.", dir, dir, dir, dir);
+    make_in_dir("runs", NULL);
+    make_in_dir("runs/comparison.csv", "");
+    snprintf(command, sizeof command, "scripts/make_report.sh %s/runs %s/runs/.", dir, dir);
     cr_expect_eq(shell_output(command, output, sizeof output), 2, "%s", output);
     cr_expect_not_null(strstr(output, "is the runs folder"), "%s", output);
     cr_expect_eq(strchr(output, '\n'), output + strlen(output) - 1, "more than one line: %s", output);
-    snprintf(command, sizeof command, "ls -A %s/runs", dir);
-    shell_output(command, output, sizeof output);
+    snprintf(command, sizeof command, "%s/runs", dir);
+    cr_assert_eq(files_list(command, output, sizeof output), 0);
     cr_expect_str_eq(output, "comparison.csv\n", "something was written into the runs folder");
 }
 
@@ -181,23 +198,34 @@ Test(report, a_failing_report_leaves_the_previous_files_and_no_temporary_one)
     if (shell_status("command -v gnuplot > /dev/null") != 0)
         cr_skip_test("no gnuplot: make setup installs gnuplot-nox");
     char command[2048], output[1 << 14];
-    snprintf(command, sizeof command,
-             "cd %s && mkdir -p runs report/plots && cd runs && "
-             "touch comparison.csv collectives.csv bucket_sweep.csv zero_memory.csv shard_plan.csv && "
-             "for lesson in", dir);
-    for (size_t i = 0; i < sizeof lessons / sizeof *lessons; i++)
-        strcat(strcat(command, " "), lessons[i]);
-    strcat(command, "; do touch $lesson.csv && mkdir -p traces/$lesson && "
-                    "touch traces/$lesson/summary.csv traces/$lesson/timeline.csv || exit 1; done && "
-                    "printf 'the previous plot\\n' > ../report/plots/loss.svg");
-    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    static const char *const folders[] = {"runs", "runs/traces", "report", "report/plots"};
+    for (size_t i = 0; i < sizeof folders / sizeof *folders; i++)
+        make_in_dir(folders[i], NULL);
+    static const char *const files[] = {"comparison", "collectives", "bucket_sweep", "zero_memory", "shard_plan"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(command, sizeof command, "runs/%s.csv", files[i]);
+        make_in_dir(command, "");
+    }
+    for (size_t i = 0; i < sizeof lessons / sizeof *lessons; i++) {
+        static const char *const made[][2] = {{"runs/%s.csv", ""}, {"runs/traces/%s", NULL},
+                                              {"runs/traces/%s/summary.csv", ""}, {"runs/traces/%s/timeline.csv", ""}};
+        for (size_t m = 0; m < sizeof made / sizeof *made; m++) {
+            snprintf(command, sizeof command, made[m][0], lessons[i]);
+            make_in_dir(command, made[m][1]);
+        }
+    }
+    make_in_dir("report/plots/loss.svg", "the previous plot\n");
     snprintf(command, sizeof command, "scripts/make_report.sh %s/runs %s/report", dir, dir);
     cr_expect_eq(shell_output(command, output, sizeof output), 1, "%s", output);
     cr_expect_not_null(strstr(output, "gnuplot failed on loss"), "%s", output);
-    snprintf(command, sizeof command, "cat %s/report/plots/loss.svg", dir);
-    shell_output(command, output, sizeof output);
-    cr_expect_str_eq(output, "the previous plot\n", "the previous plot was overwritten");
-    snprintf(command, sizeof command, "find %s/report -name '*.tmp.*'", dir);
-    cr_expect_eq(shell_output(command, output, sizeof output), 0, "%s", output);
-    cr_expect_str_eq(output, "", "temporary files are left behind");
+    char rows[2][256];
+    snprintf(command, sizeof command, "%s/report/plots/loss.svg", dir);
+    cr_expect(files_lines(command, rows, 2) == 1 && strcmp(rows[0], "the previous plot") == 0,
+              "the previous plot was overwritten");
+    static const char *const report_folders[] = {"report", "report/plots"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(command, sizeof command, "%s/%s", dir, report_folders[i]);
+        cr_assert_eq(files_list(command, output, sizeof output), 0);
+        cr_expect_null(strstr(output, ".tmp."), "temporary files are left behind in %s:\n%s", command, output);
+    }
 }

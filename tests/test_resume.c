@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "files.h"
 #include "shell.h"
 
 #define LESSON00 "build/solutions/00_single_device"
@@ -42,55 +43,69 @@ Test(resume, a_zero_state_saved_at_2_ranks_goes_on_at_3)
     check_resumes("build/solutions/09_zero3", 2, 3, "--batch 12", "PASS resumed at 3 ranks loss: 350 rows");
 }
 
-/* A 10-step run of lesson 00 that saves every 5 steps, then `prepare`, then a run with
- * `flags`: refused with exit status `status` (2: flags that contradict each other, 1: a
- * state that cannot be used) and one line containing `reason`. */
-static void check_exit(int expected, const char *prepare, const char *resume_flags, const char *reason)
+/* What is done to the resume state between the runs: nothing, a byte changed at `at`, or
+ * its last `cut` bytes cut off. */
+typedef struct {
+    long at;
+    long cut;
+} Damage;
+
+static const Damage untouched = {-1, 0};
+
+/* A 10-step run of lesson 00 that saves every 5 steps, then `damage` to its state, then a
+ * run with `flags`: refused with exit status `status` (2: flags that contradict each other,
+ * 1: a state that cannot be used) and one line containing `reason`. */
+static void check_exit_after(int expected, Damage damage, const char *resume_flags, const char *reason)
 {
-    char command[1024], output[16384];
-    snprintf(command, sizeof command,
-             LESSON00 " train --config reference --steps 10 --save %s/ck --save-every 5 > /dev/null && %s"
-             LESSON00 " train --config reference --steps 10 %s",
-             dir, prepare, resume_flags);
+    char command[1024], output[16384], state[128];
+    snprintf(command, sizeof command, LESSON00 " train --config reference --steps 10 --save %s/ck --save-every 5",
+             dir);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s:\n%s", command, output);
+    snprintf(state, sizeof state, "%s/ck.state", dir);
+    cr_assert(damage.at < 0 || files_patch(state, damage.at, "\177", 1) == 0);
+    cr_assert(damage.cut == 0 || files_cut(state, files_size(state) - damage.cut) == 0);
+    snprintf(command, sizeof command, LESSON00 " train --config reference --steps 10 %s", resume_flags);
     int status = shell_output(command, output, sizeof output);
     cr_expect_eq(status, expected, "%s:\n%s", command, output);
     cr_expect_not_null(strstr(output, reason), "%s: no '%s':\n%s", command, reason, output);
     cr_expect_eq(strchr(output, '\n'), output + strlen(output) - 1, "more than one line:\n%s", output);
 }
 
-static void check_refused(const char *prepare, const char *flags, const char *reason)
+static void check_exit(int expected, const char *resume_flags, const char *reason)
 {
-    check_exit(1, prepare, flags, reason);
+    check_exit_after(expected, untouched, resume_flags, reason);
+}
+
+static void check_refused(const char *flags, const char *reason)
+{
+    check_exit(1, flags, reason);
 }
 
 Test(resume, a_state_of_another_run_is_refused_naming_the_first_difference)
 {
     char flags[256];
     snprintf(flags, sizeof flags, "--resume %s/ck.state --lr 0.002", dir);
-    check_refused("", flags, "does not match this run: it was saved with lr 0.003, this run has lr 0.002");
+    check_refused(flags, "does not match this run: it was saved with lr 0.003, this run has lr 0.002");
     snprintf(flags, sizeof flags, "--resume %s/ck.state --steps 11", dir);
-    check_refused("", flags, "it was saved with steps 10, this run has steps 11");
+    check_refused(flags, "it was saved with steps 10, this run has steps 11");
 }
 
 Test(resume, a_damaged_or_foreign_state_is_refused)
 {
-    char prepare[512], flags[256];
+    char flags[256];
     snprintf(flags, sizeof flags, "--resume %s/ck.state", dir);
-    snprintf(prepare, sizeof prepare, "printf '\\177' | dd of=%s/ck.state bs=1 seek=100000 conv=notrunc 2>/dev/null && ",
-             dir);
-    check_refused(prepare, flags, "damaged (its contents do not match their hash)");
-    snprintf(prepare, sizeof prepare, "truncate -s -4 %s/ck.state && ", dir);
-    check_refused(prepare, flags, "damaged (not the size its header says)");
+    check_exit_after(1, (Damage){100000, 0}, flags, "damaged (its contents do not match their hash)");
+    check_exit_after(1, (Damage){-1, 4}, flags, "damaged (not the size its header says)");
     snprintf(flags, sizeof flags, "--resume %s/ck", dir);
-    check_refused("", flags, "not a resume state");
+    check_refused(flags, "not a resume state");
 }
 
 Test(resume, flags_that_cannot_work_together_are_refused)
 {
     char flags[256];
-    check_exit(2, "", "--save-every 5", "--save-every needs --save PATH");
+    check_exit(2, "--save-every 5", "--save-every needs --save PATH");
     snprintf(flags, sizeof flags, "--resume %s/ck.state --init-from %s/ck", dir, dir);
-    check_exit(2, "", flags, "--resume and --init-from both name where to start");
+    check_exit(2, flags, "--resume and --init-from both name where to start");
     snprintf(flags, sizeof flags, "--save %s/ck --save-every 5 --train %s/ck.state", dir, dir);
-    check_refused("", flags, "would overwrite an input file");
+    check_refused(flags, "would overwrite an input file");
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "files.h"
 #include "shard.h"
 #include "shell.h"
 #include "tokenizer.h"
@@ -84,26 +85,41 @@ Test(tokenizer, the_gpt2_shard_decodes_to_the_text_it_was_made_from)
     cr_expect_eq(documents, 1035, "a document per paragraph: %zu", documents);
 }
 
-/* A copy of GPT-2's tokenizer file, $f, changed by the shell command `change`, is refused
- * with a reason containing `reason`. */
-static void expect_refused(const char *change, const char *reason)
+/* A file that is not a whole tokenizer file: a copy of `copy_of`, with `count` bytes written
+ * at `at` (after the end at -1; none when count is 0), then cut to `cut_to` bytes (unless
+ * -1). tokenizer_read must refuse it, naming the file and saying `reason`. */
+typedef struct {
+    const char *copy_of;
+    long at;
+    const char *bytes;
+    size_t count;
+    long cut_to;
+    const char *reason;
+} Damage;
+
+static void expect_refused(const Damage *damage)
 {
-    char command[512], err[256];
-    snprintf(command, sizeof command, "f=%s/bad.bin && cp " GPT2_TOKENIZER " $f && %s", dir, change);
-    cr_assert_eq(shell_status(command), 0, "%s", command);
-    snprintf(command, sizeof command, "%s/bad.bin", dir);
+    char path[128], err[256];
+    snprintf(path, sizeof path, "%s/bad.bin", dir);
+    cr_assert_eq(files_copy(damage->copy_of, path), 0, "cannot copy %s", damage->copy_of);
+    cr_assert(damage->count == 0 || files_patch(path, damage->at, damage->bytes, damage->count) == 0);
+    cr_assert(damage->cut_to < 0 || files_cut(path, damage->cut_to) == 0);
     Tokenizer t;
-    cr_expect_eq(tokenizer_read(&t, command, err, sizeof err), -1, "%s: accepted", change);
-    cr_expect_not_null(strstr(err, reason), "%s: said '%s'", change, err);
-    cr_expect_not_null(strstr(err, command), "the reason names no file: %s", err);
+    cr_expect_eq(tokenizer_read(&t, path, err, sizeof err), -1, "%s: accepted", damage->reason);
+    cr_expect_not_null(strstr(err, damage->reason), "expected '%s', said '%s'", damage->reason, err);
+    cr_expect_not_null(strstr(err, path), "the reason names no file: %s", err);
 }
 
 Test(tokenizer, a_file_that_is_not_a_whole_tokenizer_file_is_refused)
 {
-    expect_refused("cp data/generated/gpt2_val.bin $f", "not a tokenizer file (magic 20240520, expected 20240328)");
-    expect_refused("printf '\\003' | dd of=$f bs=1 seek=4 conv=notrunc 2>/dev/null", "version 3");
-    expect_refused("truncate -s 100000 $f", "ends at token");
-    expect_refused("printf x >> $f", "bytes after the last of its 50257 tokens");
-    expect_refused("truncate -s 1000 $f", "shorter than a tokenizer file's header");
-    expect_refused("printf '\\000' | dd of=$f bs=1 seek=1024 conv=notrunc 2>/dev/null", "a token of 0 bytes at token 0");
+    static const Damage damages[] = {
+        {"data/generated/gpt2_val.bin", 0, NULL, 0, -1, "not a tokenizer file (magic 20240520, expected 20240328)"},
+        {GPT2_TOKENIZER, 4, "\003", 1, -1, "version 3"},
+        {GPT2_TOKENIZER, 0, NULL, 0, 100000, "ends at token"},
+        {GPT2_TOKENIZER, -1, "x", 1, -1, "bytes after the last of its 50257 tokens"},
+        {GPT2_TOKENIZER, 0, NULL, 0, 1000, "shorter than a tokenizer file's header"},
+        {GPT2_TOKENIZER, 1024, "\000", 1, -1, "a token of 0 bytes at token 0"},
+    };
+    for (size_t i = 0; i < sizeof damages / sizeof *damages; i++)
+        expect_refused(&damages[i]);
 }

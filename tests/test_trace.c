@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "shell.h"
 #include "trace.h"
 
@@ -95,11 +96,11 @@ Test(trace, a_two_rank_run_writes_per_rank_and_merged_timelines)
     int malformed, merged = count_events(read_file(path), &malformed);
     cr_expect_eq(merged, per_rank);
     cr_expect_eq(malformed, 0);
-    snprintf(command, sizeof command,
-             "command -v python3 > /dev/null || exit 0; for f in %s/*.json; do "
-             "python3 -c 'import json, sys; json.load(open(sys.argv[1]))' $f || exit 1; done",
-             dir);
-    cr_expect_eq(shell_status(command), 0, "a trace file is not valid JSON");
+    static const char *const files[] = {"rank_0.json", "rank_1.json", "merged.json"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(command, sizeof command, "python3 -m json.tool %s/%s > /dev/null", dir, files[i]);
+        cr_expect_eq(shell_output(command, output, sizeof output), 0, "%s is not valid JSON: %s", files[i], output);
+    }
 }
 
 /* DIR/rank_0.json of a one-rank run: `events` (complete events, one a line) and the timing
@@ -131,11 +132,14 @@ static void write_known_trace(const char *timing)
         timing);
 }
 
+/* The analyzer on DIR, and the summary.csv it wrote, into output. */
 static void analyze_known_trace(char *output, size_t output_len)
 {
-    char command[256];
-    snprintf(command, sizeof command, "build/tools/analyze_traces %s > /dev/null && cat %s/summary.csv", dir, dir);
+    char command[256], path[128];
+    snprintf(command, sizeof command, "build/tools/analyze_traces %s > /dev/null", dir);
     cr_assert_eq(shell_output(command, output, output_len), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/summary.csv", dir);
+    snprintf(output, output_len, "%s", read_file(path));
 }
 
 /* Streams that run side by side (a device's timing): span 350, compute 200, communication 150 of
@@ -179,10 +183,12 @@ Test(trace, a_trace_that_marks_its_steps_is_read_over_the_steps_after_the_warm_u
                        "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"step#2\",\"ts\":1000,\"dur\":400},\n"
                        "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"validation\",\"ts\":1500,\"dur\":500},\n",
                        "device");
-    char command[256];
-    snprintf(command, sizeof command, "build/tools/analyze_traces %s && cat %s/summary.csv", dir, dir);
+    char command[256], path[128];
+    snprintf(command, sizeof command, "build/tools/analyze_traces %s", dir);
     cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
     cr_expect_not_null(strstr(output, "per step over steps 2-2 of each rank: the first 1 are warm-up"), "%s", output);
+    snprintf(path, sizeof path, "%s/summary.csv", dir);
+    snprintf(output, sizeof output, "%s", read_file(path));
     cr_expect_not_null(strstr(output, "\n0,1,0.3000,0.0000,0.0000,0.1000,75.00,25.00,25.00,0.00,0,0.0000\n"), "%s",
                        output);
 }
@@ -190,23 +196,26 @@ Test(trace, a_trace_that_marks_its_steps_is_read_over_the_steps_after_the_warm_u
 /* A traced run marks each optimizer step with a slice on the compute track. */
 Test(trace, a_run_marks_each_step_with_a_slice)
 {
-    char command[512], output[4096];
-    snprintf(command, sizeof command,
-             "build/solutions/00_single_device train --config tiny --steps 12 --trace %s/t > /dev/null && "
-             "grep -o '\"tid\":0,\"cat\":\"compute\",\"name\":\"step#[0-9]*\"' %s/t/rank_0.json | "
-             "sed 's/.*step#//; s/\"//' | tr '\\n' ' '", dir, dir);
+    char command[512], output[4096], path[128], steps[256] = "";
+    snprintf(command, sizeof command, "build/solutions/00_single_device train --config tiny --steps 12 --trace %s/t",
+             dir);
     cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
-    cr_expect_str_eq(output, "1 2 3 4 5 6 7 8 9 10 11 12 ");
+    snprintf(path, sizeof path, "%s/t/rank_0.json", dir);
+    const char *mark = "\"tid\":0,\"cat\":\"compute\",\"name\":\"step#";
+    for (const char *at = read_file(path); (at = strstr(at, mark)) != NULL; at += strlen(mark))
+        snprintf(steps + strlen(steps), sizeof steps - strlen(steps), "%d ", atoi(at + strlen(mark)));
+    cr_expect_str_eq(steps, "1 2 3 4 5 6 7 8 9 10 11 12 ");
 }
 
 /* --timeline STEP: the events of that step, from the end of the previous optimizer step. */
 Test(trace, the_timeline_holds_one_step_from_its_start)
 {
-    char command[256], output[4096];
+    char command[256], output[4096], path[128];
     write_known_trace("device");
-    snprintf(command, sizeof command, "build/tools/analyze_traces %s --timeline 1 > /dev/null && cat %s/timeline.csv",
-             dir, dir);
+    snprintf(command, sizeof command, "build/tools/analyze_traces %s --timeline 1", dir);
     cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/timeline.csv", dir);
+    snprintf(output, sizeof output, "%s", read_file(path));
     cr_expect_str_eq(output, "rank,track,start_ms,end_ms,name\n0,0,0.0000,0.1000,forward unit 1\n"
                              "0,1,0.0500,0.1500,all_reduce\n0,0,0.2000,0.3000,backward unit 1\n"
                              "0,0,0.2500,0.3000,optimizer step\n");
@@ -221,16 +230,16 @@ Test(trace, a_timeline_that_fails_leaves_the_previous_file_as_it_was)
 {
     char command[512], output[4096];
     write_known_trace("device");
-    snprintf(command, sizeof command, "printf 'the previous timeline\\n' > %s/timeline.csv && "
-             "build/tools/analyze_traces %s --timeline 2 > /dev/null", dir, dir);
+    char path[128];
+    snprintf(path, sizeof path, "%s/timeline.csv", dir);
+    cr_assert_eq(files_write(path, "the previous timeline\n"), 0);
+    snprintf(command, sizeof command, "build/tools/analyze_traces %s --timeline 2 > /dev/null", dir);
     cr_expect_eq(shell_output(command, output, sizeof output), 1, "%s", output);
     cr_expect_not_null(strstr(output, "fewer steps"), "%s", output);
     cr_expect_eq(strchr(output, '\n'), output + strlen(output) - 1, "more than one line: %s", output);
-    char path[128];
-    snprintf(path, sizeof path, "%s/timeline.csv", dir);
     cr_expect_str_eq(read_file(path), "the previous timeline\n");
-    snprintf(command, sizeof command, "ls %s | grep -F .tmp.", dir);
-    cr_expect_neq(shell_output(command, output, sizeof output), 0, "a temporary file is left: %s", output);
+    cr_assert_eq(files_list(dir, output, sizeof output), 0);
+    cr_expect_null(strstr(output, ".tmp."), "a temporary file is left: %s", output);
 }
 
 /* The outputs land by rename, never by rewriting the file in place: a second name for the
@@ -240,11 +249,14 @@ Test(trace, the_outputs_are_renamed_into_place_leaving_no_temporary_file)
 {
     char command[512], output[4096], path[128];
     write_known_trace("device");
-    snprintf(command, sizeof command, "cd %s && printf 'the previous summary\\n' > summary.csv && "
-             "ln summary.csv previous.csv", dir);
+    char previous[128];
+    snprintf(path, sizeof path, "%s/summary.csv", dir);
+    snprintf(previous, sizeof previous, "%s/previous.csv", dir);
+    cr_assert_eq(files_write(path, "the previous summary\n"), 0);
+    cr_assert_eq(link(path, previous), 0, "cannot link %s", path);
+    snprintf(command, sizeof command, "build/tools/analyze_traces %s --timeline 1 > /dev/null", dir);
     cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
-    snprintf(command, sizeof command, "build/tools/analyze_traces %s --timeline 1 > /dev/null && ls %s", dir, dir);
-    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    cr_assert_eq(files_list(dir, output, sizeof output), 0);
     cr_expect_str_eq(output, "previous.csv\nrank_0.json\nsummary.csv\nsummary.html\ntimeline.csv\n");
     snprintf(path, sizeof path, "%s/previous.csv", dir);
     cr_expect_str_eq(read_file(path), "the previous summary\n", "summary.csv was rewritten in place");
@@ -259,33 +271,40 @@ Test(trace, the_analyzer_reads_any_formatting_and_refuses_what_is_not_a_trace)
     char command[1024], output[8192], expected[4096];
     write_known_trace("host");
     analyze_known_trace(expected, sizeof expected);
-    snprintf(command, sizeof command,
-             "command -v python3 > /dev/null || exit 77; f=%s/rank_0.json; "
-             "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); json.dump(d, open(sys.argv[1], \"w\"), "
-             "indent=int(sys.argv[2]) if sys.argv[2] != \"-\" else None)' $f %s && "
-             "build/tools/analyze_traces %s > /dev/null && cat %s/summary.csv",
-             dir, "4", dir, dir);
-    int status = shell_output(command, output, sizeof output);
-    if (status != 77) {
-        cr_expect_eq(status, 0, "%s", output);
-        cr_expect_str_eq(output, expected, "pretty-printed");
-    }
-    const char *bad[][2] = {
-        {": > $f", "not JSON (the parser stopped at byte 0 of 0)"},
-        {"head -c 200 $f > $f.cut && mv $f.cut $f", "not JSON"},
-        {"echo '{\"traceEvents\":[],\"schemaVersion\":1}' > $f", "not a trace that --trace wrote"},
-        {"echo 'not json' > $f", "not JSON"},
+    char path[128], pretty[160];
+    snprintf(path, sizeof path, "%s/rank_0.json", dir);
+    snprintf(pretty, sizeof pretty, "%s.pretty", path);
+    snprintf(command, sizeof command, "python3 -m json.tool --indent 4 %s %s", path, pretty);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    cr_assert_eq(rename(pretty, path), 0);
+    analyze_known_trace(output, sizeof output);
+    cr_expect_str_eq(output, expected, "pretty-printed");
+    static const struct {
+        const char *what, *text; /* the file's new text, or NULL to cut it to cut_to bytes */
+        long cut_to;
+        const char *reason;
+    } bad[] = {
+        {"empty", NULL, 0, "not JSON (the parser stopped at byte 0 of 0)"},
+        {"cut at 200 bytes", NULL, 200, "not JSON"},
+        {"another program's trace", "{\"traceEvents\":[],\"schemaVersion\":1}\n", 0, "not a trace that --trace wrote"},
+        {"not JSON at all", "not json\n", 0, "not JSON"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         write_known_trace("host");
-        snprintf(command, sizeof command, "f=%s/rank_0.json; %s; build/tools/analyze_traces %s", dir, bad[i][0], dir);
-        cr_expect_eq(shell_output(command, output, sizeof output), 1, "%s: %s", bad[i][0], output);
-        cr_expect_not_null(strstr(output, bad[i][1]), "%s: %s", bad[i][0], output);
+        cr_assert_eq(bad[i].text != NULL ? files_write(path, bad[i].text) : files_cut(path, bad[i].cut_to), 0);
+        snprintf(command, sizeof command, "build/tools/analyze_traces %s", dir);
+        cr_expect_eq(shell_output(command, output, sizeof output), 1, "%s: %s", bad[i].what, output);
+        cr_expect_not_null(strstr(output, bad[i].reason), "%s: %s", bad[i].what, output);
         cr_expect_eq(strchr(output, '\n'), output + strlen(output) - 1, "more than one line: %s", output);
     }
-    write_known_trace("host");
-    snprintf(command, sizeof command, "sed -i 's/\"world_size\":1/\"world_size\":2/' %s/rank_0.json && "
-             "build/tools/analyze_traces %s", dir, dir);
+    write_known_trace("host"); /* says it is 1 of 2 ranks: rank_1.json is missing */
+    char text[4096];
+    snprintf(text, sizeof text, "%s", read_file(path));
+    char *world_size = strstr(text, "\"world_size\":1");
+    cr_assert_not_null(world_size);
+    world_size[strlen("\"world_size\":")] = '2';
+    cr_assert_eq(files_write(path, text), 0);
+    snprintf(command, sizeof command, "build/tools/analyze_traces %s", dir);
     cr_expect_eq(shell_output(command, output, sizeof output), 1, "a missing rank: %s", output);
     cr_expect_not_null(strstr(output, "rank_1.json"), "%s", output);
 }

@@ -6,10 +6,9 @@
 #   tests/scenarios/expected_values_match_lesson_00.sh
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-source tests/tolerance.sh
 status=0
 for expected in tests/expected/0[2-6]_*/dp_reference_*.csv; do
-    build/tools/compare_runs tests/expected/00_single_device/train_reference.csv "$expected" \
-        --columns loss,grad_norm,val_loss --rtol "$LOSS_RTOL" --atol "$LOSS_ATOL" --label "$expected" || status=1
+    tests/scenarios/within_tolerance.sh tests/expected/00_single_device/train_reference.csv "$expected" \
+        "$expected" || status=1
 done
 exit $status

@@ -11,7 +11,6 @@
 # Exit 0 when they agree; otherwise what differs.
 set -eu
 cd "$(dirname "$0")/../.."
-source tests/tolerance.sh
 usage() { sed -n '2,/^set -eu/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 env_file="" both=""
 while [ $# -gt 0 ]; do
@@ -34,5 +33,4 @@ build/solutions/00_single_device train "${run[@]}" --csv "$dir/one.csv" >/dev/nu
 # run (docs/cluster.md); the line below is printed once every step is done
 timeout 300 mpiexec -n "$ranks" "build/solutions/$lesson" train "${run[@]}" "$@" --step-timeout 120 \
     --csv "$dir/many.csv" | grep "parameters identical on all $ranks rank(s)"
-build/tools/compare_runs "$dir/one.csv" "$dir/many.csv" --columns loss,grad_norm,val_loss \
-    --rtol "$LOSS_RTOL" --atol "$LOSS_ATOL" --label "$lesson at $ranks"
+tests/scenarios/within_tolerance.sh "$dir/one.csv" "$dir/many.csv" "$lesson at $ranks"
