@@ -18,7 +18,7 @@ skipped=$(grep '^\[SKIP\]' "$log" | grep -vc 'Test is disabled$')
 if [ "$skipped" -gt 0 ]; then
     # each reason once, with how many tests gave it: "31 no GPU: ...; 2 the fault is made by ..."
     reasons=$(grep '^\[SKIP\]' "$log" | grep -v 'Test is disabled$' | sed 's/^[^:]*::[^:]*: //' | sort | uniq -c |
-        sort -rn | sed 's/^ *//' | paste -sd ';' | sed 's/;/; /g')
+        sort -rn | sed 's/^ *//' | awk 'NR > 1 { printf "; " } { printf "%s", $0 }')
     echo "run_gpu_tests: $skipped test(s) skipped ($reasons)"
 fi
 exit "$status"

@@ -2,23 +2,31 @@
  * lessons 02-09 at 2 ranks sharing one GPU through the MPI backend against lesson 00 on
  * the CPU, NCCL at 1 rank running every collective, and lesson 00's batch sweep stopping
  * at the GPU's own out-of-memory. Each skips, saying why, without a GPU. They run the
- * built programs from the repository root: $B in a command is gpu_build_dir() (make
- * test-gpu and make test-emu build them). */
+ * built programs from the repository root, those of gpu_build_dir() (make test-gpu and
+ * make test-emu build them), some through tests/scenarios/. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../shell.h"
 #include "gpu_test_util.h"
 
 TestSuite(gpu_lessons, .timeout = 900);
 
-/* Runs command with $B set to the CUDA build under test (gpu_build_dir). */
+/* Runs command (a program of the CUDA build under test, or a tests/scenarios script given
+ * that build) and returns its status, its output in out; a kernel the emulated GPU cannot
+ * run skips the test. */
+static int run_command(const char *command, char *out, size_t out_len)
+{
+    int status = shell_output(command, out, out_len);
+    skip_what_the_emulation_cannot_run(out);
+    return status;
+}
+
 static void expect_command(const char *what, const char *command)
 {
-    char output[65536], with_build[8192];
-    snprintf(with_build, sizeof with_build, "B='%s'; %s", gpu_build_dir(), command);
-    int status = shell_output(with_build, output, sizeof output);
-    skip_what_the_emulation_cannot_run(output);
+    static char output[65536];
+    int status = run_command(command, output, sizeof output);
     cr_expect_eq(status, 0, "%s failed (exit %d):\n%s", what, status, output);
 }
 
@@ -28,12 +36,9 @@ static void expect_command(const char *what, const char *command)
 Test(gpu_lessons, model_on_the_gpu_matches_the_cpu_expected_values)
 {
     require_gpu();
-    expect_command("lesson 00 --device cuda against tests/expected",
-                   "set -e; . tests/tolerance.sh; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
-                   "$B/solutions/00_single_device train --config reference --device cuda"
-                   " --csv $dir/gpu.csv > /dev/null;"
-                   "$B/tools/compare_runs tests/expected/00_single_device/train_reference.csv $dir/gpu.csv"
-                   " --columns loss,grad_norm,val_loss --rtol $LOSS_RTOL --atol $LOSS_ATOL --label 'GPU fp32'");
+    char command[512];
+    snprintf(command, sizeof command, "tests/scenarios/gpu_expected_values.sh '%s'", gpu_build_dir());
+    expect_command("lesson 00 --device cuda against tests/expected", command);
 }
 
 /* TF32 rounds every product's inputs to 10 mantissa bits (relative error 2^-11, about
@@ -42,12 +47,9 @@ Test(gpu_lessons, model_on_the_gpu_matches_the_cpu_expected_values)
 Test(gpu_lessons, tf32_run_stays_close_to_the_cpu_expected_values)
 {
     require_gpu();
-    expect_command("lesson 00 --device cuda --tf32 against tests/expected",
-                   "set -e; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
-                   "$B/solutions/00_single_device train --config reference --device cuda --tf32"
-                   " --csv $dir/gpu.csv > /dev/null;"
-                   "$B/tools/compare_runs tests/expected/00_single_device/train_reference.csv $dir/gpu.csv"
-                   " --columns loss,val_loss --rtol 1e-2 --atol 1e-4 --label 'GPU TF32'");
+    char command[512];
+    snprintf(command, sizeof command, "tests/scenarios/gpu_expected_values.sh '%s' --tf32", gpu_build_dir());
+    expect_command("lesson 00 --device cuda --tf32 against tests/expected", command);
 }
 
 /* A lesson on the GPU against lesson 00 on the CPU, 8 reference steps with validation at
@@ -57,16 +59,8 @@ static void check_gpu_lesson(const char *launch, const char *lesson, const char 
                              const char *must_print)
 {
     char command[2048], what[256];
-    snprintf(command, sizeof command,
-             "set -e; . tests/tolerance.sh; dir=$(mktemp -d); trap 'rm -rf $dir' EXIT;"
-             "run='--config reference --steps 8 --val-every 4';"
-             "build/solutions/00_single_device train $run --csv $dir/one.csv > /dev/null;"
-             "timeout 600 %s $B/solutions/%s train $run --device cuda --comm %s %s"
-             " --step-timeout 120 --csv $dir/gpu.csv > $dir/out.txt;"
-             "grep -q '%s' $dir/out.txt || { cat $dir/out.txt; exit 1; };"
-             "$B/tools/compare_runs $dir/one.csv $dir/gpu.csv --columns loss,grad_norm,val_loss"
-             " --rtol $LOSS_RTOL --atol $LOSS_ATOL --label '%s over %s'",
-             launch, lesson, comm, flags, must_print, lesson, comm);
+    snprintf(command, sizeof command, "tests/scenarios/gpu_matches_lesson_00.sh '%s' '%s' %s %s '%s' %s",
+             gpu_build_dir(), launch, lesson, comm, must_print, flags);
     snprintf(what, sizeof what, "%s %s --comm %s %s", launch, lesson, comm, flags);
     expect_command(what, command);
 }
@@ -104,14 +98,15 @@ Test(gpu_lessons, zero_lessons_at_2_ranks_on_one_gpu_match_lesson_00)
  * header must name the backend and world (`header`, e.g. "backend nccl, 2 ranks"). */
 static void check_collectives(const char *launch, const char *comm, const char *header)
 {
-    char command[1024], what[256];
+    char command[1024];
+    static char output[65536];
     snprintf(command, sizeof command,
-             "out=$(timeout 300 %s $B/solutions/01_collectives --device cuda --comm %s -b 4K -e 4M -f 32 -w 1 -n 2"
-             " -c 1 2>&1) && echo \"$out\" | grep -q '%s' && echo \"$out\" | grep -q '^# Out of bounds values : 0 OK'"
-             " || { echo \"$out\"; exit 1; }",
-             launch, comm, header);
-    snprintf(what, sizeof what, "%s 01_collectives --comm %s", launch, comm);
-    expect_command(what, command);
+             "timeout 300 %s %s/solutions/01_collectives --device cuda --comm %s -b 4K -e 4M -f 32 -w 1 -n 2 -c 1",
+             launch, gpu_build_dir(), comm);
+    int status = run_command(command, output, sizeof output);
+    cr_expect_eq(status, 0, "%s: exit %d\n%s", command, status, output);
+    cr_expect_not_null(strstr(output, header), "%s: no '%s'\n%s", command, header, output);
+    cr_expect_not_null(strstr(output, "\n# Out of bounds values : 0 OK"), "%s:\n%s", command, output);
 }
 
 /* NCCL between GPUs: every data-parallel lesson at 2 ranks, each on a GPU of its own, and
@@ -133,11 +128,15 @@ Test(gpu_lessons, lessons_over_nccl_at_2_ranks_match_lesson_00)
 Test(gpu_lessons, ranks_sharing_a_gpu_are_refused_nccl_and_auto_takes_mpi)
 {
     require_gpu();
-    expect_command("--comm nccl at 2 ranks on one GPU",
-                   "out=$(CUDA_VISIBLE_DEVICES=0 timeout 300 mpiexec -n 2 $B/solutions/02_naive_ddp train"
-                   " --config tiny --device cuda --comm nccl 2>&1); status=$?;"
-                   "[ $status -eq 1 ] && echo \"$out\" | grep -q 'needs one GPU per rank: local rank [01] uses GPU"
-                   " .*, as local rank [01] does' || { echo \"exit $status: $out\"; exit 1; }");
+    char command[1024];
+    static char output[65536];
+    snprintf(command, sizeof command, "env CUDA_VISIBLE_DEVICES=0 timeout 300 mpiexec -n 2 %s/solutions/02_naive_ddp "
+             "train --config tiny --device cuda --comm nccl", gpu_build_dir());
+    int status = run_command(command, output, sizeof output);
+    cr_expect_eq(status, 1, "--comm nccl at 2 ranks on one GPU: exit %d\n%s", status, output);
+    const char *refusal = strstr(output, "needs one GPU per rank: local rank ");
+    cr_expect(refusal != NULL && strstr(refusal, " uses GPU ") != NULL && strstr(refusal, ", as local rank ") != NULL,
+              "--comm nccl at 2 ranks on one GPU does not name the ranks:\n%s", output);
     check_gpu_lesson("env CUDA_VISIBLE_DEVICES=0 mpiexec -n 2", "02_naive_ddp", "auto", "", "2 rank(s) over mpi");
 }
 
@@ -192,10 +191,13 @@ Test(gpu_lessons, batch_sweep_stops_at_the_gpus_own_out_of_memory)
     if ((double)total_bytes < 40e9)
         cr_skip_test("needs a GPU with 40 GB or more (the gpt2 shape at batch 8); this one has %.1f GB",
                      (double)total_bytes / 1e9);
-    expect_command("00_single_device profile on the GPU",
-                   "out=$($B/solutions/00_single_device profile --config gpt2 --device cuda --tf32"
-                   " --warmup-iters 0 --iters 1 --sweep-max-batch 4096 2>&1) || { echo \"$out\"; exit 1; };"
-                   "echo \"$out\" | grep -q 'OOM at batch size' && echo \"$out\" | grep -q 'MFU' &&"
-                   " echo \"$out\" | grep -q 'GPU memory in use' && echo \"$out\" | grep -q 'extrapolation'"
-                   " || { echo \"$out\"; exit 1; }");
+    char command[1024];
+    static char output[65536];
+    snprintf(command, sizeof command, "%s/solutions/00_single_device profile --config gpt2 --device cuda --tf32 "
+             "--warmup-iters 0 --iters 1 --sweep-max-batch 4096", gpu_build_dir());
+    int status = run_command(command, output, sizeof output);
+    cr_expect_eq(status, 0, "00_single_device profile on the GPU: exit %d\n%s", status, output);
+    static const char *const lines[] = {"OOM at batch size", "MFU", "GPU memory in use", "extrapolation"};
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+        cr_expect_not_null(strstr(output, lines[i]), "no '%s' in:\n%s", lines[i], output);
 }
