@@ -92,6 +92,35 @@ static inline int files_list(const char *dir, char *out, size_t out_len)
     return used < out_len ? 0 : -1;
 }
 
+/* How many names folder dir holds (without . and ..), or -1. */
+static inline int files_count(const char *dir)
+{
+    DIR *folder = opendir(dir);
+    if (folder == NULL)
+        return -1;
+    int count = 0;
+    for (struct dirent *entry; (entry = readdir(folder)) != NULL;)
+        count += strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0;
+    closedir(folder);
+    return count;
+}
+
+/* A folder of plain files removed, with them (a test's own temporary folder). */
+static inline void files_remove_dir(const char *dir)
+{
+    DIR *folder = opendir(dir);
+    if (folder == NULL)
+        return;
+    char path[512];
+    for (struct dirent *entry; (entry = readdir(folder)) != NULL;)
+        if (strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0) {
+            snprintf(path, sizeof path, "%s/%s", dir, entry->d_name);
+            unlink(path);
+        }
+    closedir(folder);
+    rmdir(dir);
+}
+
 /* The first `max` lines of a text file into rows (without their newlines, up to 255 bytes
  * each); how many lines it has (possibly more than max), or -1. */
 static inline int files_lines(const char *path, char (*rows)[256], int max)

@@ -3,7 +3,6 @@
  * from layout.c, so a mistake in either shows up as a mismatch. */
 #include <criterion/criterion.h>
 
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "files.h"
 #include "gpt_config.h"
 #include "layout.h"
 
@@ -26,21 +26,7 @@ static void make_tmp_dir(void)
 }
 
 /* Every test gets a fresh directory, removed with whatever the test left in it. */
-static void remove_tmp_dir(void)
-{
-    DIR *dir = opendir(tmp_dir);
-    if (dir == NULL)
-        return;
-    char entry_path[512];
-    for (struct dirent *entry; (entry = readdir(dir)) != NULL;) {
-        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
-            continue;
-        snprintf(entry_path, sizeof entry_path, "%s/%s", tmp_dir, entry->d_name);
-        unlink(entry_path);
-    }
-    closedir(dir);
-    rmdir(tmp_dir);
-}
+static void remove_tmp_dir(void) { files_remove_dir(tmp_dir); }
 
 TestSuite(checkpoint, .init = make_tmp_dir, .fini = remove_tmp_dir);
 
@@ -145,13 +131,8 @@ static void assert_load_rejected(const char *path, const GPTConfig *cfg, const c
 
 static int count_dir_entries(void)
 {
-    DIR *dir = opendir(tmp_dir);
-    cr_assert_not_null(dir);
-    int count = 0;
-    for (struct dirent *entry; (entry = readdir(dir)) != NULL;)
-        if (strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0)
-            count++;
-    closedir(dir);
+    int count = files_count(tmp_dir);
+    cr_assert_geq(count, 0, "cannot read %s", tmp_dir);
     return count;
 }
 

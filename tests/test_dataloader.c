@@ -5,9 +5,9 @@
 
 #include "alloc.h"
 #include "dataloader.h"
+#include "files.h"
 #include "shard.h"
 
-#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,32 +23,12 @@ static void make_test_dir(void)
     cr_assert_not_null(mkdtemp(test_dir));
 }
 
-static void remove_test_dir(void)
-{
-    DIR *dir = opendir(test_dir);
-    if (dir == NULL)
-        return;
-    struct dirent *entry;
-    char path[512];
-    while ((entry = readdir(dir)) != NULL) {
-        if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof path, "%s/%s", test_dir, entry->d_name);
-        unlink(path);
-    }
-    closedir(dir);
-    rmdir(test_dir);
-}
+static void remove_test_dir(void) { files_remove_dir(test_dir); }
 
 static int count_dir_entries(void)
 {
-    DIR *dir = opendir(test_dir);
-    cr_assert_not_null(dir);
-    int count = 0;
-    struct dirent *entry;
-    while ((entry = readdir(dir)) != NULL)
-        count += strcmp(entry->d_name, ".") != 0 && strcmp(entry->d_name, "..") != 0;
-    closedir(dir);
+    int count = files_count(test_dir);
+    cr_assert_geq(count, 0, "cannot read %s", test_dir);
     return count;
 }
 
