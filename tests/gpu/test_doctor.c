@@ -116,18 +116,26 @@ static void require_emulated_nccl(void)
         cr_skip_test("the fault is made by the emulated NCCL (make test-emu)");
 }
 
+/* The doctor under `launcher` with `arguments` ends with `status`, its output holding each
+ * of `lines` (NULL-terminated). */
+static void expect_doctor(const char *launcher, const char *arguments, int status, const char *const *lines)
+{
+    static char out[1 << 16];
+    int got = run_doctor(launcher, arguments, out, sizeof out);
+    cr_expect_eq(got, status, "exit %d, expected %d; output:\n%s", got, status, out);
+    for (; *lines != NULL; lines++)
+        cr_expect_not_null(strstr(out, *lines), "no '%s' in:\n%s", *lines, out);
+}
+
 /* A communicator that never forms (a peer NCCL cannot reach) ends at the deadline: each
  * rank says where it stopped, rank 0 gives the verdict and what to try, and the status is 1. */
 Test(doctor, a_communicator_that_never_forms_ends_at_the_deadline_saying_where)
 {
     require_emulated_nccl();
-    static char out[1 << 16];
-    int status = run_doctor("env DTC_EMU_NCCL_HANG_RANK=0", "--timeout 2", out, sizeof out);
-    cr_expect_eq(status, 1, "exit %d; output:\n%s", status, out);
-    cr_expect_not_null(strstr(out, "rank 0: timed out while creating the communicator (ranks finding each other"),
-                       "%s", out);
-    cr_expect_not_null(strstr(out, "doctor: NCCL all-reduce failed: timed out (after 2 s)\n"), "%s", out);
-    cr_expect_not_null(strstr(out, "NCCL_P2P_DISABLE=1"), "no hints:\n%s", out);
+    static const char *const lines[] = {"rank 0: timed out while creating the communicator (ranks finding each other",
+                                        "doctor: NCCL all-reduce failed: timed out (after 2 s)\n",
+                                        "NCCL_P2P_DISABLE=1", NULL};
+    expect_doctor("env DTC_EMU_NCCL_HANG_RANK=0", "--timeout 2", 1, lines);
 }
 
 /* Wrong sums on one rank: that rank says which element of the first call was wrong and
@@ -136,10 +144,7 @@ Test(doctor, a_communicator_that_never_forms_ends_at_the_deadline_saying_where)
 Test(doctor, wrong_sums_on_one_rank_fail_the_check_naming_the_element)
 {
     require_emulated_nccl();
-    static char out[1 << 16];
-    int status = run_doctor("env DTC_EMU_NCCL_WRONG_RANK=1 mpiexec -n 2", "--timeout 60 --bytes 4096", out, sizeof out);
-    cr_expect_eq(status, 1, "exit %d; output:\n%s", status, out);
-    cr_expect_not_null(strstr(out, "rank 1: the first call: 1 of 1024 values wrong; element 0 is 4, expected 3\n"),
-                       "%s", out);
-    cr_expect_not_null(strstr(out, "doctor: NCCL all-reduce failed: wrong values on 2 of 2 ranks\n"), "%s", out);
+    static const char *const lines[] = {"rank 1: the first call: 1 of 1024 values wrong; element 0 is 4, expected 3\n",
+                                        "doctor: NCCL all-reduce failed: wrong values on 2 of 2 ranks\n", NULL};
+    expect_doctor("env DTC_EMU_NCCL_WRONG_RANK=1 mpiexec -n 2", "--timeout 60 --bytes 4096", 1, lines);
 }

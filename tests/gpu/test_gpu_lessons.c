@@ -5,6 +5,7 @@
  * built programs from the repository root, those of gpu_build_dir() (make test-gpu and
  * make test-emu build them), some through tests/scenarios/. */
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +22,17 @@ static int run_command(const char *command, char *out, size_t out_len)
     int status = shell_output(command, out, out_len);
     skip_what_the_emulation_cannot_run(out);
     return status;
+}
+
+/* run_command on the command that format and its arguments make, as printf would. */
+static int run_program(char *out, size_t out_len, const char *format, ...)
+{
+    char command[1024];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(command, sizeof command, format, args);
+    va_end(args);
+    return run_command(command, out, out_len);
 }
 
 static void expect_command(const char *what, const char *command)
@@ -98,15 +110,12 @@ Test(gpu_lessons, zero_lessons_at_2_ranks_on_one_gpu_match_lesson_00)
  * header must name the backend and world (`header`, e.g. "backend nccl, 2 ranks"). */
 static void check_collectives(const char *launch, const char *comm, const char *header)
 {
-    char command[1024];
     static char output[65536];
-    snprintf(command, sizeof command,
-             "timeout 300 %s %s/solutions/01_collectives --device cuda --comm %s -b 4K -e 4M -f 32 -w 1 -n 2 -c 1",
-             launch, gpu_build_dir(), comm);
-    int status = run_command(command, output, sizeof output);
-    cr_expect_eq(status, 0, "%s: exit %d\n%s", command, status, output);
-    cr_expect_not_null(strstr(output, header), "%s: no '%s'\n%s", command, header, output);
-    cr_expect_not_null(strstr(output, "\n# Out of bounds values : 0 OK"), "%s:\n%s", command, output);
+    int status = run_program(output, sizeof output, "timeout 300 %s %s/solutions/01_collectives --device cuda --comm %s "
+                             "-b 4K -e 4M -f 32 -w 1 -n 2 -c 1", launch, gpu_build_dir(), comm);
+    cr_expect_eq(status, 0, "01_collectives --comm %s: exit %d\n%s", comm, status, output);
+    cr_expect_not_null(strstr(output, header), "01_collectives --comm %s: no '%s'\n%s", comm, header, output);
+    cr_expect_not_null(strstr(output, "\n# Out of bounds values : 0 OK"), "01_collectives --comm %s:\n%s", comm, output);
 }
 
 /* NCCL between GPUs: every data-parallel lesson at 2 ranks, each on a GPU of its own, and
@@ -128,11 +137,9 @@ Test(gpu_lessons, lessons_over_nccl_at_2_ranks_match_lesson_00)
 Test(gpu_lessons, ranks_sharing_a_gpu_are_refused_nccl_and_auto_takes_mpi)
 {
     require_gpu();
-    char command[1024];
     static char output[65536];
-    snprintf(command, sizeof command, "env CUDA_VISIBLE_DEVICES=0 timeout 300 mpiexec -n 2 %s/solutions/02_naive_ddp "
-             "train --config tiny --device cuda --comm nccl", gpu_build_dir());
-    int status = run_command(command, output, sizeof output);
+    int status = run_program(output, sizeof output, "env CUDA_VISIBLE_DEVICES=0 timeout 300 mpiexec -n 2 "
+                             "%s/solutions/02_naive_ddp train --config tiny --device cuda --comm nccl", gpu_build_dir());
     cr_expect_eq(status, 1, "--comm nccl at 2 ranks on one GPU: exit %d\n%s", status, output);
     const char *refusal = strstr(output, "needs one GPU per rank: local rank ");
     cr_expect(refusal != NULL && strstr(refusal, " uses GPU ") != NULL && strstr(refusal, ", as local rank ") != NULL,
@@ -191,11 +198,9 @@ Test(gpu_lessons, batch_sweep_stops_at_the_gpus_own_out_of_memory)
     if ((double)total_bytes < 40e9)
         cr_skip_test("needs a GPU with 40 GB or more (the gpt2 shape at batch 8); this one has %.1f GB",
                      (double)total_bytes / 1e9);
-    char command[1024];
     static char output[65536];
-    snprintf(command, sizeof command, "%s/solutions/00_single_device profile --config gpt2 --device cuda --tf32 "
-             "--warmup-iters 0 --iters 1 --sweep-max-batch 4096", gpu_build_dir());
-    int status = run_command(command, output, sizeof output);
+    int status = run_program(output, sizeof output, "%s/solutions/00_single_device profile --config gpt2 --device cuda "
+                             "--tf32 --warmup-iters 0 --iters 1 --sweep-max-batch 4096", gpu_build_dir());
     cr_expect_eq(status, 0, "00_single_device profile on the GPU: exit %d\n%s", status, output);
     static const char *const lines[] = {"OOM at batch size", "MFU", "GPU memory in use", "extrapolation"};
     for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
