@@ -647,6 +647,9 @@ int comm_sum_double(Comm *comm, double *value)
     return status;
 }
 
+/* What comm_all_ok says, after the step's name, on a rank that did not fail itself. */
+static const char FAILED_ELSEWHERE[] = " failed on another rank";
+
 int comm_all_ok(Comm *comm, int failed, const char *step, char *err, size_t err_len)
 {
     double failures = failed != 0;
@@ -655,8 +658,14 @@ int comm_all_ok(Comm *comm, int failed, const char *step, char *err, size_t err_
         return 0;
     }
     if (failures > 0 && !failed)
-        snprintf(err, err_len, "%s failed on another rank", step);
+        snprintf(err, err_len, "%s%s", step, FAILED_ELSEWHERE);
     return failures == 0;
+}
+
+int comm_failed_elsewhere(const char *err)
+{
+    size_t length = strlen(err), tail = strlen(FAILED_ELSEWHERE);
+    return length >= tail && strcmp(err + length - tail, FAILED_ELSEWHERE) == 0;
 }
 
 /* ---------------------------------------------------------------- bookkeeping on MPI */

@@ -125,6 +125,9 @@ int comm_sum_double(Comm *comm, double *value);
  * did not fail itself gets "<step> failed on another rank" in err (one that did keeps its
  * own reason). */
 int comm_all_ok(Comm *comm, int failed, const char *step, char *err, size_t err_len);
+/* 1 when err is comm_all_ok's word that the step failed on another rank, not this one's
+ * own reason. */
+int comm_failed_elsewhere(const char *err);
 
 /* Every rank's text, in rank order, to rank 0 (over MPI: no shared file system needed):
  * on rank 0, *all (malloc'd, NUL-terminated; the caller frees it) and its length *total. A

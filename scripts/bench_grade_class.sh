@@ -13,11 +13,12 @@
 # nothing outside a temporary folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/summary_lib.sh # header_help
 count=50 jobs=$(nproc)
 while [ $# -gt 0 ]; do
     case $1 in
     --jobs) jobs=${2:?bench_grade_class: --jobs needs a number}; shift 2 ;;
-    -h | --help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) header_help "$0"; exit 0 ;;
     *) count=$1; shift ;;
     esac
 done

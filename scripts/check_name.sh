@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by grade.sh and make_expected.sh: a check's name, the name of its expected-values
 # file: its words joined by '_', flags without their dashes ("dp reference 2 --accum 4" is
 # dp_reference_n2_accum_4, "estimate reference --vocab 300" is estimate_reference_vocab_300);

@@ -30,7 +30,8 @@
 # size); `down` removes the namespaces, the links and /run/dtc-cluster/NAME. `status` says
 # what is up, with the bytes each link has carried.
 set -euo pipefail
-usage() { sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
+source "$(dirname "$0")/summary_lib.sh" # header_help
+usage() { header_help "$0"; }
 
 action="" hosts=2 gbit=1 name=dtc
 while [ $# -gt 0 ]; do

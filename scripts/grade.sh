@@ -29,11 +29,12 @@
 # wrote (a symbolic link to the expected values, say) counts as missing.
 # Exit status: 0 when every check passes, 1 when one fails, 2 on bad input.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
+source scripts/summary_lib.sh # header_help
 source tests/tolerance.sh
 source scripts/check_name.sh
 
-usage() { sed -n '2,/^set -uo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
+usage() { header_help "$0"; }
 
 number="" binary="" json="" only=${CHECK:-} build=build
 while [ $# -gt 0 ]; do

@@ -36,7 +36,8 @@
 # options (--memory-mb 4096 --procs 64, say), replaces its default limits.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage() { sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
+source scripts/summary_lib.sh # header_help
+usage() { header_help "$0"; }
 
 submissions="" lessons="" out=grades jobs=$(nproc)
 while [ $# -gt 0 ]; do

@@ -25,7 +25,8 @@
 # submission that forks or spins without end does not slow another's runs. bubblewrap (Debian's bubblewrap) makes the namespaces: chosen
 # because it is the sandbox Flatpak builds on, small, and needs no daemon.
 set -euo pipefail
-usage() { sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
+source "$(dirname "$0")/summary_lib.sh" # header_help
+usage() { header_help "$0"; }
 
 root="" uid=60000 memory_mb=8192 cpu_s=600 procs=256 file_mb=1024 writable=() end=0
 groups=/sys/fs/cgroup

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the bench, course and report scripts: reading run summaries and reducing repeats.
 
 # write_whole TARGET COMMAND...: COMMAND's output becomes TARGET whole: it goes to a temporary
@@ -25,8 +26,8 @@ check_cluster_run() {
     [ "$(id -u)" = 0 ] || { echo "$program: the cluster makes network namespaces: run it as root" >&2; exit 2; }
 }
 
-# A script's --help: its header comment, from line 2 to the line before `set -euo`.
-header_help() { sed -n '2,/^set -euo/p' "$1" | sed '$d' | sed 's/^# \{0,1\}//'; }
+# A script's --help: its header comment, from line 2 to the line before its first `set -`.
+header_help() { sed -n '2,/^set -/p' "$1" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
 # The distinct values of a CSV column (by name), in order of first appearance, space-separated.
 distinct() {

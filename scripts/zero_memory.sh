@@ -10,7 +10,7 @@
 # --config picks the preset (default course).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-check=0 csv= config=course
+check=0 csv="" config=course
 while [ $# -gt 0 ]; do
     case $1 in
     --check) check=1; shift ;;

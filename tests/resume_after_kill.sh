@@ -12,9 +12,9 @@
 # 0 when the resumed run matches, 1 when it does not, 2 on bad input.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-source tests/tolerance.sh
+source scripts/summary_lib.sh # header_help
 
-[ $# -ge 3 ] || { sed -n '2,/^set -uo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 3 ] || { header_help "$0" >&2; exit 2; }
 binary=$1 ranks=$2 resume_ranks=$3
 shift 3
 work=$(mktemp -d)
@@ -54,6 +54,6 @@ if [ "$ranks" = "$resume_ranks" ]; then
     fi
     echo "resumed after step $((first - 1)): steps $first-400 and the final parameters bit for bit the same"
 else
-    build/tools/compare_runs "$work/whole_tail.csv" "$work/resumed.csv" --columns loss,grad_norm,val_loss \
-        --rtol "$LOSS_RTOL" --atol "$LOSS_ATOL" --label "resumed at $resume_ranks ranks" || exit 1
+    tests/scenarios/within_tolerance.sh "$work/whole_tail.csv" "$work/resumed.csv" "resumed at $resume_ranks ranks" ||
+        exit 1
 fi

@@ -429,7 +429,7 @@ static int gpus_are_shared(const Context *ctx)
     char why[192];
     if (every_rank_has_own_gpu(ctx->comm, why, sizeof why))
         return 0;
-    if (strstr(why, "failed on another rank") == NULL)
+    if (!comm_failed_elsewhere(why))
         report_failure(ctx, "%s", why);
     report(ctx, "  NCCL refuses two ranks on one GPU (\"Duplicate GPU detected\"), so the all-reduce is not tried.\n"
                 "  Start at most one rank per GPU on each node (at most %d there), or test multi-rank code\n"
@@ -455,7 +455,7 @@ typedef struct {
 /* A failure of this rank's own, or the word of comm_all_ok that it failed on another. */
 static Outcome failed(const Check *check)
 {
-    return strstr(check->failure, "failed on another rank") != NULL ? OUTCOME_SKIPPED : OUTCOME_ERROR;
+    return comm_failed_elsewhere(check->failure) ? OUTCOME_SKIPPED : OUTCOME_ERROR;
 }
 
 /* Every element `expected`; else how many are not, and the first (unless an earlier call

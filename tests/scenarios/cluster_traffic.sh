@@ -6,7 +6,8 @@
 #   tests/scenarios/cluster_traffic.sh CLUSTER
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-[ $# -eq 1 ] || { sed -n '2,/^set -u/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+source scripts/summary_lib.sh # header_help
+[ $# -eq 1 ] || { header_help "$0" >&2; exit 2; }
 # shellcheck disable=SC1090 # the cluster's own launch settings
 source "/run/dtc-cluster/$1/env" || exit 2
 UCX_LOG_LEVEL=info timeout 120 mpiexec -n 2 build/tests/comm_check 2>&1 | grep -c 'ep_cfg.*tag(tcp/eth0)'

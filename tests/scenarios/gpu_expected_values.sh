@@ -8,7 +8,8 @@
 #   tests/scenarios/gpu_expected_values.sh BUILD [--tf32]
 set -eu
 cd "$(dirname "$0")/../.."
-[ $# -ge 1 ] || { sed -n '2,/^set -eu/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+source scripts/summary_lib.sh # header_help
+[ $# -ge 1 ] || { header_help "$0" >&2; exit 2; }
 build=$1 tf32=${2:-}
 flags=()
 [ "$tf32" != --tf32 ] || flags=(--tf32)

@@ -11,7 +11,8 @@
 # Exit 0 when they agree.
 set -eu
 cd "$(dirname "$0")/../.."
-[ $# -ge 5 ] || { sed -n '2,/^set -eu/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+source scripts/summary_lib.sh # header_help
+[ $# -ge 5 ] || { header_help "$0" >&2; exit 2; }
 build=$1 lesson=$3 comm=$4 must_print=$5
 read -r -a launch <<<"$2"
 shift 5

@@ -5,7 +5,8 @@
 #   tests/scenarios/graded_json.sh LESSON BINARY
 set -eu
 cd "$(dirname "$0")/../.."
-[ $# -eq 2 ] || { sed -n '2,/^set -eu/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+source scripts/summary_lib.sh # header_help
+[ $# -eq 2 ] || { header_help "$0" >&2; exit 2; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 scripts/grade.sh "$1" "$2" --json "$dir/r.json" >/dev/null || true # a failing grade still writes it

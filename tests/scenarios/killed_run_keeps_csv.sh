@@ -6,7 +6,8 @@
 #   tests/scenarios/killed_run_keeps_csv.sh DIR
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-[ $# -eq 1 ] && [ -d "$1" ] || { sed -n '2,/^set -u/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+source scripts/summary_lib.sh # header_help
+[ $# -eq 1 ] && [ -d "$1" ] || { header_help "$0" >&2; exit 2; }
 w=$1
 echo earlier >"$w/run.csv"
 build/solutions/00_single_device train --config course --steps 2000 --csv "$w/run.csv" >"$w/out" 2>&1 &

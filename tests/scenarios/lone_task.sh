@@ -6,7 +6,8 @@
 #   tests/scenarios/lone_task.sh TASK
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-[ $# -eq 1 ] || { sed -n '2,/^set -u/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+source scripts/summary_lib.sh # header_help
+[ $# -eq 1 ] || { header_help "$0" >&2; exit 2; }
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 SLURM_STEP_NUM_TASKS=2 SLURM_PROCID=$1 timeout 60 build/solutions/02_naive_ddp train --config course \

@@ -11,7 +11,8 @@
 # Exit 0 when they agree; otherwise what differs.
 set -eu
 cd "$(dirname "$0")/../.."
-usage() { sed -n '2,/^set -eu/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+source scripts/summary_lib.sh # header_help
+usage() { header_help "$0" >&2; exit 2; }
 env_file="" both=""
 while [ $# -gt 0 ]; do
     case $1 in

@@ -10,7 +10,8 @@
 # Exit 0 when the job failed within 60 s, as it must.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-[ $# -eq 1 ] || { sed -n '2,/^set -u/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+source scripts/summary_lib.sh # header_help
+[ $# -eq 1 ] || { header_help "$0" >&2; exit 2; }
 signal=$1
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT

@@ -10,7 +10,8 @@
 # Exits with the job's status.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-[ $# -ge 1 ] || { sed -n '2,/^set -u/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+source scripts/summary_lib.sh # header_help
+[ $# -ge 1 ] || { header_help "$0" >&2; exit 2; }
 slow_seconds=$1 stop=${2:-}
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT

@@ -8,7 +8,8 @@
 #   tests/scenarios/trace_across_hosts.sh CLUSTER
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-[ $# -eq 1 ] || { sed -n '2,/^set -u/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+source scripts/summary_lib.sh # header_help
+[ $# -eq 1 ] || { header_help "$0" >&2; exit 2; }
 # shellcheck disable=SC1090 # the cluster's own launch settings
 source "/run/dtc-cluster/$1/env" || exit 2
 d=$(mktemp -d)

@@ -6,7 +6,8 @@
 #   tests/scenarios/within_tolerance.sh EXPECTED ACTUAL [LABEL]
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-[ $# -ge 2 ] || { sed -n '2,/^set -u/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+source scripts/summary_lib.sh # header_help
+[ $# -ge 2 ] || { header_help "$0" >&2; exit 2; }
 source tests/tolerance.sh
 exec build/tools/compare_runs "$1" "$2" --columns loss,grad_norm,val_loss --rtol "$LOSS_RTOL" --atol "$LOSS_ATOL" \
     ${3:+--label "$3"}
