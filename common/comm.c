@@ -522,13 +522,20 @@ static int refuse_active(Comm *comm, const char *operation, const CommRequest *r
     return -1;
 }
 
+/* A blocking call's wait is over when it returns; then it goes in the log. */
+static int end_blocking(Comm *comm, const char *op, size_t send_count, size_t recv_count, const float *buffer,
+                        int status)
+{
+    comm_end_wait(comm);
+    comm_log_call(op, LOG_BLOCKING, send_count, recv_count, buffer, -1, -1);
+    return status;
+}
+
 int comm_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
 {
     comm_begin_wait(comm, "all_reduce", 1);
-    int status = comm->ops->all_reduce(comm, buffer, count, op);
-    comm_end_wait(comm);
-    comm_log_call("all_reduce", LOG_BLOCKING, count, count, buffer, -1, -1);
-    return status;
+    return end_blocking(comm, "all_reduce", count, count, buffer,
+                        comm->ops->all_reduce(comm, buffer, count, op));
 }
 
 /* A started request gets its name in the log. */
@@ -585,67 +592,48 @@ int comm_test(CommRequest *request, int *done)
 int comm_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_count, ReduceOp op)
 {
     comm_begin_wait(comm, "reduce_scatter", 1);
-    int status = comm->ops->reduce_scatter(comm, send, recv, recv_count, op);
-    comm_end_wait(comm);
-    comm_log_call("reduce_scatter", LOG_BLOCKING, recv_count * comm->size, recv_count, recv, -1, -1);
-    return status;
+    return end_blocking(comm, "reduce_scatter", recv_count * comm->size, recv_count, recv,
+                        comm->ops->reduce_scatter(comm, send, recv, recv_count, op));
 }
 
 int comm_all_gather(Comm *comm, const float *send, float *recv, size_t send_count)
 {
     comm_begin_wait(comm, "all_gather", 1);
-    int status = comm->ops->all_gather(comm, send, recv, send_count);
-    comm_end_wait(comm);
-    comm_log_call("all_gather", LOG_BLOCKING, send_count, send_count * comm->size, recv, -1, -1);
-    return status;
+    return end_blocking(comm, "all_gather", send_count, send_count * comm->size, recv,
+                        comm->ops->all_gather(comm, send, recv, send_count));
 }
 
 int comm_broadcast(Comm *comm, float *buffer, size_t count, int root)
 {
     comm_begin_wait(comm, "broadcast", 1);
-    int status = comm->ops->broadcast(comm, buffer, count, root);
-    comm_end_wait(comm);
-    comm_log_call("broadcast", LOG_BLOCKING, count, count, buffer, -1, -1);
-    return status;
+    return end_blocking(comm, "broadcast", count, count, buffer,
+                        comm->ops->broadcast(comm, buffer, count, root));
 }
 
 int comm_sendrecv(Comm *comm, const float *send, size_t send_count, int to,
                   float *recv, size_t recv_count, int from)
 {
     comm_begin_wait(comm, "sendrecv", 1);
-    int status = comm->ops->sendrecv(comm, send, send_count, to, recv, recv_count, from);
-    comm_end_wait(comm);
-    comm_log_call("sendrecv", LOG_BLOCKING, send_count, recv_count, recv, -1, -1);
-    return status;
+    return end_blocking(comm, "sendrecv", send_count, recv_count, recv,
+                        comm->ops->sendrecv(comm, send, send_count, to, recv, recv_count, from));
 }
 
 /* Bookkeeping stays on MPI whatever the backend: these are host doubles. */
-static int mpi_all_reduce_double(Comm *comm, const char *operation, double *value, MPI_Op op)
+static int mpi_all_reduce_double(Comm *comm, const char *name, double *value, MPI_Op op)
 {
-    comm_begin_wait(comm, op == MPI_MAX ? "max_double" : "sum_double", 1);
-    int status = MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_DOUBLE, op, comm->world);
-    comm_end_wait(comm);
+    comm_begin_wait(comm, name, 1);
+    int status = end_blocking(comm, name, 1, 1, NULL, MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_DOUBLE, op, comm->world));
     if (status == MPI_SUCCESS)
         return 0;
     char reason[MPI_MAX_ERROR_STRING];
     int length = 0;
     MPI_Error_string(status, reason, &length);
-    return comm_fail(comm, operation, reason);
+    return comm_fail(comm, op == MPI_MAX ? "max" : "sum", reason);
 }
 
-int comm_max_double(Comm *comm, double *value)
-{
-    int status = mpi_all_reduce_double(comm, "max", value, MPI_MAX);
-    comm_log_call("max_double", LOG_BLOCKING, 1, 1, NULL, -1, -1);
-    return status;
-}
+int comm_max_double(Comm *comm, double *value) { return mpi_all_reduce_double(comm, "max_double", value, MPI_MAX); }
 
-int comm_sum_double(Comm *comm, double *value)
-{
-    int status = mpi_all_reduce_double(comm, "sum", value, MPI_SUM);
-    comm_log_call("sum_double", LOG_BLOCKING, 1, 1, NULL, -1, -1);
-    return status;
-}
+int comm_sum_double(Comm *comm, double *value) { return mpi_all_reduce_double(comm, "sum_double", value, MPI_SUM); }
 
 /* What comm_all_ok says, after the step's name, on a rank that did not fail itself. */
 static const char FAILED_ELSEWHERE[] = " failed on another rank";

@@ -71,6 +71,26 @@ typedef struct Kernels {
     void (*synchronize)(void);
 } Kernels;
 
+/* Every device names its layer and optimizer kernels as the table does, so its table binds
+ * them all with this one line; the memory calls and synchronize differ by device and are
+ * bound by hand. */
+#define KERNELS_BY_NAME \
+    .encoder_forward = encoder_forward, \
+    .encoder_backward = encoder_backward, \
+    .layernorm_forward = layernorm_forward, \
+    .layernorm_backward = layernorm_backward, \
+    .matmul_forward = matmul_forward, \
+    .matmul_backward = matmul_backward, \
+    .attention_forward = attention_forward, \
+    .attention_backward = attention_backward, \
+    .gelu_forward = gelu_forward, \
+    .gelu_backward = gelu_backward, \
+    .residual_forward = residual_forward, \
+    .softmax_crossentropy_forward = softmax_crossentropy_forward, \
+    .softmax_crossentropy_backward = softmax_crossentropy_backward, \
+    .adamw_update = adamw_update, \
+    .sum_of_squares = sum_of_squares,
+
 extern const Kernels cpu_kernels;
 
 #endif

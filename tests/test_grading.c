@@ -4,96 +4,111 @@
  * another way (tests/variants/) passes. Also the grader as a student meets it: one check,
  * all lessons in one table, Gradescope's JSON, the command that reproduces a failure. */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "shell.h"
 
 TestSuite(grading, .timeout = 600);
 
-/* Grades build/mutants/MUTANT as lesson NUMBER: the grader's exit status, its output in output. */
-static int grade_mutant(const char *number, const char *mutant, char *output, size_t output_len)
+/* A mistake from tests/mutants/ and what the grader says of it. */
+typedef struct {
+    const char *mutant;     /* under build/mutants/; its first two characters are the lesson */
+    const char *fails_with; /* text of the grader's output that names the failure */
+    const char *numbers_pass_in; /* NULL, or the check whose loss, grad_norm, val_loss and
+                                  * comm_bytes all pass: only the rule can tell it from a right answer */
+} Mistake;
+
+static const Mistake mistakes[] = {
+    {"00_single_device/wte_with_V", "FAIL estimate_reference_vocab_300_max-seq_96 bytes:", NULL},
+    {"00_single_device/wpe_with_T", "FAIL estimate_reference_vocab_300_max-seq_96 bytes:", NULL},
+    {"01_collectives/library_all_reduce", "FAIL ring_3 schedule ring:", NULL},
+    {"02_naive_ddp/sum_not_average", "FAIL dp_reference_n2 grad_norm", NULL},
+    {"02_naive_ddp/no_broadcast", "ranks ended with different parameters", NULL},
+    {"04_overlap_ddp/wait_on_half", "FAIL dp_reference_n2", NULL},
+    {"04_overlap_ddp/blocking_per_unit", "FAIL dp_reference_n2 schedule overlap:", "dp_reference_n2"},
+    {"04_overlap_ddp/started_in_before_step", "FAIL dp_reference_n2 schedule overlap:", "dp_reference_n2"},
+    {"05_bucketed_ddp/order_differs_by_rank", "every rank here is waiting", NULL},
+    {"05_bucketed_ddp/bucket_per_unit", "FAIL dp_reference_n2_bucket-mb_0.25 schedule buckets:", NULL},
+    {"05_bucketed_ddp/one_bucket", "FAIL dp_reference_n2_bucket-mb_0.1 schedule buckets:", NULL},
+    /* without the 1/K scale the gradients add up to K times the mean: the norm shows it at once */
+    {"06_grad_accum/no_loss_scale",
+     "FAIL dp_reference_n2_accum_4_bucket-mb_0.25 grad_norm: 30 of 30 rows differ; first at step=1: 10.37", NULL},
+    {"07_zero1/wrong_shard_offset", "FAIL dp_reference_n2", NULL},
+    {"07_zero1/missing_padding", "FAIL dp_reference_n3_batch_6", NULL},
+    {"07_zero1/local_grad_norm", "FAIL dp_reference_n2 grad_norm", NULL},
+    {"07_zero1/adamw_over_padding",
+     "FAIL sanitize_dp_reference_n3_batch_6: AddressSanitizer: heap-buffer-overflow, in update_owned",
+     "dp_reference_n3_batch_6"},
+    {"08_zero2/no_zeroing", "FAIL dp_reference_n2 grad_norm", NULL},
+    /* storage the strategy should have declared away: the numbers are right, the memory is not */
+    {"08_zero2/keeps_full_gradient", "FAIL dp_reference_n2 schedule model_state:", "dp_reference_n2"},
+    {"08_zero2/per_unit_buffers", "FAIL dp_reference_n2 schedule no_full_buffer: rank 0, step 1, event",
+     "dp_reference_n2"},
+    {"09_zero3/used_before_gathered", "FAIL dp_reference_n2 loss", NULL},
+    {"09_zero3/no_prefetch", "FAIL dp_reference_n2 schedule prefetch:", "dp_reference_n2"},
+    {"09_zero3/wait_after_compute", "FAIL dp_reference_n2 schedule gathers:", NULL},
+    {"09_zero3/keeps_full_parameters", "FAIL dp_reference_n2 schedule model_state:", "dp_reference_n2"},
+    {"09_zero3/three_slots", "FAIL dp_reference_n2 schedule gathers: rank 0, step 1, event 41: forward_start 2: "
+     "a third buffer", "dp_reference_n2"},
+    {"09_zero3/two_slots_without_prefetch", "FAIL dp_reference_n2_no-prefetch schedule gathers: rank 0, step 1, "
+     "event 34: forward_start 1: a second buffer", "dp_reference_n2_no-prefetch"},
+};
+
+/* Grades build/mutants/MUTANT as its lesson: the grader's exit status, its output in output. */
+static int grade_mutant(const char *mutant, char *output, size_t output_len)
 {
-    char binary[256];
+    char binary[256], number[3] = {mutant[0], mutant[1], '\0'};
     snprintf(binary, sizeof binary, "build/mutants/%s", mutant);
     return shell_grade(number, binary, output, output_len);
 }
 
-/* The grading failed, with a FAIL line that starts with `reason`. */
-static void expect_failed_with(const char *mutant, int status, const char *output, const char *reason)
+/* The grading failed, and its output says `text`. */
+static void expect_failed_with(const char *mutant, int status, const char *output, const char *text)
 {
-    char line[256];
     cr_expect_eq(status, 1, "%s was not failed:\n%s", mutant, output);
-    snprintf(line, sizeof line, "\nFAIL %s", reason);
-    cr_expect_not_null(strstr(output, line), "%s failed, but not with 'FAIL %s':\n%s", mutant, reason, output);
+    cr_expect_not_null(strstr(output, text), "%s failed, but without '%s':\n%s", mutant, text, output);
 }
 
-/* The mutant fails grading, with a FAIL line that starts with `reason`. */
-static void check_fails_with(const char *number, const char *mutant, const char *reason)
+enum { NUM_MISTAKES = sizeof mistakes / sizeof mistakes[0] };
+
+/* Each test gets the index of its row: Criterion runs it in a new process, where a pointer
+ * into this one would not hold. */
+ParameterizedTestParameters(grading, every_mistake_fails_saying_what_is_wrong)
 {
-    static char output[65536];
-    int status = grade_mutant(number, mutant, output, sizeof output);
-    expect_failed_with(mutant, status, output, reason);
+    static size_t rows[NUM_MISTAKES];
+    for (size_t i = 0; i < NUM_MISTAKES; i++)
+        rows[i] = i;
+    return cr_make_param_array(size_t, rows, NUM_MISTAKES);
 }
 
-/* It fails on `reason` while its numbers all pass in the check `label`: only the rule named
- * can tell it from a right answer. */
-static void check_only_the_rule_fails(const char *number, const char *mutant, const char *reason,
-                                      const char *label)
+ParameterizedTest(size_t *row, grading, every_mistake_fails_saying_what_is_wrong)
 {
+    const Mistake *mistake = &mistakes[*row];
     static char output[65536];
     char line[256];
-    int status = grade_mutant(number, mutant, output, sizeof output);
-    expect_failed_with(mutant, status, output, reason);
+    int status = grade_mutant(mistake->mutant, output, sizeof output);
+    expect_failed_with(mistake->mutant, status, output, mistake->fails_with);
     const char *columns[] = {"loss", "grad_norm", "val_loss", "comm_bytes"};
-    for (int c = 0; c < 4; c++) {
-        snprintf(line, sizeof line, "PASS %s %s: 30 rows", label, columns[c]);
-        cr_expect_not_null(strstr(output, line), "%s: no '%s':\n%s", mutant, line, output);
+    for (int c = 0; mistake->numbers_pass_in != NULL && c < 4; c++) {
+        snprintf(line, sizeof line, "PASS %s %s: 30 rows", mistake->numbers_pass_in, columns[c]);
+        cr_expect_not_null(strstr(output, line), "%s: no '%s':\n%s", mistake->mutant, line, output);
     }
 }
 
-Test(grading, a_ring_that_calls_the_library_all_reduce_fails)
+/* The losses agree when every micro-batch is all-reduced: the bytes and the schedule show it. */
+Test(grading, communicating_on_every_micro_batch_fails_on_bytes_and_the_last_micro_batch_rule)
 {
-    check_fails_with("01", "01_collectives/library_all_reduce", "ring_3 schedule ring:");
-}
-
-Test(grading, a_blocking_all_reduce_per_unit_fails_the_overlap_rule)
-{
-    check_only_the_rule_fails("04", "04_overlap_ddp/blocking_per_unit", "dp_reference_n2 schedule overlap:",
-                              "dp_reference_n2");
-}
-
-Test(grading, all_reduces_started_after_backward_fail_the_overlap_rule)
-{
-    check_only_the_rule_fails("04", "04_overlap_ddp/started_in_before_step", "dp_reference_n2 schedule overlap:",
-                              "dp_reference_n2");
-}
-
-Test(grading, a_bucket_plan_that_ignores_bucket_mb_fails)
-{
-    check_fails_with("05", "05_bucketed_ddp/bucket_per_unit", "dp_reference_n2_bucket-mb_0.25 schedule buckets:");
-    check_fails_with("05", "05_bucketed_ddp/one_bucket", "dp_reference_n2_bucket-mb_0.1 schedule buckets:");
-}
-
-Test(grading, communicating_on_every_micro_batch_fails_the_last_micro_batch_rule)
-{
-    check_fails_with("06", "06_grad_accum/sync_every_micro_batch",
-                     "dp_reference_n2_accum_2_bucket-mb_0.1 schedule last_micro_batch:");
-}
-
-/* Without the 1/K scale the gradients add up to K times the mean: the norm shows it at once. */
-Test(grading, micro_batches_left_unscaled_fail_the_grad_norm)
-{
-    check_fails_with("06", "06_grad_accum/no_loss_scale",
-                     "dp_reference_n2_accum_4_bucket-mb_0.25 grad_norm: 30 of 30 rows differ; first at step=1: "
-                     "10.37");
-}
-
-Test(grading, adamw_over_the_padded_shard_fails_under_address_sanitizer)
-{
-    check_only_the_rule_fails("07", "07_zero1/adamw_over_padding",
-                              "sanitize_dp_reference_n3_batch_6: AddressSanitizer: heap-buffer-overflow, in update_owned",
-                              "dp_reference_n3_batch_6");
+    static char output[65536];
+    const char *mutant = "06_grad_accum/sync_every_micro_batch";
+    int status = grade_mutant(mutant, output, sizeof output);
+    expect_failed_with(mutant, status, output, "FAIL dp_reference_n2_accum_2_bucket-mb_0.1 schedule last_micro_batch:");
+    cr_expect_not_null(strstr(output, "FAIL dp_reference_n2_accum_2_bucket-mb_0.1 comm_bytes"), "%s", output);
+    cr_expect_not_null(strstr(output, "PASS dp_reference_n2_accum_2_bucket-mb_0.1 loss"), "%s", output);
+    cr_expect_not_null(strstr(output, "PASS dp_reference_n2_accum_2_bucket-mb_0.1 grad_norm"), "%s", output);
 }
 
 /* Communication buffers start as NaN: unzeroed padding poisons the very first step, and the
@@ -101,56 +116,45 @@ Test(grading, adamw_over_the_padded_shard_fails_under_address_sanitizer)
 Test(grading, padding_left_unzeroed_fails_at_the_first_step)
 {
     static char output[65536];
-    int status = grade_mutant("07", "07_zero1/padding_not_zeroed", output, sizeof output);
-    expect_failed_with("07_zero1/padding_not_zeroed", status, output,
-                       "dp_reference_n3_batch_6 run: the lesson exited with an error");
+    const char *mutant = "07_zero1/padding_not_zeroed";
+    int status = grade_mutant(mutant, output, sizeof output);
+    expect_failed_with(mutant, status, output, "FAIL dp_reference_n3_batch_6 run: the lesson exited with an error");
     cr_expect_not_null(strstr(output, "07_zero1: step 1: the gradient norm is -nan"), "%s", output);
 }
 
-Test(grading, zero3_without_prefetch_fails_the_prefetch_rule)
+/* The two mistakes above that are graded by their own tests. */
+static const char *const graded_on_their_own[] = {"06_grad_accum/sync_every_micro_batch", "07_zero1/padding_not_zeroed"};
+
+static int is_graded(const char *mutant)
 {
-    check_only_the_rule_fails("09", "09_zero3/no_prefetch", "dp_reference_n2 schedule prefetch:",
-                              "dp_reference_n2");
+    for (size_t i = 0; i < NUM_MISTAKES; i++)
+        if (strcmp(mistakes[i].mutant, mutant) == 0)
+            return 1;
+    return strcmp(mutant, graded_on_their_own[0]) == 0 || strcmp(mutant, graded_on_their_own[1]) == 0;
 }
 
-/* Storage the strategy should have declared away: the numbers are right, the memory is not. */
-Test(grading, zero2_keeping_the_full_gradient_fails_the_memory_rules)
+/* A mistake added to a catalogue in tests/mutants/ is built; it must also be graded here. */
+Test(grading, every_mistake_in_the_catalogues_is_graded)
 {
-    check_only_the_rule_fails("08", "08_zero2/keeps_full_gradient", "dp_reference_n2 schedule model_state:",
-                              "dp_reference_n2");
-}
-
-Test(grading, zero2_keeping_a_gradient_buffer_per_unit_fails_the_memory_rules)
-{
-    check_only_the_rule_fails("08", "08_zero2/per_unit_buffers", "dp_reference_n2 schedule no_full_buffer: rank 0, "
-                              "step 1, event", "dp_reference_n2");
-}
-
-Test(grading, zero3_keeping_the_full_parameters_fails_the_memory_rules)
-{
-    check_only_the_rule_fails("09", "09_zero3/keeps_full_parameters", "dp_reference_n2 schedule model_state:",
-                              "dp_reference_n2");
-}
-
-/* Gather slots beyond what the model's order of use needs: right numbers, more memory. */
-Test(grading, zero3_with_a_slot_to_spare_fails_the_gathers_rule)
-{
-    check_only_the_rule_fails("09", "09_zero3/three_slots", "dp_reference_n2 schedule gathers: rank 0, step 1, "
-                              "event 41: forward_start 2: a third buffer", "dp_reference_n2");
-    check_only_the_rule_fails("09", "09_zero3/two_slots_without_prefetch", "dp_reference_n2_no-prefetch schedule "
-                              "gathers: rank 0, step 1, event 34: forward_start 1: a second buffer",
-                              "dp_reference_n2_no-prefetch");
-}
-
-Test(grading, zero3_waiting_after_the_compute_fails_the_gathers_rule)
-{
-    check_fails_with("09", "09_zero3/wait_after_compute", "dp_reference_n2 schedule gathers:");
-}
-
-Test(grading, a_memory_estimate_with_V_or_T_for_Vp_or_maxT_fails)
-{
-    check_fails_with("00", "00_single_device/wte_with_V", "estimate_reference_vocab_300_max-seq_96 bytes:");
-    check_fails_with("00", "00_single_device/wpe_with_T", "estimate_reference_vocab_300_max-seq_96 bytes:");
+    char names[4096], path[512], mutant[256], *line = NULL;
+    size_t line_capacity = 0;
+    cr_assert_eq(files_list("tests/mutants", names, sizeof names), 0);
+    int catalogued = 0;
+    for (char *name = strtok(names, "\n"); name != NULL; name = strtok(NULL, "\n")) {
+        snprintf(path, sizeof path, "tests/mutants/%s", name);
+        FILE *catalogue = fopen(path, "r");
+        cr_assert_not_null(catalogue, "%s", path);
+        while (getline(&line, &line_capacity, catalogue) > 0) {
+            if (line[0] == '#' || line[0] == '\n')
+                continue;
+            snprintf(mutant, sizeof mutant, "%.*s/%.*s", (int)strcspn(name, "."), name, (int)strcspn(line, " |"), line);
+            cr_expect(is_graded(mutant), "%s (in %s) is graded by no test", mutant, path);
+            catalogued++;
+        }
+        fclose(catalogue);
+    }
+    free(line);
+    cr_expect_eq(catalogued, NUM_MISTAKES + 2, "a mistake graded here is in no catalogue");
 }
 
 /* Correct solutions written differently from the reference pass every check. */
