@@ -1,6 +1,7 @@
 #include "alloc.h"
 
 #include "comm_log.h"
+#include "timer.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,6 +36,43 @@ const char *mem_kind_name(MemKind kind)
     return kind_names[kind];
 }
 
+static struct {
+    int keep;
+    MemSample *samples;
+    size_t count, capacity;
+} history;
+
+void mem_keep_history(int keep)
+{
+    history.keep = keep;
+    if (!keep) {
+        free(history.samples);
+        history.samples = NULL;
+        history.count = history.capacity = 0;
+    }
+}
+
+const MemSample *mem_history(size_t *count)
+{
+    *count = history.count;
+    return history.samples;
+}
+
+static void note_change(MemKind kind)
+{
+    if (!history.keep)
+        return;
+    if (history.count == history.capacity) {
+        size_t capacity = history.capacity ? 2 * history.capacity : 256;
+        MemSample *grown = realloc(history.samples, capacity * sizeof *grown);
+        if (grown == NULL)
+            return;
+        history.samples = grown;
+        history.capacity = capacity;
+    }
+    history.samples[history.count++] = (MemSample){now_seconds(), kind, bytes_in_use[kind]};
+}
+
 int mem_account(size_t bytes, MemKind kind)
 {
     /* The limit stands in for device memory; token shards stay in host memory on any
@@ -48,6 +86,7 @@ int mem_account(size_t bytes, MemKind kind)
     total_in_use += bytes;
     if (total_in_use > peak_total)
         peak_total = total_in_use;
+    note_change(kind);
     return 1;
 }
 
@@ -55,6 +94,7 @@ void mem_unaccount(size_t bytes, MemKind kind)
 {
     bytes_in_use[kind] -= bytes;
     total_in_use -= bytes;
+    note_change(kind);
 }
 
 void *mem_alloc(size_t bytes, MemKind kind)

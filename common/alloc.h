@@ -60,4 +60,17 @@ void mem_reset_peak(void);
 /* The process's peak resident set, from the kernel, in bytes. */
 size_t mem_peak_rss(void);
 
+/* Memory over time: while the history is kept, every change to the bytes in use is noted
+ * with its time (timer.h's clock), its kind and that kind's bytes in use after it, for
+ * --trace's memory track. mem_keep_history(0) forgets it. The history is bookkeeping, kept
+ * outside the tracking allocator; a change that finds no room for its note goes unnoted. */
+typedef struct {
+    double time;
+    MemKind kind;
+    size_t in_use;
+} MemSample;
+
+void mem_keep_history(int keep);
+const MemSample *mem_history(size_t *count);
+
 #endif

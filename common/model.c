@@ -73,6 +73,14 @@ static void advance_param_use(GPT *model, int unit, Pass pass)
     }
 }
 
+/* Parameters a strategy gathers for a unit (ZeRO-3) are in use from the unit's acquire to
+ * its release: --trace counts them on a track of their own, beside the memory track. */
+static void count_gathered(const GPT *model, int unit, int sign)
+{
+    if (model->hooks.acquire_params != NULL)
+        trace_count("parameters gathered, in use (MB)", sign * (double)unit_range(&model->cfg, unit).count * 4e-6);
+}
+
 /* A unit's compute runs from acquiring its parameters to releasing them: that span is what
  * --trace records as "forward/backward unit N", and what the communication log marks as
  * its start and end (the start with the buffer the unit computes with). */
@@ -84,6 +92,7 @@ static float *acquire_params(GPT *model, int unit, Pass pass)
                         : model->params + unit_range(&model->cfg, unit).offset;
     comm_log_mark(pass == PASS_FORWARD ? "forward_start" : "backward_start", unit, params,
                   unit_range(&model->cfg, unit).count);
+    count_gathered(model, unit, 1);
     trace_begin(TRACK_COMPUTE);
     return params;
 }
@@ -92,6 +101,7 @@ static void release_params(GPT *model, int unit, Pass pass)
 {
     trace_end(TRACK_COMPUTE, pass == PASS_FORWARD ? "forward" : "backward", unit);
     comm_log_mark(pass == PASS_FORWARD ? "forward_end" : "backward_end", unit, NULL, 0);
+    count_gathered(model, unit, -1);
     if (model->hooks.release_params != NULL)
         model->hooks.release_params(model->hooks.ctx, unit);
 }

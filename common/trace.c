@@ -1,5 +1,6 @@
 #include "trace.h"
 
+#include "alloc.h"
 #include "paths.h"
 #include "timer.h"
 
@@ -17,6 +18,14 @@ typedef struct {
     double start, end;
 } TraceEvent;
 
+/* A counter's value from this time on. */
+typedef struct {
+    const char *name;
+    double time, value;
+} CounterSample;
+
+enum { MAX_COUNTERS = 4 };
+
 /* Profiling bookkeeping lives outside the tracking allocator: it is not the model's memory. */
 static struct {
     int active, rank, world;
@@ -24,6 +33,8 @@ static struct {
     char path[1024];
     TraceEvent *events;
     size_t count, capacity;
+    CounterSample *samples, counters[MAX_COUNTERS]; /* counters: each one's latest */
+    size_t num_samples, samples_capacity;
 } trace;
 
 static const char *const track_names[NUM_TRACKS] = {"compute", "communication", "waits"};
@@ -68,7 +79,8 @@ int trace_start(const char *dir, int rank, int world, double clock_offset, char 
     trace.rank = rank;
     trace.world = world;
     trace.clock_offset = clock_offset;
-    trace.count = 0;
+    trace.count = trace.num_samples = 0;
+    memset(trace.counters, 0, sizeof trace.counters);
     trace.active = 1;
     return 0;
 }
@@ -86,6 +98,37 @@ void trace_record(TraceTrack track, const char *name, int unit, double start_sec
         trace.capacity = capacity;
     }
     trace.events[trace.count++] = (TraceEvent){name, unit, track, start_seconds, end_seconds};
+}
+
+/* The counter's slot, or NULL when MAX_COUNTERS others have taken them all. */
+static CounterSample *counter_named(const char *name)
+{
+    for (int i = 0; i < MAX_COUNTERS; i++)
+        if (trace.counters[i].name == NULL || strcmp(trace.counters[i].name, name) == 0) {
+            trace.counters[i].name = name;
+            return &trace.counters[i];
+        }
+    return NULL;
+}
+
+void trace_count(const char *name, double delta)
+{
+    if (!trace.active)
+        return;
+    CounterSample *counter = counter_named(name);
+    if (counter == NULL)
+        return;
+    if (trace.num_samples == trace.samples_capacity) {
+        size_t capacity = trace.samples_capacity ? 2 * trace.samples_capacity : 1024;
+        CounterSample *grown = realloc(trace.samples, capacity * sizeof *grown);
+        if (grown == NULL)
+            return;
+        trace.samples = grown;
+        trace.samples_capacity = capacity;
+    }
+    counter->time = now_seconds();
+    counter->value += delta;
+    trace.samples[trace.num_samples++] = *counter;
 }
 
 static double span_started[NUM_TRACKS]; /* trace_begin's time, per track */
@@ -114,6 +157,46 @@ static void write_event(FILE *out, const TraceEvent *e, int rank)
             1e6 * (e->end - e->start), rank);
 }
 
+static void write_counter(FILE *out, int rank, const CounterSample *sample)
+{
+    fprintf(out, "{\"ph\":\"C\",\"pid\":%d,\"name\":\"%s\",\"ts\":%.3f,\"args\":{\"value\":%.6f}},\n", rank,
+            sample->name, 1e6 * (sample->time + trace.clock_offset), sample->value);
+}
+
+/* The allocator's history as one counter with a series per kind: each sample carries every
+ * kind seen in the run, so that Perfetto and chrome://tracing can stack them. */
+static void write_memory(FILE *out, int rank)
+{
+    size_t count = 0;
+    const MemSample *history = mem_history(&count);
+    int seen[MEM_NUM_KINDS] = {0};
+    double megabytes[MEM_NUM_KINDS] = {0};
+    for (size_t i = 0; i < count; i++)
+        seen[history[i].kind] = 1;
+    for (size_t i = 0; i < count; i++) {
+        megabytes[history[i].kind] = history[i].in_use / 1e6;
+        fprintf(out, "{\"ph\":\"C\",\"pid\":%d,\"name\":\"memory (MB)\",\"ts\":%.3f,\"args\":{", rank,
+                1e6 * (history[i].time + trace.clock_offset));
+        const char *separator = "";
+        for (int kind = 0; kind < MEM_NUM_KINDS; kind++)
+            if (seen[kind]) {
+                fprintf(out, "%s\"%s\":%.6f", separator, mem_kind_name((MemKind)kind), megabytes[kind]);
+                separator = ",";
+            }
+        fprintf(out, "}},\n");
+    }
+}
+
+/* Every event of this rank, after its metadata. */
+static void write_events(FILE *out, int rank)
+{
+    for (size_t i = 0; i < trace.count; i++)
+        write_event(out, &trace.events[i], rank);
+    for (size_t i = 0; i < trace.num_samples; i++)
+        write_counter(out, rank, &trace.samples[i]);
+    write_memory(out, rank);
+}
+
 static void write_metadata(FILE *out, int rank)
 {
     fprintf(out, "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_name\",\"args\":{\"name\":\"rank %d\"}},\n", rank, rank);
@@ -139,8 +222,7 @@ static int write_rank_trace(FILE *out, const char *path, const void *what, char 
     (void)what;
     fprintf(out, "{\"traceEvents\":[\n");
     write_metadata(out, trace.rank);
-    for (size_t i = 0; i < trace.count; i++)
-        write_event(out, &trace.events[i], trace.rank);
+    write_events(out, trace.rank);
     write_footer(out, trace.rank, trace.world);
     if (ferror(out)) {
         snprintf(err, err_len, "--trace: writing %s failed", path);
@@ -156,8 +238,10 @@ int trace_finish(char *err, size_t err_len)
     trace.active = 0;
     int status = write_file_atomically(trace.path, write_rank_trace, NULL, err, err_len);
     free(trace.events);
+    free(trace.samples);
     trace.events = NULL;
-    trace.count = trace.capacity = 0;
+    trace.samples = NULL;
+    trace.count = trace.capacity = trace.num_samples = trace.samples_capacity = 0;
     return status;
 }
 
@@ -168,8 +252,7 @@ char *trace_lines(size_t *length)
     if (out == NULL)
         return NULL;
     write_metadata(out, trace.rank);
-    for (size_t i = 0; i < trace.count; i++)
-        write_event(out, &trace.events[i], trace.rank);
+    write_events(out, trace.rank);
     if (fclose(out) != 0) {
         free(text);
         return NULL;

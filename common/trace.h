@@ -4,6 +4,9 @@
  *                  unit, data loading and the optimizer step
  *   communication  every communicator call that starts or does a collective
  *   waits          every wait on / test of a non-blocking collective
+ *   memory (MB)    the tracking allocator's bytes in use by kind, at every allocation and
+ *                  free since the run began (set-up included; alloc.h's history)
+ * and any counter the code keeps with trace_count,
  * and writes DIR/rank_R.json per rank, where the rank runs, then DIR/merged.json with a
  * process per rank, where rank 0 runs (the ranks' events come to it over MPI).
  *
@@ -38,6 +41,10 @@ void trace_record(TraceTrack track, const char *name, int unit, double start_sec
  * is recording. The model marks each unit's computation this way. */
 void trace_begin(TraceTrack track);
 void trace_end(TraceTrack track, const char *name, int unit);
+
+/* Adds delta to the counter named (a literal), now; Perfetto draws each counter as a track
+ * of its own. Costs a branch when no trace is recording. */
+void trace_count(const char *name, double delta);
 
 /* This rank's lines of the merged trace (malloc'd; the caller frees it), before trace_finish;
  * NULL when memory runs out. */

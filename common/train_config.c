@@ -40,7 +40,7 @@ const Flag train_flags[] = {
      "also every N steps, with everything a run needs to go on in SAVE.state (0 = never)", 0, 1e9, 0},
     {"resume", FLAG_STRING, FIELD(resume_path), "go on from this SAVE.state, as if the run had never stopped", 0, 0, 0},
     {"csv", FLAG_STRING, FIELD(csv_path), "write per-step figures to this CSV", 0, 0, 0},
-    {"trace", FLAG_STRING, FIELD(trace_dir), "write per-rank Perfetto timelines (rank_R.json, merged.json) here", 0, 0, 0},
+    {"trace", FLAG_STRING, FIELD(trace_dir), "write per-rank Perfetto timelines, memory over time included (rank_R.json, merged.json), here", 0, 0, 0},
     {"summary", FLAG_STRING, FIELD(summary_path), "write the end-of-run summary to this CSV (one row)", 0, 0, 0},
     {"comm-log", FLAG_STRING, FIELD(comm_log_path),
      "write every rank's communicator calls, model marks and allocations to this CSV", 0, 0, 0},

@@ -230,6 +230,7 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
     tr->world = comm_size(comm);
     comm_log_keep(cfg->comm_log_path != NULL);
     mem_set_limit((size_t)(cfg->mem_limit_mb * 1e6));
+    mem_keep_history(cfg->trace_dir != NULL); /* the trace's memory track starts here */
     int failed = train_config_refuse_overwrite(cfg, err, err_len) != 0 || split_batch(tr, err, err_len) != 0 ||
                  open_data(tr, err, err_len) != 0 || prepare_resume(tr, strategy, err, err_len) != 0 ||
                  gpt_create_with(&tr->model, &cfg->model, kernels, model_storage(strategy), err, err_len) != 0 ||
@@ -680,6 +681,7 @@ static int finish_trace(Trainer *tr, char *err, size_t err_len)
     size_t length = 0, total = 0;
     char *lines = trace_lines(&length), *all = NULL;
     int status = trace_finish(err, err_len);
+    mem_keep_history(0);
     if (comm_gather_text(tr->comm, lines, length, lines != NULL && status == 0, &all, &total) != 0 && status == 0) {
         snprintf(err, err_len, "--trace %s: not every rank's trace could be collected", dir);
         status = -1;

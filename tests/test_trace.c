@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "files.h"
+#include "alloc.h"
 #include "shell.h"
 #include "trace.h"
 
@@ -48,6 +49,101 @@ Test(trace, the_writer_puts_each_event_on_its_track_in_microseconds)
                        "%s", text);
     cr_expect_not_null(strstr(text, "\"distributedInfo\":{\"rank\":3,\"world_size\":4}"), "%s", text);
     cr_expect_not_null(strstr(text, "\"name\":\"thread_name\",\"args\":{\"name\":\"communication\"}"), "%s", text);
+}
+
+/* The number after "key": in line, or -1 when the line has no such key. */
+static double json_number(const char *line, const char *key)
+{
+    char quoted[64];
+    snprintf(quoted, sizeof quoted, "\"%s\":", key);
+    const char *at = strstr(line, quoted);
+    return at != NULL ? strtod(at + strlen(quoted), NULL) : -1;
+}
+
+/* Allocations and frees (set-up included: the history starts before the trace) come out as one
+ * counter, a series per kind the run used; a counter of the code's own adds up its changes. */
+Test(trace, the_allocators_history_and_the_counters_are_counter_tracks)
+{
+    char err[256], path[128];
+    mem_keep_history(1);
+    void *params = mem_alloc(1000000, MEM_PARAMS);
+    cr_assert_eq(trace_start(dir, 0, 1, 0.0, err, sizeof err), 0, "%s", err);
+    void *grads = mem_alloc(2000000, MEM_GRADS);
+    trace_count("in use (MB)", 2.5);
+    trace_count("in use (MB)", -1.0);
+    mem_free(grads);
+    cr_assert_eq(trace_finish(err, sizeof err), 0, "%s", err);
+    mem_keep_history(0);
+    mem_free(params);
+    snprintf(path, sizeof path, "%s/rank_0.json", dir);
+    const char *text = read_file(path);
+    const char *memory[] = {"\"args\":{\"parameters\":1.000000,\"gradients\":0.000000}",
+                            "\"args\":{\"parameters\":1.000000,\"gradients\":2.000000}",
+                            "\"args\":{\"parameters\":1.000000,\"gradients\":0.000000}"};
+    const char *at = text;
+    for (int i = 0; i < 3; i++) {
+        at = strstr(at, "{\"ph\":\"C\",\"pid\":0,\"name\":\"memory (MB)\",\"ts\":");
+        cr_assert_not_null(at, "memory sample %d is missing:\n%s", i, text);
+        cr_expect_eq(strncmp(strstr(at, "\"args\""), memory[i], strlen(memory[i])), 0, "sample %d:\n%s", i, text);
+        at = strchr(at, '\n');
+    }
+    cr_expect_null(strstr(at, "\"name\":\"memory (MB)\""), "more memory samples than changes:\n%s", text);
+    at = strstr(text, "\"name\":\"in use (MB)\"");
+    cr_assert_not_null(at, "%s", text);
+    cr_expect_float_eq(json_number(at, "value"), 2.5, 1e-9);
+    at = strstr(at + 1, "\"name\":\"in use (MB)\"");
+    cr_assert_not_null(at, "%s", text);
+    cr_expect_float_eq(json_number(at, "value"), 1.5, 1e-9);
+}
+
+/* The figure named column in a one-row CSV with a header. */
+static double csv_figure(const char *csv, const char *column)
+{
+    const char *values = strchr(csv, '\n') + 1;
+    int index = 0;
+    for (const char *at = csv; at < values; at += strcspn(at, ",\n") + 1, index++)
+        if (strncmp(at, column, strlen(column)) == 0 && strchr(",\n", at[strlen(column)]) != NULL)
+            break;
+    for (const char *at = values;; at += strcspn(at, ",\n") + 1)
+        if (index-- == 0)
+            return strtod(at, NULL);
+}
+
+/* A ZeRO-3 run's memory track ends at the model state the run reports, kind by kind, and its
+ * gathered parameters are in use one unit at a time: each acquire's bytes back to 0 at its release. */
+Test(trace, a_zero3_run_shows_its_memory_by_kind_and_each_gathered_unit)
+{
+    char command[512], output[4096], path[128];
+    snprintf(command, sizeof command,
+             "timeout 120 mpiexec -n 2 build/solutions/09_zero3 train --config tiny --steps 2 --trace %s "
+             "--summary %s/summary.csv",
+             dir, dir);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/summary.csv", dir);
+    char summary[4096];
+    snprintf(summary, sizeof summary, "%s", read_file(path));
+    snprintf(path, sizeof path, "%s/rank_0.json", dir);
+    const char *text = read_file(path), *last = NULL, *memory = "\"name\":\"memory (MB)\"";
+    for (const char *at = strstr(text, memory); at != NULL; at = strstr(at + 1, memory))
+        last = at;
+    cr_assert_not_null(last, "no memory track:\n%s", text);
+    cr_expect_float_eq(json_number(last, "parameters"), csv_figure(summary, "params_mb"), 1e-6, "%s", summary);
+    cr_expect_float_eq(json_number(last, "gradients"), csv_figure(summary, "grads_mb"), 1e-6, "%s", summary);
+    cr_expect_float_eq(json_number(last, "adamw_m") + json_number(last, "adamw_v"), csv_figure(summary, "adam_mb"),
+                       1e-6, "%s", summary);
+    cr_expect_float_eq(json_number(last, "activations") + json_number(last, "backward_scratch"),
+                       csv_figure(summary, "activations_mb"), 1e-6, "%s", summary);
+    const char *gathered = "\"name\":\"parameters gathered, in use (MB)\"";
+    int samples = 0;
+    for (const char *at = strstr(text, gathered); at != NULL; at = strstr(at + 1, gathered), samples++) {
+        double value = json_number(at, "value");
+        if (samples % 2 == 0)
+            cr_expect_gt(value, 0, "acquire %d gathers nothing", samples / 2);
+        else
+            cr_expect_float_eq(value, 0, 1e-9, "release %d leaves %g MB in use", samples / 2, value);
+    }
+    cr_expect_gt(samples, 2 * 2 * 2, "%d samples: fewer than an acquire and a release per pass and step", samples);
+    cr_expect_eq(samples % 2, 0);
 }
 
 /* Every complete event line carries ph, pid, tid, name, ts and dur. */
