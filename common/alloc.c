@@ -1,6 +1,7 @@
 #include "alloc.h"
 
 #include "comm_log.h"
+#include "grow.h"
 #include "timer.h"
 
 #include <stdint.h>
@@ -62,14 +63,10 @@ static void note_change(MemKind kind)
 {
     if (!history.keep)
         return;
-    if (history.count == history.capacity) {
-        size_t capacity = history.capacity ? 2 * history.capacity : 256;
-        MemSample *grown = realloc(history.samples, capacity * sizeof *grown);
-        if (grown == NULL)
-            return;
-        history.samples = grown;
-        history.capacity = capacity;
-    }
+    MemSample *samples = grow_for_one(history.samples, &history.capacity, history.count, sizeof *samples, 256);
+    if (samples == NULL)
+        return;
+    history.samples = samples;
     history.samples[history.count++] = (MemSample){now_seconds(), kind, bytes_in_use[kind]};
 }
 
@@ -145,14 +142,10 @@ static long blocks_made[MEM_NUM_KINDS];
 
 int mem_block_added(const void *ptr, size_t bytes, MemKind kind)
 {
-    if (num_live == live_capacity) {
-        size_t capacity = live_capacity == 0 ? 64 : 2 * live_capacity;
-        LiveBlock *grown = realloc(live_blocks, capacity * sizeof *grown);
-        if (grown == NULL)
-            return -1;
-        live_blocks = grown;
-        live_capacity = capacity;
-    }
+    LiveBlock *blocks = grow_for_one(live_blocks, &live_capacity, num_live, sizeof *blocks, 64);
+    if (blocks == NULL)
+        return -1;
+    live_blocks = blocks;
     live_blocks[num_live++] = (LiveBlock){ptr, bytes, kind, blocks_made[kind]++};
     comm_log_memory("alloc", ptr, bytes, kind);
     return 0;

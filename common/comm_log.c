@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "comm_internal.h"
+#include "grow.h"
 #include "paths.h"
 #include "timer.h"
 
@@ -53,16 +54,12 @@ long comm_log_new_request(void)
  * event, the run goes on). */
 static LogEvent *append(const char *event, const void *buffer)
 {
-    if (log_state.count == log_state.capacity) {
-        size_t capacity = log_state.capacity ? 2 * log_state.capacity : 1024;
-        LogEvent *grown = realloc(log_state.events, capacity * sizeof *grown);
-        if (grown == NULL) {
-            log_state.dropped++;
-            return NULL;
-        }
-        log_state.events = grown;
-        log_state.capacity = capacity;
+    LogEvent *events = grow_for_one(log_state.events, &log_state.capacity, log_state.count, sizeof *events, 1024);
+    if (events == NULL) {
+        log_state.dropped++;
+        return NULL;
     }
+    log_state.events = events;
     double now = now_seconds();
     if (log_state.next_seq == 0)
         log_state.origin = now;

@@ -1,6 +1,7 @@
 #include "trace.h"
 
 #include "alloc.h"
+#include "grow.h"
 #include "paths.h"
 #include "timer.h"
 
@@ -89,14 +90,10 @@ void trace_record(TraceTrack track, const char *name, int unit, double start_sec
 {
     if (!trace.active)
         return;
-    if (trace.count == trace.capacity) {
-        size_t capacity = trace.capacity ? 2 * trace.capacity : 4096;
-        TraceEvent *grown = realloc(trace.events, capacity * sizeof *grown);
-        if (grown == NULL)
-            return; /* a trace missing its tail beats a run that stops */
-        trace.events = grown;
-        trace.capacity = capacity;
-    }
+    TraceEvent *events = grow_for_one(trace.events, &trace.capacity, trace.count, sizeof *events, 4096);
+    if (events == NULL)
+        return; /* a trace missing its tail beats a run that stops */
+    trace.events = events;
     trace.events[trace.count++] = (TraceEvent){name, unit, track, start_seconds, end_seconds};
 }
 
@@ -118,14 +115,11 @@ void trace_count(const char *name, double delta)
     CounterSample *counter = counter_named(name);
     if (counter == NULL)
         return;
-    if (trace.num_samples == trace.samples_capacity) {
-        size_t capacity = trace.samples_capacity ? 2 * trace.samples_capacity : 1024;
-        CounterSample *grown = realloc(trace.samples, capacity * sizeof *grown);
-        if (grown == NULL)
-            return;
-        trace.samples = grown;
-        trace.samples_capacity = capacity;
-    }
+    CounterSample *samples = grow_for_one(trace.samples, &trace.samples_capacity, trace.num_samples, sizeof *samples,
+                                          1024);
+    if (samples == NULL)
+        return;
+    trace.samples = samples;
     counter->time = now_seconds();
     counter->value += delta;
     trace.samples[trace.num_samples++] = *counter;

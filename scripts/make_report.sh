@@ -41,7 +41,7 @@ for needed in comparison.csv collectives.csv bucket_sweep.csv zero_memory.csv sh
     [ -e "$runs/$needed" ] || { echo "make_report: $runs/$needed is missing (run scripts/run_course.sh first)" >&2; exit 1; }
 done
 for lesson in "${lessons[@]}"; do
-    for file in summary.csv timeline.csv; do
+    for file in summary.csv timeline.csv memory.csv; do
         [ -f "$runs/traces/$lesson/$file" ] ||
             { echo "make_report: $runs/traces/$lesson/$file is missing (build/tools/analyze_traces makes it)" >&2; exit 1; }
     done
@@ -174,16 +174,33 @@ fi
 plot loss_drift loss_drift "data='$data/loss_drift.csv'; names='$(words "${loss_names[@]:1}")'"
 plot breakdown breakdown "data='$data/breakdown.csv'"
 # plot_timeline NAME TITLE TRACE_DIR: one step of an analysed trace (analyze_traces --timeline).
+# drawn_step TRACE_DIR: run_course.sh draws the next-to-last traced step; each step is marked
+# "step#N" in the trace.
+drawn_step() { echo $(($(grep -o '"name":"step#[0-9]*"' "$1/rank_0.json" | wc -l) - 1)); }
 plot_timeline() {
-    local trace_ranks step
+    local trace_ranks
     trace_ranks=$(awk -F, 'NR > 1 { n++ } END { print n }' "$3/summary.csv")
-    # run_course.sh draws the next-to-last traced step: each step is marked "step#N" in the trace
-    step=$(($(grep -o '"name":"step#[0-9]*"' "$3/rank_0.json" | wc -l) - 1))
-    plot timeline "$1" "data='$3/timeline.csv'; name='$2'; step='$step'; ranks=$trace_ranks; tracks='$(distinct "$3/timeline.csv" track)'"
+    plot timeline "$1" "data='$3/timeline.csv'; name='$2'; step='$(drawn_step "$3")'; ranks=$trace_ranks; tracks='$(distinct "$3/timeline.csv" track)'"
 }
 for lesson in "${lessons[@]}"; do plot_timeline "timeline_$lesson" "$lesson" "$runs/traces/$lesson"; done
 for lesson in "${yours_timelines[@]}"; do
     plot_timeline "timeline_${lesson}_yours" "your $lesson" "$runs/yours/traces/$lesson"
+done
+# Memory over one step, rank 0, for lesson 00 and each ZeRO stage, on one scale: the highest
+# stack of any of them (token shards left out, as the plot leaves them out).
+memory_lessons=() memory_steps=()
+for lesson in "${lessons[@]}"; do
+    [[ $lesson == 00_* || $lesson == *zero* ]] || continue
+    memory_lessons+=("$lesson") memory_steps+=("$data/memory_step_$lesson.csv")
+    publish "$data/memory_step_$lesson.csv" select_rows "$runs/traces/$lesson/memory.csv" rank 0
+done
+memory_top=$(awk -F, 'FNR == 1 { delete c; for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { s = 0; for (k in c) if (k ~ /_mb$/ && k != "data_mb" && k != "gathered_mb") s += $c[k]; if (s > top) top = s }
+    END { print (top > 0 ? top * 1.1 : 1) }' "${memory_steps[@]}")
+for lesson in "${memory_lessons[@]}"; do
+    gathered=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "gathered_mb") c = i; next } $c > 0 { g = 1 }
+        END { print g + 0 }' "$data/memory_step_$lesson.csv")
+    plot memory_step "memory_step_$lesson" "data='$data/memory_step_$lesson.csv'; name='$lesson'; step='$(drawn_step "$runs/traces/$lesson")'; ymax=$memory_top; gathered=$gathered"
 done
 plot sweep bucket_sweep "data='$data/bucket_sweep.csv'"
 plot memory memory "data='$data/memory_at_$ranks.csv'; ranks='$ranks'"
@@ -357,6 +374,9 @@ EOF
     echo '<h2 id="memory">Memory per rank: DDP and ZeRO-1/2/3</h2>'
     figure memory "Parameters, gradients and AdamW state per rank at $ranks ranks, as the tracking allocator measured them; the dot is the stage's formula (ZeRO-1: 8 + 8/N bytes per parameter, ...), which padded shards exceed by a few bytes."
     figure memory_ranks "Model state per rank as ranks grow: DDP stays flat, each ZeRO stage shards more of it."
+    for lesson in "${memory_lessons[@]}"; do
+        figure "memory_step_$lesson" "$lesson: what rank 0 keeps allocated during one step, by kind (from the trace's memory counter; token shards, host memory on any device, left out). Every lesson allocates at set-up and keeps it, so the bands are flat: their heights are the stage's savings. In ZeRO-3 the black line is the parameters a unit has gathered and is using, inside the communication memory that holds the gather buffers."
+    done
     figure shard_layout "ZeRO's shard plan (07_zero1 plan): each unit padded up to a multiple of the ranks and cut into one equal shard per rank."
     table html "$runs/zero_memory.csv" $memory_cols
     echo '<h2 id="collectives">Collectives (lesson 01)</h2>'
@@ -407,6 +427,7 @@ summary_md() {
     table md "$runs/zero_memory.csv" $memory_cols
     echo
     echo "![memory per rank](plots/memory.svg) ![memory against ranks](plots/memory_ranks.svg)"
+    for lesson in "${memory_lessons[@]}"; do echo "![memory over one step of $lesson](plots/memory_step_$lesson.svg)"; done
     echo "![shard plan](plots/shard_layout.svg)"
     echo
     echo "## Collectives (lesson 01): ![busbw](plots/busbw.svg)"

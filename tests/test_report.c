@@ -67,7 +67,7 @@ static void run_course(const char *flags)
 
 Test(report, a_small_run_builds_a_report_chromium_renders_with_every_plot_drawn)
 {
-    char command[1024], output[1 << 14];
+    char command[1536], output[1 << 14];
     run_course("--small");
     snprintf(command, sizeof command, "cat %s/report/summary.md", dir);
     cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
@@ -78,10 +78,17 @@ Test(report, a_small_run_builds_a_report_chromium_renders_with_every_plot_drawn)
     }
     for (size_t i = 0; i < sizeof plots / sizeof *plots; i++)
         expect_plot(plots[i]);
-    char ids[512] = "";
+    char ids[1024] = "";
     for (size_t i = 0; i < sizeof lessons / sizeof *lessons; i++) {
         char name[64];
         snprintf(name, sizeof name, "timeline_%s", lessons[i]);
+        expect_plot(name);
+        strcat(strcat(ids, " "), name);
+    }
+    static const char *const memory_lessons[] = {"00_single_device", "07_zero1", "08_zero2", "09_zero3"};
+    for (size_t i = 0; i < sizeof memory_lessons / sizeof *memory_lessons; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "memory_step_%s", memory_lessons[i]);
         expect_plot(name);
         strcat(strcat(ids, " "), name);
     }
@@ -89,6 +96,9 @@ Test(report, a_small_run_builds_a_report_chromium_renders_with_every_plot_drawn)
     snprintf(command, sizeof command, "grep -c 'One step of 02_naive_ddp (step 5)' %s/report/plots/timeline_02_naive_ddp.svg",
              dir);
     cr_expect_eq(shell_output(command, output, sizeof output), 0, "the timeline's title names another step");
+    snprintf(command, sizeof command, "grep -c 'over one step of 09_zero3 (step 5)' %s/report/plots/memory_step_09_zero3.svg",
+             dir);
+    cr_expect_eq(shell_output(command, output, sizeof output), 0, "the memory plot's title names another step");
     snprintf(command, sizeof command, "scripts/check_report.py %s/report loss loss_00_single_device breakdown "
              "bucket_sweep memory memory_ranks shard_layout busbw%s", dir, ids);
     int status = shell_output(command, output, sizeof output);
@@ -208,7 +218,8 @@ Test(report, a_failing_report_leaves_the_previous_files_and_no_temporary_one)
     }
     for (size_t i = 0; i < sizeof lessons / sizeof *lessons; i++) {
         static const char *const made[][2] = {{"runs/%s.csv", ""}, {"runs/traces/%s", NULL},
-                                              {"runs/traces/%s/summary.csv", ""}, {"runs/traces/%s/timeline.csv", ""}};
+                                              {"runs/traces/%s/summary.csv", ""}, {"runs/traces/%s/timeline.csv", ""},
+                                              {"runs/traces/%s/memory.csv", ""}};
         for (size_t m = 0; m < sizeof made / sizeof *made; m++) {
             snprintf(command, sizeof command, made[m][0], lessons[i]);
             make_in_dir(command, made[m][1]);

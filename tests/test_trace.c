@@ -320,6 +320,44 @@ Test(trace, the_timeline_holds_one_step_from_its_start)
     cr_expect_not_null(strstr(output, "fewer steps"), "%s", output);
 }
 
+/* memory.csv: the counters over step 1 (from the first event, 0 us, to the optimizer step's
+ * end, 300 us). The memory sample before the step is replayed into its first row; each change
+ * inside it gives a row before and after; the sample after the step is not read; a counter
+ * of another name is not read. */
+Test(trace, the_memory_over_one_step_holds_the_counters_from_before_it_and_each_change)
+{
+    char command[256], output[4096], path[128];
+    write_rank_0_trace(
+        "{\"ph\":\"C\",\"pid\":0,\"name\":\"memory (MB)\",\"ts\":-50,\"args\":{\"parameters\":1,\"gradients\":2}},\n"
+        "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"forward unit 1\",\"ts\":0,\"dur\":100},\n"
+        "{\"ph\":\"C\",\"pid\":0,\"name\":\"parameters gathered, in use (MB)\",\"ts\":20,\"args\":{\"value\":0.5}},\n"
+        "{\"ph\":\"C\",\"pid\":0,\"name\":\"parameters gathered, in use (MB)\",\"ts\":80,\"args\":{\"value\":0}},\n"
+        "{\"ph\":\"C\",\"pid\":0,\"name\":\"something else\",\"ts\":90,\"args\":{\"value\":7}},\n"
+        "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"optimizer step\",\"ts\":250,\"dur\":50},\n"
+        "{\"ph\":\"C\",\"pid\":0,\"name\":\"memory (MB)\",\"ts\":400,\"args\":{\"parameters\":3,\"gradients\":2}},\n",
+        "host");
+    snprintf(command, sizeof command, "build/tools/analyze_traces %s --timeline 1", dir);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    snprintf(path, sizeof path, "%s/memory.csv", dir);
+    cr_expect_str_eq(read_file(path),
+                     "rank,time_ms,parameters_mb,gradients_mb,adamw_m_mb,adamw_v_mb,activations_mb,"
+                     "backward_scratch_mb,data_mb,communication_mb,other_mb,gathered_mb\n"
+                     "0,0.0000,1.000000,2.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000\n"
+                     "0,0.0200,1.000000,2.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000\n"
+                     "0,0.0200,1.000000,2.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.500000\n"
+                     "0,0.0800,1.000000,2.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.500000\n"
+                     "0,0.0800,1.000000,2.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000\n"
+                     "0,0.3000,1.000000,2.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000,0.000000\n");
+    write_rank_0_trace("{\"ph\":\"C\",\"pid\":0,\"name\":\"memory (MB)\",\"ts\":5,\"args\":{\"parameters\":\"a lot\"}},\n"
+                       "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"optimizer step\",\"ts\":0,\"dur\":5},\n",
+                       "host");
+    snprintf(command, sizeof command, "build/tools/analyze_traces %s", dir);
+    cr_expect_eq(shell_output(command, output, sizeof output), 1, "%s", output);
+    cr_expect_not_null(strstr(output, "rank_0.json: counter event 1 has no name, ts or args, or a value that is not "
+                                      "a number\n"), "%s", output);
+    cr_expect_eq(strchr(output, '\n'), output + strlen(output) - 1, "more than one line: %s", output);
+}
+
 /* A timeline that cannot be completed (a step the trace lacks) fails, and the timeline.csv
  * already there stays as it was: the report would otherwise draw half a step. */
 Test(trace, a_timeline_that_fails_leaves_the_previous_file_as_it_was)
@@ -353,7 +391,7 @@ Test(trace, the_outputs_are_renamed_into_place_leaving_no_temporary_file)
     snprintf(command, sizeof command, "build/tools/analyze_traces %s --timeline 1 > /dev/null", dir);
     cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
     cr_assert_eq(files_list(dir, output, sizeof output), 0);
-    cr_expect_str_eq(output, "previous.csv\nrank_0.json\nsummary.csv\nsummary.html\ntimeline.csv\n");
+    cr_expect_str_eq(output, "memory.csv\nprevious.csv\nrank_0.json\nsummary.csv\nsummary.html\ntimeline.csv\n");
     snprintf(path, sizeof path, "%s/previous.csv", dir);
     cr_expect_str_eq(read_file(path), "the previous summary\n", "summary.csv was rewritten in place");
     snprintf(path, sizeof path, "%s/summary.csv", dir);

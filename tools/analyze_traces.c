@@ -19,8 +19,11 @@
  *
  * --timeline also writes DIR/timeline.csv (rank,track,start_ms,end_ms,name): every event of
  * optimizer step STEP (1-based), each rank's times from the start of its own step, so ranks on
- * machines whose clocks differ still line up; the course report draws it. It is written whole
- * the same way, and not at all when a rank has fewer steps.
+ * machines whose clocks differ still line up; the course report draws it. And DIR/memory.csv
+ * (rank,time_ms, MB in use of each kind of the tracking allocator, gathered_mb): the trace's
+ * counters over the same step, a row where the step begins, two at each change (before and
+ * after: the values hold between changes) and one where it ends. Both are written whole the
+ * same way, and not at all when a rank has fewer steps.
  *
  * The traces are read with cJSON (Debian's libcjson), so any valid formatting of one is
  * accepted (pretty-printed, on one line, as a JSON tool rewrote it), and a file that is not
@@ -33,7 +36,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "cli.h"
+#include "grow.h"
 #include "paths.h"
 #include "summary.h"
 
@@ -72,14 +77,10 @@ typedef struct {
 
 static int add(Intervals *list, double start, double end)
 {
-    if (list->count == list->capacity) {
-        size_t capacity = list->capacity ? 2 * list->capacity : 1024;
-        Interval *grown = realloc(list->items, capacity * sizeof *grown);
-        if (grown == NULL)
-            return -1;
-        list->items = grown;
-        list->capacity = capacity;
-    }
+    Interval *items = grow_for_one(list->items, &list->capacity, list->count, sizeof *items, 1024);
+    if (items == NULL)
+        return -1;
+    list->items = items;
     list->items[list->count++] = (Interval){start, end};
     return 0;
 }
@@ -181,10 +182,22 @@ typedef struct {
     double ts, dur;
 } Event;
 
+/* The counters memory.csv holds: the allocator's kinds (the series of "memory (MB)"), then
+ * the parameters a ZeRO-3 unit has gathered and is using. */
+enum { SERIES_GATHERED = MEM_NUM_KINDS, NUM_SERIES };
+
+/* One value of one counter series from ts (us) on. */
+typedef struct {
+    double ts, mb;
+    int series;
+} Sample;
+
 /* One rank's trace file, parsed. */
 typedef struct {
     Event *events;
     size_t count;
+    Sample *samples;
+    size_t num_samples;
     int world;       /* distributedInfo.world_size: the run's ranks */
     int host_timing; /* otherData.timing is "host" */
 } TraceFile;
@@ -217,11 +230,45 @@ static double number_in(const cJSON *object, const char *key, int *missing)
     return cJSON_IsNumber(item) ? item->valuedouble : 0.0;
 }
 
+static int series_named(const char *name)
+{
+    for (int kind = 0; kind < MEM_NUM_KINDS; kind++)
+        if (strcmp(name, mem_kind_name((MemKind)kind)) == 0)
+            return kind;
+    return -1;
+}
+
+/* A counter event's values into t->samples: every kind of "memory (MB)", the value of the
+ * gathered parameters' counter; other counters are not read. -1 when one is not a number. */
+static int take_counter(const cJSON *e, TraceFile *t)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name"), *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+    int missing = !cJSON_IsString(name) || !cJSON_IsObject(args);
+    double ts = number_in(e, "ts", &missing);
+    if (missing || !(fabs(ts) <= 1e18))
+        return -1;
+    int memory = strcmp(name->valuestring, "memory (MB)") == 0;
+    if (!memory && strcmp(name->valuestring, "parameters gathered, in use (MB)") != 0)
+        return 0;
+    const cJSON *arg;
+    int taken[NUM_SERIES] = {0}; /* a key given twice counts once: at most NUM_SERIES samples an event */
+    cJSON_ArrayForEach(arg, args) {
+        int series = memory ? series_named(arg->string) : strcmp(arg->string, "value") == 0 ? SERIES_GATHERED : -1;
+        if (series < 0 || taken[series]++)
+            continue;
+        if (!cJSON_IsNumber(arg) || !(fabs(arg->valuedouble) <= 1e18))
+            return -1;
+        t->samples[t->num_samples++] = (Sample){ts, arg->valuedouble, series};
+    }
+    return 0;
+}
+
 /* The complete events of a parsed trace into t; -1 with the reason printed. */
 static int take_events(const char *path, const cJSON *events, TraceFile *t)
 {
     t->events = calloc((size_t)cJSON_GetArraySize(events) + 1, sizeof *t->events);
-    if (t->events == NULL) {
+    t->samples = calloc((size_t)cJSON_GetArraySize(events) * NUM_SERIES + 1, sizeof *t->samples);
+    if (t->events == NULL || t->samples == NULL) {
         fprintf(TRACE_COMPLAINTS, "analyze_traces: out of memory reading %s\n", path);
         return -1;
     }
@@ -230,6 +277,11 @@ static int take_events(const char *path, const cJSON *events, TraceFile *t)
     cJSON_ArrayForEach(e, events) {
         const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
         index++;
+        if (cJSON_IsString(ph) && strcmp(ph->valuestring, "C") == 0 && take_counter(e, t) != 0) {
+            fprintf(TRACE_COMPLAINTS, "analyze_traces: %s: counter event %d has no name, ts or args, or a value "
+                                      "that is not a number\n", path, index);
+            return -1;
+        }
         if (!cJSON_IsString(ph) || strcmp(ph->valuestring, "X") != 0)
             continue;
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
@@ -561,16 +613,75 @@ static int write_timeline_csv(FILE *out, const char *path, const void *what, cha
     return check_written(out, path, err, err_len);
 }
 
+static int by_time(const void *a, const void *b)
+{
+    const Sample *x = a, *y = b;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static void write_memory_row(FILE *out, int rank, double ms, const double *mb)
+{
+    fprintf(out, "%d,%.4f", rank, ms);
+    for (int s = 0; s < NUM_SERIES; s++)
+        fprintf(out, ",%.6f", mb[s]);
+    fputc('\n', out);
+}
+
+/* The counters of one rank over the step: what they held when it began (the samples before it,
+ * replayed), then each change inside it. A trace without counters gives no rows. */
+static int memory_rank(FILE *out, const Timeline *timeline, int rank, char *err, size_t err_len)
+{
+    double begin = 0, end = 0, mb[NUM_SERIES] = {0};
+    TraceFile *t = (TraceFile *)&timeline->files[rank];
+    if (find_step(t, timeline->step, &begin, &end) != 0) {
+        snprintf(err, err_len, "--timeline %d: %s/rank_%d.json has fewer steps", timeline->step, timeline->dir, rank);
+        return -1;
+    }
+    if (t->num_samples == 0)
+        return 0;
+    qsort(t->samples, t->num_samples, sizeof *t->samples, by_time); /* each counter is written in order of its own */
+    size_t i = 0;
+    for (; i < t->num_samples && t->samples[i].ts < begin; i++)
+        mb[t->samples[i].series] = t->samples[i].mb;
+    write_memory_row(out, rank, 0.0, mb);
+    for (; i < t->num_samples && t->samples[i].ts < end; i++) {
+        if (mb[t->samples[i].series] == t->samples[i].mb)
+            continue; /* a memory sample carries every kind: most of them as they were */
+        double ms = (t->samples[i].ts - begin) / 1e3;
+        write_memory_row(out, rank, ms, mb);
+        mb[t->samples[i].series] = t->samples[i].mb;
+        write_memory_row(out, rank, ms, mb);
+    }
+    write_memory_row(out, rank, (end - begin) / 1e3, mb);
+    return 0;
+}
+
+static int write_memory_csv(FILE *out, const char *path, const void *what, char *err, size_t err_len)
+{
+    const Timeline *timeline = what;
+    fprintf(out, "rank,time_ms");
+    for (int kind = 0; kind < MEM_NUM_KINDS; kind++)
+        fprintf(out, ",%s_mb", mem_kind_name((MemKind)kind));
+    fprintf(out, ",gathered_mb\n");
+    for (int r = 0; r < timeline->ranks; r++)
+        if (memory_rank(out, timeline, r, err, err_len) != 0)
+            return -1;
+    return check_written(out, path, err, err_len);
+}
+
 static int write_timeline(const char *dir, const TraceFile *files, int ranks, int step)
 {
     Timeline timeline = {dir, files, ranks, step};
-    return write_output(dir, "timeline.csv", write_timeline_csv, &timeline);
+    if (write_output(dir, "timeline.csv", write_timeline_csv, &timeline) != 0)
+        return 1;
+    return write_output(dir, "memory.csv", write_memory_csv, &timeline);
 }
 
 static int usage(FILE *out, int status)
 {
     fprintf(out, "usage: analyze_traces DIR [--timeline STEP]   (DIR: the folder a run's --trace wrote)\n"
-                 "  --timeline STEP  also write DIR/timeline.csv: the events of optimizer step STEP (from 1)\n");
+                 "  --timeline STEP  also write DIR/timeline.csv and DIR/memory.csv: the events and the memory\n"
+                 "                   counters of optimizer step STEP (from 1)\n");
     return status;
 }
 
@@ -580,7 +691,8 @@ typedef struct {
 
 static const Flag flags[] = {
     {"timeline", FLAG_INT, offsetof(Options, timeline_step),
-     "also write DIR/timeline.csv: the events of optimizer step STEP (from 1)", 1, 1000000, 0},
+     "also write DIR/timeline.csv and DIR/memory.csv: the events and the memory counters of optimizer step STEP "
+     "(from 1)", 1, 1000000, 0},
     {NULL, 0, 0, NULL, 0, 0, 0},
 };
 

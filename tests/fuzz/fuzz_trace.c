@@ -1,5 +1,5 @@
 /* The trace analyzer's reader (tools/analyze_traces.c, its own main renamed) on any bytes:
- * a trace's breakdown or a one-line refusal, never a crash. */
+ * a trace's breakdown and its first step's memory rows, or a one-line refusal, never a crash. */
 #define _GNU_SOURCE
 #include "fuzz_input.h"
 
@@ -30,8 +30,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         breakdown(&rank);
         free(rank.compute.items);
         free(rank.comm.items);
+        char err[256];
+        Timeline first_step = {"fuzz", &trace, 1, 1}; /* memory.csv's rows of step 1, to /dev/null */
+        memory_rank(refusals, &first_step, 0, err, sizeof err);
     }
     free(trace.events);
+    free(trace.samples);
     close(fd);
     return 0;
 }
