@@ -4,7 +4,9 @@
 # multiples of the fp32 parameter bytes (psi): 2 psi for DDP (an all-reduce), ZeRO-1 and
 # ZeRO-2 (a reduce-scatter and an all-gather), 3 psi for ZeRO-3 (an all-gather before
 # forward and again before backward, and the reduce-scatter). OpenBLAS's auto-detected
-# kernels; median step time of BENCH_ROUNDS runs (default 3).
+# kernels; median step time of BENCH_ROUNDS runs (default 3). Where python3-torch is
+# installed, PyTorch's DDP and its ZeRO-1 (ZeroRedundancyOptimizer) on the same shape follow,
+# with AdamW's state per rank (PyTorch's ZeRO-1 gives each rank whole parameters).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
@@ -12,7 +14,8 @@ unset OPENBLAS_CORETYPE
 repeats=${BENCH_ROUNDS:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-common="--config course --steps 40 --val-every 0 --gen-tokens 0 --threads 1"
+shape="--config course --steps 40 --val-every 0 --threads 1" # what PyTorch's runs take too
+common="$shape --gen-tokens 0"
 
 # Prints "median_step_seconds comm_mb_per_step" of $repeats runs of a lesson.
 measure() {
@@ -42,4 +45,31 @@ for entry in "07_zero1:zero1:2 psi" "08_zero2:zero2:2 psi" "09_zero3:zero3:3 psi
     # shellcheck disable=SC2086 # the lesson and its flags are words
     read -r s mb < <(measure $command)
     row "$name" "$s" "$mb" "$formula"
+done
+
+# Prints "median_step_seconds adam_mb" of $repeats PyTorch runs at 2 ranks (FLAGS: --zero1 or
+# none), or nothing when PyTorch is not installed.
+measure_pytorch() {
+    local times=() summary=$work/pt/pytorch_ddp_summary.csv adam_mb=""
+    for _ in $(seq "$repeats"); do
+        rm -f "$summary"
+        # shellcheck disable=SC2086 # flag lists are words
+        scripts/pytorch_ddp.sh run "$work/pt" --ranks 2 "$@" $shape >"$work/log" 2>&1 </dev/null ||
+            { cat "$work/log" >&2; return 1; }
+        [ -f "$summary" ] || return 0 # skipped: no PyTorch
+        times+=("$(summary_field "$summary" step_time_avg_s)")
+        adam_mb=$(summary_field "$summary" adam_mb)
+    done
+    echo "$(printf '%s\n' "${times[@]}" | median)" "$adam_mb"
+}
+echo "PyTorch on the same shape, 2 ranks x 1 thread (gloo), median of $repeats"
+printf '  %-22s %9s %12s %18s\n' run "step ms" "x bucketed" "AdamW m, v MB/rank"
+for entry in "pytorch_ddp:" "pytorch_zero1:--zero1"; do
+    # shellcheck disable=SC2086 # the flag, or none
+    result=$(measure_pytorch ${entry#*:}) # a run that fails stops the script, its log shown
+    [ -n "$result" ] ||
+        { echo "  pytorch: skipped: python3-torch is not installed (apt-get install python3-torch)"; break; }
+    read -r s adam_mb <<<"$result"
+    awk -v name="${entry%%:*}" -v s="$s" -v base="$base_s" -v adam="$adam_mb" \
+        'BEGIN { printf "  %-22s %9.2f %12.3f %18.3f\n", name, 1e3 * s, s / base, adam }'
 done

@@ -113,9 +113,11 @@ for copied in bucket_sweep.csv comparison.csv; do publish "$data/$copied" cat "$
 # Loss curves: every lesson's per-step CSV, and PyTorch's when it ran.
 loss_files=() loss_names=()
 for lesson in "${lessons[@]}"; do loss_files+=("$runs/$lesson.csv") loss_names+=("$lesson"); done
-if [ -f "$runs/pytorch/pytorch_ddp.csv" ] && grep -q pytorch "$runs/comparison.csv"; then
-    loss_files+=("$runs/pytorch/pytorch_ddp.csv") loss_names+=(pytorch_ddp)
-fi
+for pytorch in pytorch:pytorch_ddp pytorch_zero1:pytorch_zero1; do # FOLDER:STRATEGY
+    if [ -f "$runs/${pytorch%%:*}/pytorch_ddp.csv" ] && grep -q "^${pytorch#*:}," "$runs/comparison.csv"; then
+        loss_files+=("$runs/${pytorch%%:*}/pytorch_ddp.csv") loss_names+=("${pytorch#*:}")
+    fi
+done
 
 # |loss - lesson 00's loss| per step for every other strategy (empty where equal: no log of 0).
 loss_drift_csv() {

@@ -12,10 +12,16 @@ The configuration is never written down here: it is asked from lesson 00 itself
 this script trains exactly what lesson 00 would train with the same flags.
 
     pytorch_ddp.py --init-from CKPT [--config PRESET] [lesson 00 flags] [--csv PATH]
-                   [--summary PATH] [--ranks N | --eager] [--steps N]
+                   [--summary PATH] [--ranks N [--zero1] | --eager] [--steps N]
 
 --eager trains in one process without DDP or a process group: PyTorch eager, the baseline
 beside lesson 00 on one device (strategy "pytorch_eager" in the summary).
+
+--zero1 keeps DDP and shards AdamW's state with PyTorch's own ZeRO-1, ZeroRedundancyOptimizer
+(strategy "pytorch_zero1"): the baseline beside lesson 07. The summary's params_mb, grads_mb
+and adam_mb are what one rank keeps, the largest over the ranks. PyTorch's FSDP (ZeRO-2 and
+-3) is not offered: Debian 12's python3-torch (1.13) cannot import torch.distributed.fsdp on
+its Python 3.11 (a dataclass default that Python 3.11 refuses; PyTorch 2.0 fixed it).
 
 --csv and --summary are written whole: to a temporary file in the same folder, renamed into
 place, so a run that fails leaves an earlier file as it was. Their folders are checked before
@@ -58,7 +64,7 @@ FINAL_KINDS = ["lnfw", "lnfb"]
 CSV_HEADER = "step,loss,grad_norm,lr,ms,tokens_per_s,val_loss"
 SUMMARY_HEADER = ("strategy,ranks,threads,steps_measured,step_time_avg_s,step_time_std_s,"
                   "comm_time_avg_s,comm_time_std_s,comm_frac_avg,comm_frac_std,"
-                  "tokens_per_s,peak_rss_mb,last_loss")
+                  "tokens_per_s,peak_rss_mb,last_loss,params_mb,grads_mb,adam_mb")
 
 # Lesson 00 flags this script cannot pass on: they would make the configuration query
 # write files or do work, or they belong to this script.
@@ -98,6 +104,9 @@ def parse_args(argv):
     parser.add_argument("--eager", action="store_true",
                         help="one process, no DDP: plain PyTorch eager (the baseline for "
                              "lesson 00); --ranks is then 1")
+    parser.add_argument("--zero1", action="store_true",
+                        help="DDP with PyTorch's ZeroRedundancyOptimizer (ZeRO-1): each rank keeps "
+                             "AdamW's state of its share of the parameters (strategy pytorch_zero1)")
     parser.add_argument("--steps", type=int, metavar="N",
                         help="optimizer steps (the preset's when left out)")
     parser.add_argument("--lesson-binary", default=DEFAULT_LESSON_BINARY, metavar="PATH",
@@ -106,6 +115,8 @@ def parse_args(argv):
     args, pass_through = parser.parse_known_args(argv)
     if args.eager and "--ranks" in argv:
         raise InputError("--eager runs one process: leave out --ranks")
+    if args.eager and args.zero1:
+        raise InputError("--eager runs one process without a process group: ZeRO-1 needs ranks")
     if args.eager:
         args.ranks = 1
     check_pass_through(pass_through)
@@ -416,9 +427,22 @@ def make_model_class(torch):
     return GPT
 
 
-class AdamW:
-    """adamw_update() of common/kernels_cpu.c over the flat buffers, operation by
+def adamw_update(params, grads, m, v, cfg, step_count, lr, grad_scale):
+    """adamw_update() of common/kernels_cpu.c on one buffer and its state, operation by
     operation in float32 so that every element rounds as the C loop does."""
+    m_correction, v_correction = bias_corrections(cfg, step_count)
+    g = grads * float(grad_scale)
+    m.mul_(float(cfg["beta1"])).add_(g * float(f32(1.0) - cfg["beta1"]))
+    v.mul_(float(cfg["beta2"])).add_((g * float(f32(1.0) - cfg["beta2"])) * g)
+    m_hat = m * float(m_correction)
+    v_hat = v * float(v_correction)
+    # decoupled weight decay on every parameter, inside the lr product as in C
+    update = m_hat / (v_hat.sqrt() + float(cfg["eps"])) + params * float(cfg["weight-decay"])
+    params.sub_(update * float(lr))
+
+
+class AdamW:
+    """The course's AdamW over the flat buffers (DDP and eager: every rank keeps all of m, v)."""
 
     def __init__(self, torch, flat_params, config):
         self.params = flat_params
@@ -426,22 +450,56 @@ class AdamW:
         self.v = torch.zeros_like(flat_params)
         self.config = config
         self.step_count = 0
-        one = f32(1.0)
-        self.one_minus_beta1 = float(one - config["beta1"])
-        self.one_minus_beta2 = float(one - config["beta2"])
 
     def step(self, flat_grads, lr, grad_scale):
-        cfg = self.config
         self.step_count += 1
-        m_correction, v_correction = bias_corrections(cfg, self.step_count)
-        g = flat_grads * float(grad_scale)
-        self.m.mul_(float(cfg["beta1"])).add_(g * self.one_minus_beta1)
-        self.v.mul_(float(cfg["beta2"])).add_((g * self.one_minus_beta2) * g)
-        m_hat = self.m * float(m_correction)
-        v_hat = self.v * float(v_correction)
-        # decoupled weight decay on every parameter, inside the lr product as in C
-        update = m_hat / (v_hat.sqrt() + float(cfg["eps"])) + self.params * float(cfg["weight-decay"])
-        self.params.sub_(update * float(lr))
+        adamw_update(self.params, flat_grads, self.m, self.v, self.config, self.step_count, lr, grad_scale)
+
+    def state_bytes(self):
+        return 4 * (self.m.numel() + self.v.numel())
+
+
+def make_sharded_adamw(torch):
+    """PyTorch's ZeRO-1, ZeroRedundancyOptimizer, over the course's AdamW: it gives each rank
+    whole parameters (greedily, largest first, to even out the bytes), the rank keeps m and v
+    of those alone, steps them, and broadcasts them to the others after the step."""
+
+    class CourseAdamW(torch.optim.Optimizer):
+        """The same arithmetic per parameter (elementwise, so each element rounds as in the
+        flat buffer); lr and the clipping scale come in the param group each step."""
+
+        def __init__(self, params, config, lr=0.0, grad_scale=1.0):
+            super().__init__(params, {"lr": lr, "grad_scale": grad_scale})
+            self.config = config
+            self.step_count = 0
+
+        @torch.no_grad()
+        def step(self, closure=None):
+            self.step_count += 1
+            for group in self.param_groups:
+                for p in group["params"]:
+                    state = self.state[p]
+                    if not state:
+                        state["m"], state["v"] = torch.zeros_like(p), torch.zeros_like(p)
+                    adamw_update(p, p.grad, state["m"], state["v"], self.config, self.step_count,
+                                 group["lr"], group["grad_scale"])
+
+    class ShardedAdamW:
+        def __init__(self, parameters, config):
+            from torch.distributed.optim import ZeroRedundancyOptimizer
+            self.zero = ZeroRedundancyOptimizer(parameters, optimizer_class=CourseAdamW, config=config)
+
+        def step(self, flat_grads, lr, grad_scale):
+            del flat_grads  # each parameter's .grad holds its part, averaged by DDP
+            for group in self.zero.param_groups:
+                group["lr"], group["grad_scale"] = float(lr), float(grad_scale)
+            self.zero.step()
+
+        def state_bytes(self):
+            return sum(4 * tensor.numel() for state in self.zero.optim.state.values()
+                       for tensor in state.values())
+
+    return ShardedAdamW
 
 
 # ---------------------------------------------------------------- one rank
@@ -461,7 +519,9 @@ class Rank:
         self.model = model
         self.eager = settings["eager"]
         self.ddp = model if self.eager else torch.nn.parallel.DistributedDataParallel(model)
-        self.optimizer = AdamW(torch, self.flat_params, config)
+        self.zero1 = settings["zero1"]
+        self.optimizer = (make_sharded_adamw(torch)(model.ordered, config) if self.zero1
+                          else AdamW(torch, self.flat_params, config))
         self.train = BatchCursor(load_shard(config["train"], config), config["batch"],
                                  config["seq"], rank, self.world)
         self.val = None
@@ -512,6 +572,16 @@ class Rank:
         every, steps = self.config["val-every"], self.config["steps"]
         return self.val is not None and ((step + 1) % every == 0 or step + 1 == steps)
 
+    def model_state_mb(self):
+        """Parameters, gradients and AdamW state this rank keeps (MB), each the largest over
+        the ranks: ZeRO-1's shares of whole parameters are not all the same size."""
+        grads = sum(4 * p.grad.numel() for p in self.model.ordered if p.grad is not None)
+        figures = self.torch.tensor([4 * self.flat_params.numel(), grads, self.optimizer.state_bytes()],
+                                    dtype=self.torch.float64)
+        if not self.eager:
+            self.torch.distributed.all_reduce(figures, op=self.torch.distributed.ReduceOp.MAX)
+        return [value / 1e6 for value in figures.tolist()]
+
     def slowest(self, seconds):
         """Per-step wall times, the slowest rank's for each step (one collective at the end,
         so that timing does not add a synchronisation to every step)."""
@@ -552,8 +622,9 @@ def train_rank(rank, settings, init_file):
             log_step(config, step, row)
     for row, seconds in zip(rows, worker.slowest([row["seconds"] for row in rows])):
         row["seconds"], row["tokens_per_s"] = seconds, tokens_per_step / seconds
+    memory = worker.model_state_mb()
     if rank == 0:
-        write_outputs(settings, rows, peak_rss_mb())
+        write_outputs(settings, rows, peak_rss_mb(), memory)
     if not settings["eager"]:
         leave_without_teardown(dist)
 
@@ -590,7 +661,13 @@ def write_csv(path, rows):
     write_atomically(path, "\n".join(lines) + "\n")
 
 
-def summary_fields(settings, rows, peak_rss_mb):
+def strategy_name(settings):
+    if settings["eager"]:
+        return "pytorch_eager"
+    return "pytorch_zero1" if settings["zero1"] else "pytorch_ddp"
+
+
+def summary_fields(settings, rows, peak_rss_mb, memory):
     config = settings["config"]
     warmup = min(5, len(rows) // 2)
     measured = [row["seconds"] for row in rows[warmup:]]
@@ -600,18 +677,21 @@ def summary_fields(settings, rows, peak_rss_mb):
     # DDP overlaps its all-reduce with backward inside autograd and exposes no timing for
     # it, so the communication columns stay empty instead of holding a guess.
     comm = ["", "", "", ""]
-    return (["pytorch_eager" if settings["eager"] else "pytorch_ddp", str(settings["ranks"]), str(config["threads"]), str(len(measured)),
+    return ([strategy_name(settings), str(settings["ranks"]), str(config["threads"]), str(len(measured)),
              f"{average:.6f}", f"{spread:.6f}"] + comm +
-            [f"{tokens_per_s:.1f}", f"{peak_rss_mb:.1f}", fmt(rows[-1]["loss"])])
+            [f"{tokens_per_s:.1f}", f"{peak_rss_mb:.1f}", fmt(rows[-1]["loss"])] +
+            [f"{mb:.6f}" for mb in memory])
 
 
-def write_outputs(settings, rows, peak_rss_mb):
+def write_outputs(settings, rows, peak_rss_mb, memory):
     if settings["csv"] is not None:
         write_csv(settings["csv"], rows)
-    fields = summary_fields(settings, rows, peak_rss_mb)
+    fields = summary_fields(settings, rows, peak_rss_mb, memory)
     print(f"summary: {fields[1]} ranks x {fields[2]} thread(s) | step {float(fields[4]) * 1e3:.2f} "
           f"+- {float(fields[5]) * 1e3:.2f} ms over {fields[3]} steps | {fields[10]} tok/s | "
           f"peak RSS rank 0 {fields[11]} MB", flush=True)
+    print(f"model state/rank (MB): params {memory[0]:.3f} + grads {memory[1]:.3f} + AdamW m, v "
+          f"{memory[2]:.3f} (the largest rank's each)", flush=True)
     if settings["summary"] is not None:
         write_atomically(settings["summary"], SUMMARY_HEADER + "\n" + ",".join(fields) + "\n")
 
@@ -644,6 +724,8 @@ def check_output_path(flag, path):
 
 def describe(torch, args, config):
     how = "eager, one process" if args.eager else f"{args.ranks} ranks over gloo"
+    if args.zero1:
+        how += ", AdamW state sharded (ZeroRedundancyOptimizer)"
     print(f"pytorch_ddp: {how} x {config['threads']} thread(s) | torch "
           f"{torch.__version__} | BLAS {blas_name(torch)}")
     print(f"model L{config['layers']} H{config['heads']} C{config['channels']} "
@@ -674,7 +756,7 @@ def launch(args, config):
     import torch.multiprocessing as mp
     describe(torch, args, config)
     settings = {"config": config, "ranks": args.ranks, "init_from": args.init_from,
-                "csv": args.csv, "summary": args.summary, "eager": args.eager}
+                "csv": args.csv, "summary": args.summary, "eager": args.eager, "zero1": args.zero1}
     if args.eager:
         train_rank(0, settings, None)
         return

@@ -2,14 +2,16 @@
 # PyTorch DDP beside our C code: an optional cross-check and a baseline row.
 #
 #   scripts/pytorch_ddp.sh check
-#       Lesson 00 (single device) and PyTorch DDP at 2 ranks train the reference preset
-#       from the same initial weights; their loss, grad norm and validation loss must agree
-#       within tests/tolerance.sh. Exit 0 agree, 1 disagree, 77 skipped (no PyTorch),
-#       2 anything else went wrong.
-#   scripts/pytorch_ddp.sh run OUT_DIR [--config PRESET] [--ranks N | --eager] [lesson 00 flags]
+#       Lesson 00 (single device), PyTorch DDP at 2 ranks and PyTorch's ZeRO-1 (DDP with
+#       ZeroRedundancyOptimizer) at 2 ranks train the reference preset from the same
+#       initial weights; each PyTorch run's loss, grad norm and validation loss must agree
+#       with lesson 00's within tests/tolerance.sh. Exit 0 agree, 1 disagree, 77 skipped
+#       (no PyTorch), 2 anything else went wrong.
+#   scripts/pytorch_ddp.sh run OUT_DIR [--config PRESET] [--ranks N [--zero1] | --eager] [lesson 00 flags]
 #       Saves lesson 00's initial weights for that configuration in OUT_DIR/init.bin and
-#       trains them with PyTorch DDP (2 ranks unless --ranks), or with --eager in one
-#       process without DDP: OUT_DIR/pytorch_ddp.csv and OUT_DIR/pytorch_ddp_summary.csv.
+#       trains them with PyTorch DDP (2 ranks unless --ranks; --zero1 shards AdamW's state
+#       with ZeroRedundancyOptimizer), or with --eager in one process without DDP:
+#       OUT_DIR/pytorch_ddp.csv and OUT_DIR/pytorch_ddp_summary.csv.
 #       Exit 0 (also when skipped: no PyTorch). Paths inside the flags (--train, --val) are
 #       relative to the repository root.
 #
@@ -67,6 +69,19 @@ save_initial_weights() {
         die "lesson 00 could not save the initial weights to $checkpoint"
 }
 
+# compare_with_lesson_00 PYTHON WORK NAME [FLAG]: PyTorch at 2 ranks on the reference preset
+# from WORK/init.bin, against lesson 00's WORK/lesson00.csv. Status as compare_runs: 0 or 1.
+compare_with_lesson_00() {
+    local python=$1 work=$2 name=$3 status=0
+    shift 3
+    "$python" scripts/pytorch_ddp.py --config reference --ranks 2 "$@" --init-from "$work/init.bin" \
+        --csv "$work/$name.csv" >"$work/$name.log" 2>&1 ||
+        die "pytorch_ddp.py failed: $(tail -n 1 "$work/$name.log")"
+    "$compare" "$work/lesson00.csv" "$work/$name.csv" --columns loss,grad_norm,val_loss \
+        --rtol "$LOSS_RTOL" --atol "$LOSS_ATOL" --label "$name vs lesson 00" || status=$?
+    [ "$status" -le 1 ] || die "compare_runs could not compare the two runs"
+    return "$status"
+}
 check_dir=
 remove_check_dir() {
     [ -z "$check_dir" ] || rm -rf "$check_dir"
@@ -83,19 +98,15 @@ check() {
     "$lesson" train --config reference --gen-tokens 0 --init-from "$work/init.bin" \
         --csv "$work/lesson00.csv" >"$work/lesson00.log" ||
         die "lesson 00 failed: $(tail -n 1 "$work/lesson00.log")"
-    "$python" scripts/pytorch_ddp.py --config reference --ranks 2 --init-from "$work/init.bin" \
-        --csv "$work/pytorch_ddp.csv" >"$work/pytorch_ddp.log" 2>&1 ||
-        die "pytorch_ddp.py failed: $(tail -n 1 "$work/pytorch_ddp.log")"
     local status=0
-    "$compare" "$work/lesson00.csv" "$work/pytorch_ddp.csv" --columns loss,grad_norm,val_loss \
-        --rtol "$LOSS_RTOL" --atol "$LOSS_ATOL" --label "pytorch_ddp vs lesson 00" || status=$?
-    [ "$status" -le 1 ] || die "compare_runs could not compare the two runs"
+    compare_with_lesson_00 "$python" "$work" pytorch_ddp || status=$?
+    compare_with_lesson_00 "$python" "$work" pytorch_zero1 --zero1 || status=$?
     return "$status"
 }
 
 # Splits "--ranks N" and "--eager" (ours) from the lesson 00 flags, which go to both programs.
 run() {
-    local python=$1 out_dir=$2 how=(--ranks 2)
+    local python=$1 out_dir=$2 how=(--ranks 2) zero1=()
     shift 2
     local flags=()
     while [ $# -gt 0 ]; do
@@ -106,6 +117,9 @@ run() {
         elif [ "$1" = --eager ]; then
             how=(--eager)
             shift
+        elif [ "$1" = --zero1 ]; then
+            zero1=(--zero1)
+            shift
         else
             flags+=("$1")
             shift
@@ -113,7 +127,7 @@ run() {
     done
     mkdir -p "$out_dir" || die "cannot create $out_dir"
     save_initial_weights "$out_dir/init.bin" "${flags[@]}"
-    "$python" scripts/pytorch_ddp.py "${how[@]}" --init-from "$out_dir/init.bin" \
+    "$python" scripts/pytorch_ddp.py "${how[@]}" "${zero1[@]}" --init-from "$out_dir/init.bin" \
         --csv "$out_dir/pytorch_ddp.csv" --summary "$out_dir/pytorch_ddp_summary.csv" "${flags[@]}"
 }
 

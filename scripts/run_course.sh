@@ -173,10 +173,13 @@ mpiexec -n "$ranks" build/solutions/05_bucketed_ddp sweep "${config[@]}" --sizes
     --csv "$runs/bucket_sweep.csv" </dev/null
 
 echo
-part "PyTorch DDP (gloo, $ranks ranks)"
-rm -f "$runs/pytorch/pytorch_ddp_summary.csv"
-if scripts/pytorch_ddp.sh run "$runs/pytorch" "${config[@]}"; then
+part "PyTorch DDP and PyTorch's ZeRO-1 (gloo, $ranks ranks)"
+rm -f "$runs/pytorch/pytorch_ddp_summary.csv" "$runs/pytorch_zero1/pytorch_ddp_summary.csv"
+if scripts/pytorch_ddp.sh run "$runs/pytorch" --ranks "$ranks" "${config[@]}"; then
     [ -f "$runs/pytorch/pytorch_ddp_summary.csv" ] && summaries+=("$runs/pytorch/pytorch_ddp_summary.csv")
+fi
+if scripts/pytorch_ddp.sh run "$runs/pytorch_zero1" --ranks "$ranks" --zero1 "${config[@]}"; then
+    [ -f "$runs/pytorch_zero1/pytorch_ddp_summary.csv" ] && summaries+=("$runs/pytorch_zero1/pytorch_ddp_summary.csv")
 fi
 
 echo

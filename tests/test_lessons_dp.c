@@ -343,7 +343,8 @@ Test(lessons_dp, lesson_00_refuses_more_than_one_rank)
 /* PyTorch's own DDP (gloo, 2 ranks) from the same checkpoint and shards agrees with lesson
  * 00 step for step: our model, data order and optimizer are PyTorch's. Optional: skipped
  * where python3-torch is not installed. */
-Test(lessons_dp, pytorch_ddp_matches_lesson_00)
+/* PyTorch's own DDP and its ZeRO-1 (ZeroRedundancyOptimizer), from lesson 00's weights. */
+Test(lessons_dp, pytorch_ddp_and_zero1_match_lesson_00)
 {
     char output[16384];
     int status = shell_output("timeout 300 scripts/pytorch_ddp.sh check", output, sizeof output);
