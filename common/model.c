@@ -78,7 +78,7 @@ static void advance_param_use(GPT *model, int unit, Pass pass)
 static void count_gathered(const GPT *model, int unit, int sign)
 {
     if (model->hooks.acquire_params != NULL)
-        trace_count("parameters gathered, in use (MB)", sign * (double)unit_range(&model->cfg, unit).count * 4e-6);
+        trace_count(TRACE_GATHERED_COUNTER, sign * (double)(unit_range(&model->cfg, unit).count * sizeof(float)) / 1e6);
 }
 
 /* A unit's compute runs from acquiring its parameters to releasing them: that span is what

@@ -169,7 +169,7 @@ static void write_memory(FILE *out, int rank)
         seen[history[i].kind] = 1;
     for (size_t i = 0; i < count; i++) {
         megabytes[history[i].kind] = history[i].in_use / 1e6;
-        fprintf(out, "{\"ph\":\"C\",\"pid\":%d,\"name\":\"memory (MB)\",\"ts\":%.3f,\"args\":{", rank,
+        fprintf(out, "{\"ph\":\"C\",\"pid\":%d,\"name\":\"" TRACE_MEMORY_COUNTER "\",\"ts\":%.3f,\"args\":{", rank,
                 1e6 * (history[i].time + trace.clock_offset));
         const char *separator = "";
         for (int kind = 0; kind < MEM_NUM_KINDS; kind++)

@@ -42,6 +42,10 @@ void trace_record(TraceTrack track, const char *name, int unit, double start_sec
 void trace_begin(TraceTrack track);
 void trace_end(TraceTrack track, const char *name, int unit);
 
+/* The counters' names, as the trace and its readers (tools/analyze_traces) spell them. */
+#define TRACE_MEMORY_COUNTER "memory (MB)"
+#define TRACE_GATHERED_COUNTER "parameters gathered, in use (MB)"
+
 /* Adds delta to the counter named (a literal), now; Perfetto draws each counter as a track
  * of its own. Costs a branch when no trace is recording. */
 void trace_count(const char *name, double delta);

@@ -41,6 +41,7 @@
 #include "grow.h"
 #include "paths.h"
 #include "summary.h"
+#include "trace.h"
 
 enum { MAX_RANKS = 64, MAX_OPS = 32 };
 
@@ -247,8 +248,8 @@ static int take_counter(const cJSON *e, TraceFile *t)
     double ts = number_in(e, "ts", &missing);
     if (missing || !(fabs(ts) <= 1e18))
         return -1;
-    int memory = strcmp(name->valuestring, "memory (MB)") == 0;
-    if (!memory && strcmp(name->valuestring, "parameters gathered, in use (MB)") != 0)
+    int memory = strcmp(name->valuestring, TRACE_MEMORY_COUNTER) == 0;
+    if (!memory && strcmp(name->valuestring, TRACE_GATHERED_COUNTER) != 0)
         return 0;
     const cJSON *arg;
     int taken[NUM_SERIES] = {0}; /* a key given twice counts once: at most NUM_SERIES samples an event */
