@@ -239,6 +239,12 @@ static int series_named(const char *name)
     return -1;
 }
 
+static int by_time(const void *a, const void *b)
+{
+    const Sample *x = a, *y = b;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
 /* A counter event's values into t->samples: every kind of "memory (MB)", the value of the
  * gathered parameters' counter; other counters are not read. -1 when one is not a number. */
 static int take_counter(const cJSON *e, TraceFile *t)
@@ -334,6 +340,8 @@ static int load_trace(const char *path, TraceFile *t)
             fprintf(TRACE_COMPLAINTS, "analyze_traces: %s: not a trace that --trace wrote (it needs traceEvents, "
                             "otherData.timing and distributedInfo.world_size)\n", path);
         else if ((status = take_events(path, events, t)) == 0) {
+            /* the counters are written one after another, each in order of its own: in time order */
+            qsort(t->samples, t->num_samples, sizeof *t->samples, by_time);
             t->world = world->valueint;
             t->host_timing = strcmp(timing->valuestring, "host") == 0;
         }
@@ -585,14 +593,21 @@ typedef struct {
     int ranks, step;
 } Timeline;
 
+/* Where the timeline's step begins and ends on one rank; -1 with the reason when it has fewer steps. */
+static int step_bounds(const Timeline *timeline, int rank, double *begin, double *end, char *err, size_t err_len)
+{
+    if (find_step(&timeline->files[rank], timeline->step, begin, end) == 0)
+        return 0;
+    snprintf(err, err_len, "--timeline %d: %s/rank_%d.json has fewer steps", timeline->step, timeline->dir, rank);
+    return -1;
+}
+
 static int timeline_rank(FILE *out, const Timeline *timeline, int rank, char *err, size_t err_len)
 {
     double begin = 0, end = 0;
     const TraceFile *t = &timeline->files[rank];
-    if (find_step(t, timeline->step, &begin, &end) != 0) {
-        snprintf(err, err_len, "--timeline %d: %s/rank_%d.json has fewer steps", timeline->step, timeline->dir, rank);
+    if (step_bounds(timeline, rank, &begin, &end, err, err_len) != 0)
         return -1;
-    }
     for (size_t i = 0; i < t->count; i++) {
         const Event *e = &t->events[i];
         if (e->ts >= begin && e->ts < end && !is_step_slice(e))
@@ -614,12 +629,6 @@ static int write_timeline_csv(FILE *out, const char *path, const void *what, cha
     return check_written(out, path, err, err_len);
 }
 
-static int by_time(const void *a, const void *b)
-{
-    const Sample *x = a, *y = b;
-    return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
 static void write_memory_row(FILE *out, int rank, double ms, const double *mb)
 {
     fprintf(out, "%d,%.4f", rank, ms);
@@ -633,14 +642,11 @@ static void write_memory_row(FILE *out, int rank, double ms, const double *mb)
 static int memory_rank(FILE *out, const Timeline *timeline, int rank, char *err, size_t err_len)
 {
     double begin = 0, end = 0, mb[NUM_SERIES] = {0};
-    TraceFile *t = (TraceFile *)&timeline->files[rank];
-    if (find_step(t, timeline->step, &begin, &end) != 0) {
-        snprintf(err, err_len, "--timeline %d: %s/rank_%d.json has fewer steps", timeline->step, timeline->dir, rank);
+    const TraceFile *t = &timeline->files[rank];
+    if (step_bounds(timeline, rank, &begin, &end, err, err_len) != 0)
         return -1;
-    }
     if (t->num_samples == 0)
         return 0;
-    qsort(t->samples, t->num_samples, sizeof *t->samples, by_time); /* each counter is written in order of its own */
     size_t i = 0;
     for (; i < t->num_samples && t->samples[i].ts < begin; i++)
         mb[t->samples[i].series] = t->samples[i].mb;
