@@ -523,7 +523,7 @@ static int refuse_active(Comm *comm, const char *operation, const CommRequest *r
 }
 
 /* A blocking call's wait is over when it returns; then it goes in the log. */
-static int end_blocking(Comm *comm, const char *op, size_t send_count, size_t recv_count, const float *buffer,
+static int end_blocking(Comm *comm, const char *op, size_t send_count, size_t recv_count, const void *buffer,
                         int status)
 {
     comm_end_wait(comm);
@@ -556,21 +556,35 @@ int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, 
     return log_start("all_reduce", request, count, count, comm->ops->all_reduce_start(comm, buffer, count, op, request));
 }
 
-int comm_all_gather_start(Comm *comm, const float *send, float *recv, size_t send_count, CommRequest *request)
+/* op names the call in the log ("all_gather", "all_gather_bf16"); started is what the board
+ * shows ("all_gather_start"). */
+static int start_all_gather(Comm *comm, const char *op, const char *started, const void *send, void *recv,
+                            size_t send_count, CommType type, CommRequest *request)
 {
-    if (refuse_active(comm, "all_gather_start", request) != 0)
+    if (refuse_active(comm, started, request) != 0)
         return -1;
     *request = (CommRequest){.comm = comm, .buffer = recv, .count = send_count * comm->size};
-    note_call(comm, "all_gather_start", 1, 0);
-    return log_start("all_gather", request, send_count, request->count,
-                     comm->ops->all_gather_start(comm, send, recv, send_count, request));
+    note_call(comm, started, 1, 0);
+    return log_start(op, request, send_count, request->count,
+                     comm->ops->all_gather_start(comm, send, recv, send_count, type, request));
+}
+
+int comm_all_gather_start(Comm *comm, const float *send, float *recv, size_t send_count, CommRequest *request)
+{
+    return start_all_gather(comm, "all_gather", "all_gather_start", send, recv, send_count, COMM_FLOAT, request);
+}
+
+int comm_all_gather_bf16_start(Comm *comm, const bf16 *send, bf16 *recv, size_t send_count, CommRequest *request)
+{
+    return start_all_gather(comm, "all_gather_bf16", "all_gather_bf16_start", send, recv, send_count, COMM_BF16,
+                            request);
 }
 
 int comm_wait(CommRequest *request)
 {
     if (!request->active)
         return 0;
-    char what[24];
+    char what[sizeof((PeerState *)NULL)->op];
     snprintf(what, sizeof what, "wait for %s", request->op);
     comm_begin_wait(request->comm, what, 0);
     int status = request->comm->ops->wait(request);
@@ -589,18 +603,39 @@ int comm_test(CommRequest *request, int *done)
     return status;
 }
 
+static int reduce_scatter(Comm *comm, const char *name, const void *send, void *recv, size_t recv_count,
+                          CommType type, ReduceOp op)
+{
+    comm_begin_wait(comm, name, 1);
+    return end_blocking(comm, name, recv_count * comm->size, recv_count, recv,
+                        comm->ops->reduce_scatter(comm, send, recv, recv_count, type, op));
+}
+
 int comm_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_count, ReduceOp op)
 {
-    comm_begin_wait(comm, "reduce_scatter", 1);
-    return end_blocking(comm, "reduce_scatter", recv_count * comm->size, recv_count, recv,
-                        comm->ops->reduce_scatter(comm, send, recv, recv_count, op));
+    return reduce_scatter(comm, "reduce_scatter", send, recv, recv_count, COMM_FLOAT, op);
+}
+
+int comm_reduce_scatter_bf16(Comm *comm, const bf16 *send, bf16 *recv, size_t recv_count, ReduceOp op)
+{
+    return reduce_scatter(comm, "reduce_scatter_bf16", send, recv, recv_count, COMM_BF16, op);
+}
+
+static int all_gather(Comm *comm, const char *name, const void *send, void *recv, size_t send_count, CommType type)
+{
+    comm_begin_wait(comm, name, 1);
+    return end_blocking(comm, name, send_count, send_count * comm->size, recv,
+                        comm->ops->all_gather(comm, send, recv, send_count, type));
 }
 
 int comm_all_gather(Comm *comm, const float *send, float *recv, size_t send_count)
 {
-    comm_begin_wait(comm, "all_gather", 1);
-    return end_blocking(comm, "all_gather", send_count, send_count * comm->size, recv,
-                        comm->ops->all_gather(comm, send, recv, send_count));
+    return all_gather(comm, "all_gather", send, recv, send_count, COMM_FLOAT);
+}
+
+int comm_all_gather_bf16(Comm *comm, const bf16 *send, bf16 *recv, size_t send_count)
+{
+    return all_gather(comm, "all_gather_bf16", send, recv, send_count, COMM_BF16);
 }
 
 int comm_broadcast(Comm *comm, float *buffer, size_t count, int root)

@@ -18,6 +18,8 @@
 
 #include <stddef.h>
 
+#include "bf16.h"
+
 typedef enum { REDUCE_SUM, REDUCE_AVG } ReduceOp;
 
 typedef struct Comm Comm;
@@ -26,7 +28,7 @@ typedef struct {
     Comm *comm;
     void *backend;    /* the backend's request handle, owned by the communicator */
     const void *started_by; /* the backend's table: a NCCL run still sends host buffers to MPI */
-    float *buffer;    /* for the averaging that follows a summing all-reduce */
+    void *buffer;     /* where the result lands (an all-reduce's floats are averaged there) */
     size_t count;
     int average;      /* scale buffer by 1/size when it completes */
     int active;
@@ -87,6 +89,15 @@ int comm_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_
 /* recv holds size * send_count elements: rank r's send block lands at block r. */
 int comm_all_gather(Comm *comm, const float *send, float *recv, size_t send_count);
 int comm_broadcast(Comm *comm, float *buffer, size_t count, int root);
+
+/* Mixed precision: the gathers and the reduce-scatter on bf16 elements (bf16.h), half the
+ * bytes of floats; the log names them all_gather_bf16 and reduce_scatter_bf16. A bf16 sum
+ * adds as floats and rounds each partial sum to bf16, as a GPU's 16-bit reduction does, so
+ * it depends on the order the backend adds in (and so on the world size); an average is
+ * that sum times 1/size, rounded again. */
+int comm_all_gather_bf16(Comm *comm, const bf16 *send, bf16 *recv, size_t send_count);
+int comm_all_gather_bf16_start(Comm *comm, const bf16 *send, bf16 *recv, size_t send_count, CommRequest *request);
+int comm_reduce_scatter_bf16(Comm *comm, const bf16 *send, bf16 *recv, size_t recv_count, ReduceOp op);
 /* Every rank waits for every other, over MPI whatever the backend: it moves no data, and
  * does not wait for work a device has queued (synchronise the device first). */
 int comm_barrier(Comm *comm);

@@ -7,6 +7,15 @@
 
 #include "comm.h"
 
+/* What the elements of a collective's buffers are: floats, or bf16 (bf16.h) for the
+ * mixed-precision calls. Only the gathers and the reduce-scatter move bf16. */
+typedef enum { COMM_FLOAT, COMM_BF16 } CommType;
+
+static inline size_t element_bytes(CommType type)
+{
+    return type == COMM_BF16 ? 2 : sizeof(float);
+}
+
 /* The data-moving calls of comm.h, one table per backend. The MPI world stays underneath
  * every backend: it launched the ranks, bootstraps the others and carries the trainer's
  * double-precision bookkeeping. */
@@ -14,11 +23,12 @@ typedef struct {
     const char *name;
     int (*all_reduce)(Comm *comm, float *buffer, size_t count, ReduceOp op);
     int (*all_reduce_start)(Comm *comm, float *buffer, size_t count, ReduceOp op, CommRequest *request);
-    int (*all_gather_start)(Comm *comm, const float *send, float *recv, size_t send_count, CommRequest *request);
+    int (*all_gather_start)(Comm *comm, const void *send, void *recv, size_t send_count, CommType type,
+                            CommRequest *request);
     int (*wait)(CommRequest *request);
     int (*test)(CommRequest *request, int *done);
-    int (*reduce_scatter)(Comm *comm, const float *send, float *recv, size_t recv_count, ReduceOp op);
-    int (*all_gather)(Comm *comm, const float *send, float *recv, size_t send_count);
+    int (*reduce_scatter)(Comm *comm, const void *send, void *recv, size_t recv_count, CommType type, ReduceOp op);
+    int (*all_gather)(Comm *comm, const void *send, void *recv, size_t send_count, CommType type);
     int (*broadcast)(Comm *comm, float *buffer, size_t count, int root);
     int (*sendrecv)(Comm *comm, const float *send, size_t send_count, int to, float *recv, size_t recv_count,
                     int from);
@@ -33,7 +43,7 @@ typedef struct {
     int in_call;     /* inside a call that waits for the other ranks */
     long calls;      /* collectives begun (blocking or started), in order */
     int step;
-    char op[24];     /* the call it is in, or last left */
+    char op[32];     /* the call it is in, or last left */
     char where[48];  /* the model's or the trainer's last mark then */
     double since;    /* when it entered or left that call (monotonic seconds) */
     char alone[40];  /* the work of its own the others wait for (comm_begin_alone), or "" */
@@ -80,6 +90,17 @@ int comm_account(Comm *comm, const char *operation, double started, double bytes
 static inline double float_bytes(size_t count)
 {
     return (double)count * sizeof(float);
+}
+
+static inline size_t buffer_bytes(size_t count, CommType type)
+{
+    return count * element_bytes(type);
+}
+
+/* The traffic count elements stand for, in comm_stats's bytes. */
+static inline double type_bytes(size_t count, CommType type)
+{
+    return (double)buffer_bytes(count, type);
 }
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bf16.h"
 #include "comm_log.h"
 #include "staging.h"
 #include "timer.h"
@@ -31,10 +32,10 @@ static int check_count(Comm *comm, const char *operation, size_t count)
     return -1;
 }
 
-static int open_view(Comm *comm, const char *operation, HostView *view, const float *buffer, size_t count,
+static int open_view(Comm *comm, const char *operation, HostView *view, const void *buffer, size_t bytes,
                      int copy_in)
 {
-    if (host_view_open(view, buffer, count, copy_in) == 0)
+    if (host_view_open(view, buffer, bytes, copy_in) == 0)
         return 0;
     return comm_fail(comm, operation, staging_failure());
 }
@@ -61,11 +62,70 @@ static void scale(float *buffer, size_t count, float factor)
         buffer[i] *= factor;
 }
 
+/* A bf16 average is its bf16 sum scaled, each product rounded to bf16 again (exact when the
+ * world size is a power of two). */
+static void scale_bf16(bf16 *buffer, size_t count, float factor)
+{
+    for (size_t i = 0; i < count; i++)
+        buffer[i] = float_to_bf16(bf16_to_float(buffer[i]) * factor);
+}
+
+static void scale_elements(void *buffer, size_t count, CommType type, float factor)
+{
+    if (type == COMM_BF16)
+        scale_bf16(buffer, count, factor);
+    else
+        scale(buffer, count, factor);
+}
+
+/* MPI has no bf16: its elements travel as 16-bit words, and sums go through an operation of
+ * our own, which adds two bf16 as floats and rounds the sum to bf16, as a 16-bit reduction
+ * on a GPU does. */
+static void add_bf16(void *in, void *inout, int *count, MPI_Datatype *type)
+{
+    (void)type;
+    const bf16 *addend = in;
+    bf16 *sum = inout;
+    for (int i = 0; i < *count; i++)
+        sum[i] = float_to_bf16(bf16_to_float(sum[i]) + bf16_to_float(addend[i]));
+}
+
+static MPI_Op bf16_sum = MPI_OP_NULL;
+
+static MPI_Datatype mpi_type(CommType type)
+{
+    return type == COMM_BF16 ? MPI_UINT16_T : MPI_FLOAT;
+}
+
+/* The sum for a type; MPI_OP_NULL (and the reason in comm's error) when MPI could not make
+ * the bf16 one. */
+static MPI_Op sum_op(Comm *comm, const char *operation, CommType type)
+{
+    if (type != COMM_BF16)
+        return MPI_SUM;
+    if (bf16_sum == MPI_OP_NULL) {
+        int status = MPI_Op_create(add_bf16, 1, &bf16_sum);
+        if (status != MPI_SUCCESS) {
+            fail(comm, operation, status);
+            return MPI_OP_NULL;
+        }
+    }
+    return bf16_sum;
+}
+
+static void release_mpi(Comm *comm)
+{
+    (void)comm;
+    if (bf16_sum != MPI_OP_NULL)
+        MPI_Op_free(&bf16_sum);
+}
+
 static int mpi_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
 {
     double started = now_seconds();
     HostView view;
-    if (check_count(comm, "all_reduce", count) != 0 || open_view(comm, "all_reduce", &view, buffer, count, 1) != 0)
+    if (check_count(comm, "all_reduce", count) != 0 ||
+        open_view(comm, "all_reduce", &view, buffer, buffer_bytes(count, COMM_FLOAT), 1) != 0)
         return -1;
     int status = MPI_Allreduce(MPI_IN_PLACE, view.host, (int)count, MPI_FLOAT, MPI_SUM, comm->world);
     if (status == MPI_SUCCESS && op == REDUCE_AVG)
@@ -74,7 +134,7 @@ static int mpi_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
         return -1;
     if (status != MPI_SUCCESS)
         return fail(comm, "all_reduce", status);
-    return comm_account(comm, "all_reduce", started, 2 * float_bytes(count), 1);
+    return comm_account(comm, "all_reduce", started, 2 * buffer_bytes(count, COMM_FLOAT), 1);
 }
 
 /* A request in flight: the MPI handle and the host views it reads and fills. */
@@ -107,7 +167,7 @@ static int mpi_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceO
     Pending *pending = new_pending(comm, "all_reduce_start");
     if (pending == NULL)
         return -1;
-    if (open_view(comm, "all_reduce_start", &pending->recv, buffer, count, 1) != 0) {
+    if (open_view(comm, "all_reduce_start", &pending->recv, buffer, buffer_bytes(count, COMM_FLOAT), 1) != 0) {
         free(pending);
         return -1;
     }
@@ -120,10 +180,10 @@ static int mpi_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceO
     request->backend = pending;
     request->started_by = &mpi_ops;
     request->active = 1;
-    return comm_account(comm, "all_reduce_start", started, 2 * float_bytes(count), 1);
+    return comm_account(comm, "all_reduce_start", started, 2 * buffer_bytes(count, COMM_FLOAT), 1);
 }
 
-static int mpi_all_gather_start(Comm *comm, const float *send, float *recv, size_t send_count,
+static int mpi_all_gather_start(Comm *comm, const void *send, void *recv, size_t send_count, CommType type,
                                 CommRequest *request)
 {
     double started = now_seconds();
@@ -132,13 +192,13 @@ static int mpi_all_gather_start(Comm *comm, const float *send, float *recv, size
     Pending *pending = new_pending(comm, "all_gather_start");
     if (pending == NULL)
         return -1;
-    if (open_view(comm, "all_gather_start", &pending->send, send, send_count, 1) != 0 ||
-        open_view(comm, "all_gather_start", &pending->recv, recv, send_count * comm->size, 0) != 0) {
+    if (open_view(comm, "all_gather_start", &pending->send, send, buffer_bytes(send_count, type), 1) != 0 ||
+        open_view(comm, "all_gather_start", &pending->recv, recv, buffer_bytes(send_count * comm->size, type), 0) != 0) {
         drop_pending(pending);
         return -1;
     }
-    int status = MPI_Iallgather(pending->send.host, (int)send_count, MPI_FLOAT, pending->recv.host,
-                                (int)send_count, MPI_FLOAT, comm->world, &pending->handle);
+    int status = MPI_Iallgather(pending->send.host, (int)send_count, mpi_type(type), pending->recv.host,
+                                (int)send_count, mpi_type(type), comm->world, &pending->handle);
     if (status != MPI_SUCCESS) {
         drop_pending(pending);
         return fail(comm, "all_gather_start", status);
@@ -146,7 +206,7 @@ static int mpi_all_gather_start(Comm *comm, const float *send, float *recv, size
     request->backend = pending;
     request->started_by = &mpi_ops;
     request->active = 1;
-    return comm_account(comm, "all_gather_start", started, float_bytes(send_count * comm->size), 1);
+    return comm_account(comm, "all_gather_start", started, type_bytes(send_count * comm->size, type), 1);
 }
 
 static int finish_request(CommRequest *request, const char *operation)
@@ -182,48 +242,50 @@ static int mpi_test(CommRequest *request, int *done)
     return comm_account(request->comm, "test", started, 0, 0);
 }
 
-static int mpi_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_count, ReduceOp op)
+static int mpi_reduce_scatter(Comm *comm, const void *send, void *recv, size_t recv_count, CommType type,
+                              ReduceOp op)
 {
     double started = now_seconds();
     HostView send_view, recv_view;
-    if (check_count(comm, "reduce_scatter", recv_count) != 0 ||
-        open_view(comm, "reduce_scatter", &send_view, send, recv_count * comm->size, 1) != 0)
+    MPI_Op sum = sum_op(comm, "reduce_scatter", type);
+    if (sum == MPI_OP_NULL || check_count(comm, "reduce_scatter", recv_count) != 0 ||
+        open_view(comm, "reduce_scatter", &send_view, send, buffer_bytes(recv_count * comm->size, type), 1) != 0)
         return -1;
-    if (open_view(comm, "reduce_scatter", &recv_view, recv, recv_count, 0) != 0) {
+    if (open_view(comm, "reduce_scatter", &recv_view, recv, buffer_bytes(recv_count, type), 0) != 0) {
         host_view_close(&send_view, 0);
         return -1;
     }
-    int status = MPI_Reduce_scatter_block(send_view.host, recv_view.host, (int)recv_count, MPI_FLOAT, MPI_SUM,
+    int status = MPI_Reduce_scatter_block(send_view.host, recv_view.host, (int)recv_count, mpi_type(type), sum,
                                           comm->world);
     if (status == MPI_SUCCESS && op == REDUCE_AVG)
-        scale(recv_view.host, recv_count, 1.0f / (float)comm->size);
+        scale_elements(recv_view.host, recv_count, type, 1.0f / (float)comm->size);
     host_view_close(&send_view, 0);
     if (close_view(comm, "reduce_scatter", &recv_view, status == MPI_SUCCESS) != 0)
         return -1;
     if (status != MPI_SUCCESS)
         return fail(comm, "reduce_scatter", status);
-    return comm_account(comm, "reduce_scatter", started, float_bytes(recv_count * comm->size), 1);
+    return comm_account(comm, "reduce_scatter", started, type_bytes(recv_count * comm->size, type), 1);
 }
 
-static int mpi_all_gather(Comm *comm, const float *send, float *recv, size_t send_count)
+static int mpi_all_gather(Comm *comm, const void *send, void *recv, size_t send_count, CommType type)
 {
     double started = now_seconds();
     HostView send_view, recv_view;
     if (check_count(comm, "all_gather", send_count) != 0 ||
-        open_view(comm, "all_gather", &send_view, send, send_count, 1) != 0)
+        open_view(comm, "all_gather", &send_view, send, buffer_bytes(send_count, type), 1) != 0)
         return -1;
-    if (open_view(comm, "all_gather", &recv_view, recv, send_count * comm->size, 0) != 0) {
+    if (open_view(comm, "all_gather", &recv_view, recv, buffer_bytes(send_count * comm->size, type), 0) != 0) {
         host_view_close(&send_view, 0);
         return -1;
     }
-    int status = MPI_Allgather(send_view.host, (int)send_count, MPI_FLOAT, recv_view.host, (int)send_count,
-                               MPI_FLOAT, comm->world);
+    int status = MPI_Allgather(send_view.host, (int)send_count, mpi_type(type), recv_view.host, (int)send_count,
+                               mpi_type(type), comm->world);
     host_view_close(&send_view, 0);
     if (close_view(comm, "all_gather", &recv_view, status == MPI_SUCCESS) != 0)
         return -1;
     if (status != MPI_SUCCESS)
         return fail(comm, "all_gather", status);
-    return comm_account(comm, "all_gather", started, float_bytes(send_count * comm->size), 1);
+    return comm_account(comm, "all_gather", started, type_bytes(send_count * comm->size, type), 1);
 }
 
 static int mpi_broadcast(Comm *comm, float *buffer, size_t count, int root)
@@ -231,14 +293,14 @@ static int mpi_broadcast(Comm *comm, float *buffer, size_t count, int root)
     double started = now_seconds();
     HostView view;
     if (check_count(comm, "broadcast", count) != 0 ||
-        open_view(comm, "broadcast", &view, buffer, count, comm->rank == root) != 0)
+        open_view(comm, "broadcast", &view, buffer, buffer_bytes(count, COMM_FLOAT), comm->rank == root) != 0)
         return -1;
     int status = MPI_Bcast(view.host, (int)count, MPI_FLOAT, root, comm->world);
     if (close_view(comm, "broadcast", &view, status == MPI_SUCCESS && comm->rank != root) != 0)
         return -1;
     if (status != MPI_SUCCESS)
         return fail(comm, "broadcast", status);
-    return comm_account(comm, "broadcast", started, float_bytes(count), 1);
+    return comm_account(comm, "broadcast", started, buffer_bytes(count, COMM_FLOAT), 1);
 }
 
 /* On the MPI world whatever the backend: it moves no data, so no backend has anything to
@@ -292,9 +354,9 @@ static int mpi_sendrecv(Comm *comm, const float *send, size_t send_count, int to
     double started = now_seconds();
     HostView send_view, recv_view;
     if (check_count(comm, "sendrecv", send_count) != 0 || check_count(comm, "sendrecv", recv_count) != 0 ||
-        open_view(comm, "sendrecv", &send_view, send, send_count, 1) != 0)
+        open_view(comm, "sendrecv", &send_view, send, buffer_bytes(send_count, COMM_FLOAT), 1) != 0)
         return -1;
-    if (open_view(comm, "sendrecv", &recv_view, recv, recv_count, 0) != 0) {
+    if (open_view(comm, "sendrecv", &recv_view, recv, buffer_bytes(recv_count, COMM_FLOAT), 0) != 0) {
         host_view_close(&send_view, 0);
         return -1;
     }
@@ -319,5 +381,5 @@ const CommOps mpi_ops = {
     .all_gather = mpi_all_gather,
     .broadcast = mpi_broadcast,
     .sendrecv = mpi_sendrecv,
-    .release = NULL,
+    .release = release_mpi,
 };

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "alloc.h"
+#include "bf16.h"
 
 typedef struct {
     float lr, beta1, beta2, eps, weight_decay;
@@ -66,6 +67,11 @@ typedef struct Kernels {
                          AdamWHyper hyper, float grad_scale, int step);
     double (*sum_of_squares)(const float *x, size_t n);
 
+    /* mixed precision (bf16.h): dst = the nearest bf16 of each src (ties to even), and back
+     * (exact) */
+    void (*round_to_bf16)(bf16 *dst, const float *src, size_t n);
+    void (*widen_bf16)(float *dst, const bf16 *src, size_t n);
+
     /* Returns when every operation queued so far has finished (a GPU runs them
      * asynchronously; the CPU has nothing to wait for). Step timers call it. */
     void (*synchronize)(void);
@@ -89,7 +95,9 @@ typedef struct Kernels {
     .softmax_crossentropy_forward = softmax_crossentropy_forward, \
     .softmax_crossentropy_backward = softmax_crossentropy_backward, \
     .adamw_update = adamw_update, \
-    .sum_of_squares = sum_of_squares,
+    .sum_of_squares = sum_of_squares, \
+    .round_to_bf16 = round_to_bf16, \
+    .widen_bf16 = widen_bf16,
 
 extern const Kernels cpu_kernels;
 

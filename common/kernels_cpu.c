@@ -232,6 +232,18 @@ static void residual_forward(float *out, const float *a, const float *b, size_t 
         out[i] = a[i] + b[i];
 }
 
+static void round_to_bf16(bf16 *dst, const float *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = float_to_bf16(src[i]);
+}
+
+static void widen_bf16(float *dst, const bf16 *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = bf16_to_float(src[i]);
+}
+
 static float softmax_crossentropy_forward(float *logits_to_probs, const int *targets, int N, int V)
 {
     double loss_sum = 0.0;

@@ -87,19 +87,19 @@ int is_gpu_buffer(const void *buffer)
     return buffer != NULL && cuda_device_index() >= 0 && cuda_is_device_pointer(buffer);
 }
 
-int host_view_open(HostView *view, const float *buffer, size_t count, int copy_in)
+int host_view_open(HostView *view, const void *buffer, size_t bytes, int copy_in)
 {
-    *view = (HostView){.host = (float *)buffer, .device = NULL, .count = count};
-    if (!is_gpu_buffer(buffer) || count == 0)
+    *view = (HostView){.host = (void *)buffer, .device = NULL, .bytes = bytes};
+    if (!is_gpu_buffer(buffer) || bytes == 0)
         return 0;
-    PinnedSlot *slot = take_slot(count * sizeof(float));
+    PinnedSlot *slot = take_slot(bytes);
     if (slot == NULL) {
         snprintf(failure, sizeof failure, "no pinned host memory to stage a GPU buffer through");
         return -1;
     }
     view->host = slot->block;
-    view->device = (float *)buffer;
-    if (copy_in && copy_on_compute_stream(view->host, buffer, count * sizeof(float), cudaMemcpyDeviceToHost) != 0) {
+    view->device = (void *)buffer;
+    if (copy_in && copy_on_compute_stream(view->host, buffer, bytes, cudaMemcpyDeviceToHost) != 0) {
         host_view_close(view, 0);
         return -1;
     }
@@ -110,8 +110,7 @@ int host_view_close(HostView *view, int copy_out)
 {
     if (view->device == NULL)
         return 0;
-    int status = copy_out ? copy_on_compute_stream(view->device, view->host, view->count * sizeof(float),
-                                                   cudaMemcpyHostToDevice)
+    int status = copy_out ? copy_on_compute_stream(view->device, view->host, view->bytes, cudaMemcpyHostToDevice)
                           : 0;
     give_back(view->host);
     view->device = NULL;
@@ -126,10 +125,10 @@ int is_gpu_buffer(const void *buffer)
     return 0;
 }
 
-int host_view_open(HostView *view, const float *buffer, size_t count, int copy_in)
+int host_view_open(HostView *view, const void *buffer, size_t bytes, int copy_in)
 {
     (void)copy_in;
-    *view = (HostView){.host = (float *)buffer, .device = NULL, .count = count};
+    *view = (HostView){.host = (void *)buffer, .device = NULL, .bytes = bytes};
     return 0;
 }
 

@@ -8,15 +8,15 @@
 #include <stddef.h>
 
 typedef struct {
-    float *host;   /* what MPI reads and writes */
-    float *device; /* the GPU buffer behind it, or NULL when the buffer was host memory */
-    size_t count;
+    void *host;   /* what MPI reads and writes */
+    void *device; /* the GPU buffer behind it, or NULL when the buffer was host memory */
+    size_t bytes;
 } HostView;
 
-/* Makes a host view of count floats at buffer; copy_in fills it from the GPU (after the
+/* Makes a host view of the bytes at buffer; copy_in fills it from the GPU (after the
  * work queued on the compute stream). 0, or -1 when no pinned memory could be had or the
  * copy failed (staging_failure says which). */
-int host_view_open(HostView *view, const float *buffer, size_t count, int copy_in);
+int host_view_open(HostView *view, const void *buffer, size_t bytes, int copy_in);
 
 /* copy_out writes the view back to the GPU buffer; the pinned block goes back to the pool
  * either way. 0, or -1 when the copy failed (staging_failure says how). */

@@ -88,6 +88,56 @@ static void check_all_gather(Comm *comm, size_t block, int nonblocking)
     free(recv);
 }
 
+/* The bf16 calls on the same values: their sums (at most 4 x 50) are integers bf16 holds
+ * exactly, so they too are exact in any order; the average is the sum times 1/size, rounded
+ * to bf16. */
+static void check_bf16(Comm *comm, size_t block)
+{
+    int rank = comm_rank(comm), size = comm_size(comm);
+    bf16 *send = malloc(block * size * sizeof *send), *recv = calloc(block * size, sizeof *recv);
+    for (ReduceOp op = REDUCE_SUM; op <= REDUCE_AVG; op++) {
+        for (size_t i = 0; i < block * size; i++)
+            send[i] = float_to_bf16(value(rank, i));
+        comm_check(comm, comm_reduce_scatter_bf16(comm, send, recv, block, op));
+        for (size_t i = 0; i < block; i++) {
+            float sum = serial_sum(size, rank * block + i);
+            float want = op == REDUCE_AVG ? bf16_to_float(float_to_bf16(sum * (1.0f / (float)size))) : sum;
+            expect(comm, "reduce_scatter_bf16", i, bf16_to_float(recv[i]), want);
+        }
+    }
+    for (int nonblocking = 0; nonblocking <= 1; nonblocking++) {
+        CommRequest request = {0};
+        if (nonblocking) {
+            comm_check(comm, comm_all_gather_bf16_start(comm, send, recv, block, &request));
+            comm_check(comm, comm_wait(&request));
+        } else {
+            comm_check(comm, comm_all_gather_bf16(comm, send, recv, block));
+        }
+        for (int r = 0; r < size; r++)
+            for (size_t i = 0; i < block; i++)
+                expect(comm, "all_gather_bf16", r * block + i, bf16_to_float(recv[r * block + i]), value(r, i));
+    }
+    free(send);
+    free(recv);
+}
+
+/* A bf16 sum is rounded to the nearest bf16, ties to even: 1 + 2^-7 (an odd last bit) plus
+ * 2^-8 lies halfway, and must become 1 + 2^-6, not 1 + 2^-7 (cut off) or a float bf16 cannot
+ * hold. The other ranks add zeros, which round nothing. */
+static void check_bf16_rounding(Comm *comm)
+{
+    int rank = comm_rank(comm), size = comm_size(comm);
+    if (size < 2)
+        return;
+    bf16 *send = calloc((size_t)size, sizeof *send), recv = 0;
+    float mine = rank == 0 ? 1.0f + 0x1p-7f : rank == 1 ? 0x1p-8f : 0.0f;
+    send[0] = float_to_bf16(mine);
+    comm_check(comm, comm_reduce_scatter_bf16(comm, send, &recv, 1, REDUCE_SUM));
+    expect(comm, "reduce_scatter_bf16 rounding", 0, rank == 0 ? bf16_to_float(recv) : 0.0f,
+           rank == 0 ? 1.0f + 0x1p-6f : 0.0f);
+    free(send);
+}
+
 static void check_broadcast_and_ring(Comm *comm, size_t count)
 {
     int rank = comm_rank(comm), size = comm_size(comm), root = size - 1;
@@ -126,18 +176,22 @@ static void check_send_recv(Comm *comm, size_t count)
     free(buffer);
 }
 
-/* The traffic the loop in main must have recorded: per count, four all-reduces (each 2n),
- * a reduce-scatter and two all-gathers (n * size each) and a broadcast (n); 8 collectives. */
+/* The traffic the loop in main must have recorded: per count, four all-reduces (each 2n
+ * floats), a reduce-scatter and two all-gathers (n * size floats each) and a broadcast (n
+ * floats), then two bf16 reduce-scatters and two bf16 all-gathers (n * size at 2 bytes);
+ * 12 collectives. Then the rounding check's bf16 reduce-scatter of one element each. */
 static void check_stats(Comm *comm, const size_t *counts, int num_counts)
 {
+    int size = comm_size(comm);
     double want_bytes = 0.0;
     for (int c = 0; c < num_counts; c++)
-        want_bytes += 4.0 * counts[c] * (4 * 2 + 3 * comm_size(comm) + 1);
+        want_bytes += 4.0 * counts[c] * (4 * 2 + 3 * size + 1) + 2.0 * counts[c] * 4 * size;
+    long want_calls = 12L * num_counts + (size > 1);
+    want_bytes += size > 1 ? 2.0 * size : 0.0;
     CommStats stats = comm_stats(comm);
-    if ((stats.calls != 8L * num_counts || stats.bytes != want_bytes || !(stats.seconds > 0.0)) &&
-        failures++ < 10)
-        printf("rank %d: stats say %ld calls, %.0f bytes, %g s; expected %d calls, %.0f bytes, > 0 s\n",
-               comm_rank(comm), stats.calls, stats.bytes, stats.seconds, 8 * num_counts, want_bytes);
+    if ((stats.calls != want_calls || stats.bytes != want_bytes || !(stats.seconds > 0.0)) && failures++ < 10)
+        printf("rank %d: stats say %ld calls, %.0f bytes, %g s; expected %ld calls, %.0f bytes, > 0 s\n",
+               comm_rank(comm), stats.calls, stats.bytes, stats.seconds, want_calls, want_bytes);
 }
 
 /* Starting over a request still in flight must be refused (its result would be lost). */
@@ -180,7 +234,9 @@ int main(int argc, char **argv)
         check_all_gather(comm, counts[c], 1);
         check_broadcast_and_ring(comm, counts[c]);
         check_send_recv(comm, counts[c]);
+        check_bf16(comm, counts[c]);
     }
+    check_bf16_rounding(comm);
     check_stats(comm, counts, (int)(sizeof counts / sizeof counts[0]));
     check_error_reporting(comm);
     check_request_reuse(comm);

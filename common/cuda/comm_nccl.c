@@ -85,6 +85,11 @@ static int on_gpu(const void *a, const void *b)
     return is_gpu_buffer(a) && (b == NULL || is_gpu_buffer(b));
 }
 
+static ncclDataType_t nccl_type(CommType type)
+{
+    return type == COMM_BF16 ? ncclBfloat16 : ncclFloat;
+}
+
 static ncclRedOp_t nccl_op(ReduceOp op)
 {
     return op == REDUCE_AVG ? ncclAvg : ncclSum;
@@ -136,19 +141,19 @@ static int nccl_all_reduce_start(Comm *comm, float *buffer, size_t count, Reduce
     return comm_account(comm, "all_reduce_start", started, 2 * float_bytes(count), 1);
 }
 
-static int nccl_all_gather_start(Comm *comm, const float *send, float *recv, size_t send_count,
+static int nccl_all_gather_start(Comm *comm, const void *send, void *recv, size_t send_count, CommType type,
                                  CommRequest *request)
 {
     if (!on_gpu(send, recv))
-        return mpi_ops.all_gather_start(comm, send, recv, send_count, request);
+        return mpi_ops.all_gather_start(comm, send, recv, send_count, type, request);
     double started = now_seconds();
     if (after_compute(comm, "all_gather_start") != 0)
         return -1;
-    NCCL_CALL(comm, "all_gather_start", ncclAllGather(send, recv, send_count, ncclFloat, state_of(comm)->nccl,
+    NCCL_CALL(comm, "all_gather_start", ncclAllGather(send, recv, send_count, nccl_type(type), state_of(comm)->nccl,
                                                       state_of(comm)->stream));
     if (start_request(comm, "all_gather_start", request) != 0)
         return -1;
-    return comm_account(comm, "all_gather_start", started, float_bytes(send_count * comm->size), 1);
+    return comm_account(comm, "all_gather_start", started, type_bytes(send_count * comm->size, type), 1);
 }
 
 /* Requests MPI started (host buffers) carry MPI's handle, not an event. */
@@ -204,28 +209,29 @@ static int nccl_test(CommRequest *request, int *done)
     return comm_account(request->comm, "test", started, 0, 0);
 }
 
-static int nccl_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_count, ReduceOp op)
+static int nccl_reduce_scatter(Comm *comm, const void *send, void *recv, size_t recv_count, CommType type,
+                               ReduceOp op)
 {
     if (!on_gpu(send, recv))
-        return mpi_ops.reduce_scatter(comm, send, recv, recv_count, op);
+        return mpi_ops.reduce_scatter(comm, send, recv, recv_count, type, op);
     double started = now_seconds();
     if (after_compute(comm, "reduce_scatter") != 0)
         return -1;
-    NCCL_CALL(comm, "reduce_scatter", ncclReduceScatter(send, recv, recv_count, ncclFloat, nccl_op(op),
+    NCCL_CALL(comm, "reduce_scatter", ncclReduceScatter(send, recv, recv_count, nccl_type(type), nccl_op(op),
                                                         state_of(comm)->nccl, state_of(comm)->stream));
-    return compute_waits(comm, "reduce_scatter", started, float_bytes(recv_count * comm->size), 1);
+    return compute_waits(comm, "reduce_scatter", started, type_bytes(recv_count * comm->size, type), 1);
 }
 
-static int nccl_all_gather(Comm *comm, const float *send, float *recv, size_t send_count)
+static int nccl_all_gather(Comm *comm, const void *send, void *recv, size_t send_count, CommType type)
 {
     if (!on_gpu(send, recv))
-        return mpi_ops.all_gather(comm, send, recv, send_count);
+        return mpi_ops.all_gather(comm, send, recv, send_count, type);
     double started = now_seconds();
     if (after_compute(comm, "all_gather") != 0)
         return -1;
-    NCCL_CALL(comm, "all_gather", ncclAllGather(send, recv, send_count, ncclFloat, state_of(comm)->nccl,
+    NCCL_CALL(comm, "all_gather", ncclAllGather(send, recv, send_count, nccl_type(type), state_of(comm)->nccl,
                                                 state_of(comm)->stream));
-    return compute_waits(comm, "all_gather", started, float_bytes(send_count * comm->size), 1);
+    return compute_waits(comm, "all_gather", started, type_bytes(send_count * comm->size, type), 1);
 }
 
 static int nccl_broadcast(Comm *comm, float *buffer, size_t count, int root)
@@ -259,6 +265,7 @@ static int nccl_sendrecv(Comm *comm, const float *send, size_t send_count, int t
 
 static void nccl_release(Comm *comm)
 {
+    mpi_ops.release(comm); /* host buffers went through MPI, which may hold an operation */
     NcclState *state = state_of(comm);
     if (state == NULL)
         return;

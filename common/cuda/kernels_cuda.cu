@@ -536,6 +536,34 @@ __global__ void residual_forward_kernel(float *out, const float *a, const float 
         out[i] = a[i] + b[i];
 }
 
+__global__ void round_to_bf16_kernel(bf16 *dst, const float *src, size_t n)
+{
+    for (size_t i = grid_start(); i < n; i += grid_stride())
+        dst[i] = float_to_bf16(src[i]);
+}
+
+__global__ void widen_bf16_kernel(float *dst, const bf16 *src, size_t n)
+{
+    for (size_t i = grid_start(); i < n; i += grid_stride())
+        dst[i] = bf16_to_float(src[i]);
+}
+
+static void round_to_bf16(bf16 *dst, const float *src, size_t n)
+{
+    if (n == 0)
+        return;
+    round_to_bf16_kernel<<<grid_for(n), BLOCK, 0, cuda_stream_checked()>>>(dst, src, n);
+    LAUNCH_CHECK(round_to_bf16_kernel);
+}
+
+static void widen_bf16(float *dst, const bf16 *src, size_t n)
+{
+    if (n == 0)
+        return;
+    widen_bf16_kernel<<<grid_for(n), BLOCK, 0, cuda_stream_checked()>>>(dst, src, n);
+    LAUNCH_CHECK(widen_bf16_kernel);
+}
+
 static void gelu_forward(float *out, const float *inp, size_t n)
 {
     if (n == 0)

@@ -634,6 +634,31 @@ Test(gpu_kernels, residual_forward)
     }
 }
 
+/* Every float whose low 16 bits are one of a spread of patterns (ties both ways, NaNs,
+ * infinities, subnormals: tests/test_bf16.c holds the CPU to the definition), rounded to
+ * bf16 on the GPU and widened back there: the CPU's bits exactly. */
+Test(gpu_kernels, bf16_rounding_and_widening_match_the_cpu_bit_for_bit)
+{
+    require_gpu();
+    const uint32_t low_bits[] = {0x0000, 0x0001, 0x7fff, 0x8000, 0x8001, 0xffff};
+    enum { PATTERNS = sizeof low_bits / sizeof low_bits[0] };
+    size_t n = (size_t)0x10000 * PATTERNS;
+    float *values = host_filled(n, 0.0f), *expected = host_filled(n, 0.0f);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits = (uint32_t)(i / PATTERNS) << 16 | low_bits[i % PATTERNS];
+        memcpy(&values[i], &bits, sizeof bits);
+    }
+    bf16 *rounded = malloc(n * sizeof *rounded);
+    cpu_kernels.round_to_bf16(rounded, values, n);
+    cpu_kernels.widen_bf16(expected, rounded, n);
+    free(rounded);
+    float *on_gpu = device_garbage(n);
+    bf16 *rounded_on_gpu = (bf16 *)device_garbage(n / 2); /* n bf16 in the bytes of n / 2 floats */
+    cuda_kernels.round_to_bf16(rounded_on_gpu, device_upload(values, n), n);
+    cuda_kernels.widen_bf16(on_gpu, rounded_on_gpu, n);
+    expect_identical("bf16 round then widen", device_download(on_gpu, n, "widened"), expected, n);
+}
+
 /* ---------------------------------------------------------------- softmax cross-entropy */
 
 enum { LOGIT_RANGE = 8 }; /* logits in [-4, 4] */

@@ -1,0 +1,99 @@
+/* bf16 conversion (bf16.h and the CPU kernels) against its definition, worked out here in
+ * double: the bf16 nearest to x, ties to the one with an even last bit, infinity past the
+ * largest finite bf16 by half an ulp or more (IEEE rounding), and a NaN for a NaN. The
+ * candidates are the two bf16 that bracket x (cut off, and one further from zero), so the
+ * bit tricks of float_to_bf16 are checked by distances, not by the same tricks. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "bf16.h"
+#include "kernels.h"
+
+static float from_bits(uint32_t bits)
+{
+    union { uint32_t bits; float value; } view = {.bits = bits};
+    return view.value;
+}
+
+/* What a bf16 stands for when rounding to it: infinity's place is 2^128, where the next
+ * binade would begin, as IEEE's overflow rule has it. */
+static double place_of(uint16_t candidate)
+{
+    if ((candidate & 0x7fffu) == 0x7f80u)
+        return (candidate & 0x8000u) ? -0x1p128 : 0x1p128;
+    return bf16_to_float(candidate);
+}
+
+static uint16_t nearest_by_distance(float x)
+{
+    uint16_t toward_zero = (uint16_t)(float_bits(x) >> 16), away = (uint16_t)(toward_zero + 1);
+    double low = fabs((double)x - place_of(toward_zero)), high = fabs((double)x - place_of(away));
+    if (low != high)
+        return low < high ? toward_zero : away;
+    return (toward_zero & 1u) ? away : toward_zero;
+}
+
+static void check_one(uint32_t bits)
+{
+    float x = from_bits(bits);
+    bf16 got = float_to_bf16(x);
+    if (isnan(x)) {
+        cr_assert(isnan(bf16_to_float(got)), "NaN bits %08x became %04x, not a NaN", bits, got);
+        return;
+    }
+    uint16_t want = (float_bits(x) & 0xffffu) == 0 ? (uint16_t)(bits >> 16) : nearest_by_distance(x);
+    cr_assert_eq(got, want, "%a (bits %08x): got bf16 %04x, the nearest is %04x", (double)x, bits, got, want);
+}
+
+Test(bf16, every_bf16_comes_back_unchanged)
+{
+    for (uint32_t b = 0; b <= 0xffffu; b++) {
+        float value = bf16_to_float((bf16)b);
+        cr_assert_eq(float_bits(value), b << 16, "bf16 %04x widened to bits %08x", b, float_bits(value));
+        if (!isnan(value))
+            cr_assert_eq(float_to_bf16(value), (bf16)b, "bf16 %04x came back as %04x", b, float_to_bf16(value));
+    }
+}
+
+/* Every float whose low 16 bits are one of a spread of patterns: the halfway point and its
+ * neighbours (ties both ways), the smallest and largest remainders, and some in between,
+ * over every sign, exponent and top mantissa (subnormals, the largest finite, the NaNs). */
+Test(bf16, floats_round_to_the_nearest_bf16_ties_to_even)
+{
+    const uint32_t low_bits[] = {0x0000, 0x0001, 0x1234, 0x7fff, 0x8000, 0x8001, 0xabcd, 0xffff};
+    for (uint32_t high = 0; high <= 0xffffu; high++)
+        for (size_t k = 0; k < sizeof low_bits / sizeof low_bits[0]; k++)
+            check_one(high << 16 | low_bits[k]);
+}
+
+Test(bf16, the_named_cases)
+{
+    cr_assert_eq(float_to_bf16(1.0f + 0x1p-8f), float_to_bf16(1.0f), "a tie below an even bf16 goes down");
+    cr_assert_eq(bf16_to_float(float_to_bf16(1.0f + 0x1p-7f + 0x1p-8f)), 1.0f + 0x1p-6f,
+                 "a tie above an odd bf16 goes up");
+    cr_assert(isinf(bf16_to_float(float_to_bf16(3.4e38f))), "past the largest bf16 (3.39e38) by half an ulp: inf");
+    cr_assert_eq(bf16_to_float(float_to_bf16(-0.0f)), 0.0f);
+    cr_assert(signbit(bf16_to_float(float_to_bf16(-0.0f))), "-0 keeps its sign");
+    cr_assert(isinf(bf16_to_float(float_to_bf16(-INFINITY))) && bf16_to_float(float_to_bf16(-INFINITY)) < 0);
+    cr_assert(isnan(bf16_to_float(float_to_bf16(from_bits(0x7f800001u)))), "a NaN with only its lowest bit set");
+}
+
+Test(bf16, the_cpu_kernels_round_and_widen_whole_arrays)
+{
+    enum { N = 1000 };
+    float values[N], back[N];
+    bf16 rounded[N];
+    srand(7);
+    for (int i = 0; i < N; i++)
+        values[i] = ((float)rand() / (float)RAND_MAX - 0.5f) * 1e3f;
+    cpu_kernels.round_to_bf16(rounded, values, N);
+    cpu_kernels.widen_bf16(back, rounded, N);
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(rounded[i], nearest_by_distance(values[i]), "element %d", i);
+        cr_assert_eq(back[i], bf16_to_float(rounded[i]), "element %d", i);
+        cr_assert_leq(fabsf(back[i] - values[i]), fabsf(values[i]) * 0x1p-8f, "within half a bf16 ulp");
+    }
+}
