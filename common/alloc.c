@@ -28,7 +28,7 @@ static size_t limit_bytes;
 static size_t refusals;
 
 static const char *const kind_names[MEM_NUM_KINDS] = {
-    "parameters", "gradients", "adamw_m", "adamw_v", "activations",
+    "parameters", "gradients", "adamw_m", "adamw_v", "master_weights", "activations",
     "backward_scratch", "data", "communication", "other",
 };
 

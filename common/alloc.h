@@ -8,6 +8,7 @@
 
 typedef enum {
     MEM_PARAMS, MEM_GRADS, MEM_ADAM_M, MEM_ADAM_V,
+    MEM_MASTER,        /* mixed precision: the fp32 copy of the parameters AdamW updates */
     MEM_ACTIVATIONS,   /* forward results kept for backward */
     MEM_SCRATCH,       /* backward working buffers */
     MEM_DATA,          /* token shards and batches */

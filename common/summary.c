@@ -43,8 +43,11 @@ void summary_print(const RunSummary *s, FILE *out)
             s->param_bytes > 0 ? s->comm_bytes.mean / s->param_bytes : 0.0);
     fprintf(out, "  %-22s %10.1f   (tracked allocations; peak RSS %.1f MB)\n", "peak memory/rank (MB)",
             s->peak_tracked_mb, s->peak_rss_mb);
-    fprintf(out, "  %-22s %10.3f   (params %.3f + grads %.3f + AdamW m, v %.3f)\n", "model state/rank (MB)",
-            s->params_mb + s->grads_mb + s->adam_mb, s->params_mb, s->grads_mb, s->adam_mb);
+    fprintf(out, "  %-22s %10.3f   (params %.3f + grads %.3f + AdamW m, v %.3f", "model state/rank (MB)",
+            s->params_mb + s->grads_mb + s->adam_mb + s->master_mb, s->params_mb, s->grads_mb, s->adam_mb);
+    if (s->master_mb > 0)
+        fprintf(out, " + fp32 master %.3f", s->master_mb);
+    fprintf(out, ")\n");
     fprintf(out, "  %-22s %10.3f   (activations %.3f)\n", "working buffers (MB)", s->working_mb,
             s->activations_mb);
     if (s->comm_queued_on_gpu)
@@ -58,17 +61,17 @@ void summary_print(const RunSummary *s, FILE *out)
 const char summary_csv_header[] =
     "strategy,ranks,threads,steps_measured,step_time_avg_s,step_time_std_s,comm_time_avg_s,"
     "comm_time_std_s,comm_frac_avg,comm_frac_std,tokens_per_s,peak_rss_mb,last_loss,"
-    "comm_mb_per_step,peak_tracked_mb,params_mb,grads_mb,adam_mb,working_mb,activations_mb";
+    "comm_mb_per_step,peak_tracked_mb,params_mb,grads_mb,adam_mb,working_mb,activations_mb,master_mb";
 
 void summary_csv_row(const RunSummary *s, FILE *out)
 {
-    fprintf(out, "%s,%d,%d,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.1f,%.1f,%.6f,%.6g,%.1f,%.6f,%.6f,%.6f,%.6f,%.6f\n",
+    fprintf(out, "%s,%d,%d,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.1f,%.1f,%.6f,%.6g,%.1f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n",
             s->strategy,
             s->ranks, s->threads, s->step_seconds.count, s->step_seconds.mean, running_std(&s->step_seconds),
             s->comm_seconds.mean, running_std(&s->comm_seconds), s->comm_fraction.mean,
             running_std(&s->comm_fraction), tokens_per_second(s), s->peak_rss_mb, s->last_loss,
             s->comm_bytes.mean / 1e6, s->peak_tracked_mb, s->params_mb, s->grads_mb, s->adam_mb, s->working_mb,
-            s->activations_mb);
+            s->activations_mb, s->master_mb);
 }
 
 static int write_summary(FILE *out, const char *path, const void *what, char *err, size_t err_len)

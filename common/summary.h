@@ -28,6 +28,7 @@ typedef struct {
      * allocator: the model state (parameters, gradients, AdamW m + v), the working buffers
      * of the communication (MEM_COMM) and the activations (with backward's scratch). */
     double params_mb, grads_mb, adam_mb, working_mb, activations_mb;
+    double master_mb; /* mixed precision's fp32 master weights (0 without them) */
     float last_loss;
     /* NCCL: the collectives run on the GPU beside compute, so comm time is only the host's
      * time queueing them (their cost shows in the step time) */

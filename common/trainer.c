@@ -652,6 +652,7 @@ static int summarise(Trainer *tr, char *err, size_t err_len)
     s->params_mb = max_over_ranks(tr, mem_in_use(MEM_PARAMS) / 1e6);
     s->grads_mb = max_over_ranks(tr, mem_in_use(MEM_GRADS) / 1e6);
     s->adam_mb = max_over_ranks(tr, (mem_in_use(MEM_ADAM_M) + mem_in_use(MEM_ADAM_V)) / 1e6);
+    s->master_mb = max_over_ranks(tr, mem_in_use(MEM_MASTER) / 1e6);
     s->working_mb = max_over_ranks(tr, mem_in_use(MEM_COMM) / 1e6);
     s->activations_mb = max_over_ranks(tr, (mem_in_use(MEM_ACTIVATIONS) + mem_in_use(MEM_SCRATCH)) / 1e6);
     if (tr->rank != 0)

@@ -29,7 +29,7 @@ awk -F, '
     function ms(name) { v = get(name); return v == "" ? "-" : sprintf("%.2f", 1e3 * v) }
     function fixed(name, fmt) { v = get(name); return v == "" ? "-" : sprintf(fmt, v) }
     function state() { if (get("params_mb") == "") return "-"
-                       return sprintf("%.3f", get("params_mb") + get("grads_mb") + get("adam_mb")) }
+                       return sprintf("%.3f", get("params_mb") + get("grads_mb") + get("adam_mb") + get("master_mb")) }
     BEGIN { printf "%-16s %5s %14s %14s %10s %10s %11s %9s %9s %11s\n", "strategy", "ranks", "step ms (std)",
                    "comm ms (std)", "comm frac", "tokens/s", "last loss", "comm MB", "state MB", "peak RSS MB" }
     { printf "%-16s %5s %7s (%4s) %7s (%4s) %10s %10s %11s %9s %9s %11s\n", get("strategy"), get("ranks"),

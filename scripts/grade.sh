@@ -15,9 +15,13 @@
 #                          and its communication log against the ring's rule (tests/check_schedule.c)
 #   dp PRESET N [FLAGS]    `mpiexec -disable-auto-cleanup -n N BINARY train --config PRESET FLAGS`: identical parameters on
 #                          every rank at the end; loss, grad norm and validation loss per step within
-#                          the tolerance and the bytes communicated per step exactly, against
+#                          the lesson's tolerance (tests/tolerance.sh) and the bytes communicated per
+#                          step exactly, against
 #                          expected/NN_name/dp_PRESET_nN[_FLAGS].csv; and the run's communication log
 #                          against the lesson's schedule and memory rules
+#   drift PRESET N [FLAGS] the same run: loss and validation loss per step against lesson 00's fp32
+#                          expected/00_single_device/train_PRESET.csv, within how far a 16-bit run may
+#                          drift from an fp32 one (tests/tolerance.sh, DRIFT_RTOL)
 #   sanitize CHECK...      the run of CHECK (one of the lines above), 4 steps of it, with the
 #                          AddressSanitizer + UndefinedBehaviorSanitizer build: any report fails
 # Every PASS/FAIL line is one check; a failed one is followed by the commands that reproduce it.
@@ -106,7 +110,7 @@ run_command() {
     train) echo "$binary train --config $preset ${*:4}" ;;
     estimate) echo "$binary estimate --config $preset ${*:4}" ;;
     ring) echo "mpiexec -disable-auto-cleanup -n $preset $binary --verify-ring" ;;
-    dp) echo "mpiexec -disable-auto-cleanup -n $4 $binary train --config $preset ${*:5}" ;;
+    dp|drift) echo "mpiexec -disable-auto-cleanup -n $4 $binary train --config $preset ${*:5}" ;;
     esac
 }
 
@@ -154,6 +158,17 @@ compare_columns() {
     return 1
 }
 
+# Loss, grad norm and validation loss against the expected values, each within the lesson's
+# tolerance for it (tests/tolerance.sh: column_tolerance).
+compare_figures() {
+    local expected=$1 actual=$2 name=$3 lesson=$4 column status=0
+    for column in loss grad_norm val_loss; do
+        # shellcheck disable=SC2046 # the rtol and the atol
+        compare_columns "$expected" "$actual" "$name" "$column" $(column_tolerance "$lesson" "$column") || status=1
+    done
+    return $status
+}
+
 # The last lines a failed run wrote itself: mpiexec's banner about a rank that ended says
 # nothing the lesson's own lines do not.
 own_last_lines() {
@@ -189,7 +204,7 @@ run_check() {
         student_run lesson $(run_command "$binary" "$@") --csv "$actual" >"$out" 2>&1
         run_verdict "$name" $? "$out" "exited normally" || status=1
         own_outputs "$actual"
-        compare_columns "$expected" "$actual" "$name" loss,grad_norm,val_loss "$LOSS_RTOL" "$LOSS_ATOL" || status=1 ;;
+        compare_figures "$expected" "$actual" "$name" "$lesson" || status=1 ;;
     estimate)
         student_run lesson $(run_command "$binary" "$@") >"$actual" 2>"$out"
         run_verdict "$name" $? "$out" "exited normally" || status=1
@@ -214,10 +229,18 @@ run_check() {
             --csv "$actual" --comm-log "$log" >"$out" 2>&1
         run_verdict "$name" $? "$out" "exited normally, with identical parameters on every rank" || status=1
         own_outputs "$actual" "$log"
-        compare_columns "$expected" "$actual" "$name" loss,grad_norm,val_loss "$LOSS_RTOL" "$LOSS_ATOL" || status=1
+        compare_figures "$expected" "$actual" "$name" "$lesson" || status=1
         compare_columns "$expected" "$actual" "$name" comm_bytes 0 0 || status=1
         # shellcheck disable=SC2046 # the flags are words
         schedule "$number" "$log" "$name" "the run ended before writing it" $(schedule_flags "$@") || status=1 ;;
+    drift)
+        expected=tests/expected/00_single_device/train_$preset.csv
+        student_run lesson $(run_command "$binary" "$@") \
+            --step-timeout "${GRADE_STEP_TIMEOUT:-60}" --wait-timeout "${GRADE_WAIT_TIMEOUT:-30}" --csv "$actual" >"$out" 2>&1
+        run_verdict "$name" $? "$out" "exited normally" || status=1
+        own_outputs "$actual"
+        compare_columns "$expected" "$actual" "$name vs fp32 (lesson 00)" loss,val_loss "$DRIFT_RTOL" "$LOSS_ATOL" ||
+            status=1 ;;
     sanitize)
         local sanitized finding
         sanitized=$(sanitizer_build "$binary")
@@ -254,6 +277,15 @@ schedule() {
     build/tools/check_schedule "$number" "$log" --label "$name" --no-log "$why" "$@"
 }
 
+# The comparisons compare_figures makes, as commands.
+print_compare_figures() {
+    local expected=$1 lesson=$2 column rtol atol
+    for column in loss grad_norm val_loss; do
+        read -r rtol atol <<<"$(column_tolerance "$lesson" "$column")"
+        echo "    build/tools/compare_runs $expected run.csv --columns $column --rtol $rtol --atol $atol"
+    done
+}
+
 # The commands that redo a failed check by hand.
 print_reproduce() {
     local number=$1 lesson=$2 binary=$3 mode=$4 name run expected
@@ -265,12 +297,15 @@ print_reproduce() {
     case $mode in
     train)
         echo "    $run --csv run.csv"
-        echo "    build/tools/compare_runs $expected run.csv --columns loss,grad_norm,val_loss --rtol $LOSS_RTOL --atol $LOSS_ATOL" ;;
+        print_compare_figures "$expected" "$lesson" ;;
     dp)
         echo "    $run --csv run.csv --comm-log run_log.csv"
-        echo "    build/tools/compare_runs $expected run.csv --columns loss,grad_norm,val_loss --rtol $LOSS_RTOL --atol $LOSS_ATOL"
+        print_compare_figures "$expected" "$lesson"
         echo "    build/tools/compare_runs $expected run.csv --columns comm_bytes --rtol 0 --atol 0"
         echo "    build/tools/check_schedule $number run_log.csv $(schedule_flags "$@")" ;;
+    drift)
+        echo "    $run --csv run.csv"
+        echo "    build/tools/compare_runs tests/expected/00_single_device/train_$2.csv run.csv --columns loss,val_loss --rtol $DRIFT_RTOL --atol $LOSS_ATOL" ;;
     estimate)
         echo "    $run > estimate.csv"
         echo "    build/tools/compare_runs $expected estimate.csv --columns bytes --rtol 0 --atol 0" ;;

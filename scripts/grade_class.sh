@@ -157,7 +157,7 @@ build_lessons() {
 # The runs the student made themselves (runs/NN_name/CHECK.csv), against the expected values,
 # outside the sandbox with the course's own compare_runs; prints "MATCHED HANDED_IN".
 submitted_runs() {
-    local sent=$1 feedback=$2 from name csv check expected columns matched=0 handed=0
+    local sent=$1 feedback=$2 from name csv check expected matched=0 handed=0 agrees column rtol atol
     from=$(shallowest "$sent" %p -name runs)
     if [ -n "$from" ]; then
         echo "runs handed in (made on the student's machine: this shows the figures match, not that" \
@@ -171,15 +171,19 @@ submitted_runs() {
                     echo "  FAIL runs/$name/$check.csv: no graded check of lesson ${name%%_*} has this name" >>"$feedback"
                     continue
                 fi
-                columns=loss,grad_norm,val_loss
                 if [ "$(stat -c %s "$csv")" -gt $((1 << 20)) ]; then
                     echo "  FAIL runs/$name/$check.csv: larger than a run's figures (1 MB)" >>"$feedback"
-                elif build/tools/compare_runs "$expected" "$csv" --label "runs/$name/$check" --columns "$columns" \
-                    --rtol "$LOSS_RTOL" --atol "$LOSS_ATOL" >>"$feedback" 2>&1 &&
-                    { [[ $check != dp_* ]] || build/tools/compare_runs "$expected" "$csv" --label "runs/$name/$check" \
-                        --columns comm_bytes --rtol 0 --atol 0 >>"$feedback" 2>&1; }; then
-                    matched=$((matched + 1))
+                    continue
                 fi
+                agrees=1
+                for column in loss grad_norm val_loss; do
+                    read -r rtol atol <<<"$(column_tolerance "$name" "$column")"
+                    build/tools/compare_runs "$expected" "$csv" --label "runs/$name/$check" --columns "$column" \
+                        --rtol "$rtol" --atol "$atol" >>"$feedback" 2>&1 || agrees=0
+                done
+                [[ $check != dp_* ]] || build/tools/compare_runs "$expected" "$csv" --label "runs/$name/$check" \
+                    --columns comm_bytes --rtol 0 --atol 0 >>"$feedback" 2>&1 || agrees=0
+                matched=$((matched + agrees))
             done
         done
     fi
@@ -224,9 +228,10 @@ grade_student() {
     rm -rf "$work"
 }
 
-export -f receive student_name shallowest lessons_folder pristine_tree take_exercises submitted_runs build_lessons lesson_scores grade_student
 source tests/tolerance.sh
-export out lessons LOSS_RTOL LOSS_ATOL
+export -f receive student_name shallowest lessons_folder pristine_tree take_exercises submitted_runs build_lessons lesson_scores grade_student \
+    column_tolerance
+export out lessons LOSS_RTOL LOSS_ATOL MIXED_LOSS_RTOL MIXED_GRAD_NORM_RTOL
 export NAMES="${names[*]}"
 printf '%s\0' "${entries[@]}" |
     xargs -0 -n 1 -P "$jobs" bash -c 'IFS=" " read -r -a names <<<"$NAMES"; grade_student "$1"' _

@@ -188,11 +188,11 @@ for lesson in "${lessons[@]}"; do plot_timeline "timeline_$lesson" "$lesson" "$r
 for lesson in "${yours_timelines[@]}"; do
     plot_timeline "timeline_${lesson}_yours" "your $lesson" "$runs/yours/traces/$lesson"
 done
-# Memory over one step, rank 0, for lesson 00 and each ZeRO stage, on one scale: the highest
+# Memory over one step, rank 0, for lesson 00, each ZeRO stage and mixed precision, on one scale: the highest
 # stack of any of them (token shards left out, as the plot leaves them out).
 memory_lessons=() memory_steps=()
 for lesson in "${lessons[@]}"; do
-    [[ $lesson == 00_* || $lesson == *zero* ]] || continue
+    [[ $lesson == 00_* || $lesson == *zero* || $lesson == *mixed* ]] || continue
     memory_lessons+=("$lesson") memory_steps+=("$data/memory_step_$lesson.csv")
     publish "$data/memory_step_$lesson.csv" select_rows "$runs/traces/$lesson/memory.csv" rank 0
 done
@@ -295,7 +295,7 @@ breakdown_cols="strategy:strategy:s compute_ms:compute_ms:.3f comm_exposed_ms:ex
     comm_overlap_ms:overlapped_comm_ms:.3f idle_ms:idle_ms:.3f overlap_pct:overlap_%:.1f"
 sweep_cols="bucket_mb:bucket_MB:g buckets:buckets:s step_ms:step_ms:.3f step_std_ms:std_ms:.3f comm_ms:comm_ms:.3f
     tokens_per_s:tokens/s:.0f"
-memory_cols="stage:stage:s ranks:ranks:s params_mb:params_MB:.3f grads_mb:grads_MB:.3f adam_mb:AdamW_MB:.3f
+memory_cols="stage:stage:s ranks:ranks:s params_mb:params_MB:.3f grads_mb:grads_MB:.3f adam_mb:AdamW_MB:.3f master_mb:master_MB:.3f
     state_mb:model_state_MB:.3f formula_mb:formula_MB:.3f working_mb:working_MB:.3f activations_mb:activations_MB:.3f"
 yours_cols="lesson:lesson:s steps:steps:s last_loss:your_last_loss:.6f reference_last_loss:reference:.6f
     largest_rel_diff:largest_relative_difference:.3g"
@@ -374,10 +374,10 @@ EOF
     figure bucket_sweep "One short run per bucket size (the bars: one standard deviation of its step time either side); the largest size puts every gradient in one bucket."
     table html "$data/bucket_sweep.csv" $sweep_cols
     echo '<h2 id="memory">Memory per rank: DDP and ZeRO-1/2/3</h2>'
-    figure memory "Parameters, gradients and AdamW state per rank at $ranks ranks, as the tracking allocator measured them; the dot is the stage's formula (ZeRO-1: 8 + 8/N bytes per parameter, ...), which padded shards exceed by a few bytes."
+    figure memory "Parameters, gradients and AdamW state per rank at $ranks ranks, as the tracking allocator measured them; the dot is the stage's formula (ZeRO-1: 8 + 8/N bytes per parameter, ...; lesson 10's mixed precision on ZeRO-2, bf16z2: 2 + 14/N, its fp32 master shard stacked on top), which padded shards exceed by a few bytes."
     figure memory_ranks "Model state per rank as ranks grow: DDP stays flat, each ZeRO stage shards more of it."
     for lesson in "${memory_lessons[@]}"; do
-        figure "memory_step_$lesson" "$lesson: what rank 0 keeps allocated during one step, by kind (from the trace's memory counter; token shards, host memory on any device, left out). Every lesson allocates at set-up and keeps it, so the bands are flat: their heights are the stage's savings. In ZeRO-3 the black line is the parameters a unit has gathered and is using, inside the communication memory that holds the gather buffers."
+        figure "memory_step_$lesson" "$lesson: what rank 0 keeps allocated during one step, by kind (from the trace's memory counter; token shards, host memory on any device, left out). Every lesson allocates at set-up and keeps it, so the bands are flat: their heights are the stage's savings. In ZeRO-3 the black line is the parameters a unit has gathered and is using, inside the communication memory that holds the gather buffers; in lesson 10 it is the unit widened from bf16 to fp32 for the model to compute with. In lesson 10 the parameters band is bf16 (2 bytes each) and the optimizer band holds the fp32 master beside AdamW's m and v."
     done
     figure shard_layout "ZeRO's shard plan (07_zero1 plan): each unit padded up to a multiple of the ranks and cut into one equal shard per rank."
     table html "$runs/zero_memory.csv" $memory_cols

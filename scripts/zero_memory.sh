@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Model-state memory per rank, measured by the tracking allocator, beside the ZeRO formulas
 # for fp32 AdamW (psi = parameter count): DDP 16psi, ZeRO-1 8psi + 8psi/N, ZeRO-2
-# 4psi + 12psi/N, ZeRO-3 16psi/N. Working buffers and activations on their own columns.
+# 4psi + 12psi/N, ZeRO-3 16psi/N; and lesson 10's mixed precision on ZeRO-2 (stage bf16z2:
+# bf16 parameters and gradients, fp32 master, m and v), 2psi + 14psi/N. Working buffers and
+# activations on their own columns.
 #
 #   scripts/zero_memory.sh [--check] [--csv FILE] [--config NAME] [RANKS...]   (default ranks: 1 2 4)
 #
 # --check exits 1 when a measured model state is more than 5% off its formula; --csv writes
-# the rows (stage,ranks,params_mb,grads_mb,adam_mb,state_mb,formula_mb,working_mb,activations_mb);
+# the rows (stage,ranks,params_mb,grads_mb,adam_mb,state_mb,formula_mb,working_mb,activations_mb,master_mb);
 # --config picks the preset (default course).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +28,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 stages=(03_flat_ddp:ddp 07_zero1:zero1 08_zero2:zero2)
 [ -x build/solutions/09_zero3 ] && stages+=(09_zero3:zero3)
+[ -x build/solutions/10_mixed_precision ] && stages+=(10_mixed_precision:bf16z2)
 
 for ranks in "${ranks_list[@]}"; do
     for entry in "${stages[@]}"; do
@@ -34,23 +37,26 @@ for ranks in "${ranks_list[@]}"; do
             --gen-tokens 0 --summary "$work/$lesson.$ranks.csv" >"$work/log" 2>&1 </dev/null ||
             { cat "$work/log" >&2; exit 1; }
         echo "${entry#*:} $ranks $(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
-            NR == 2 { print $c["params_mb"], $c["grads_mb"], $c["adam_mb"], $c["working_mb"], $c["activations_mb"] }' \
+            NR == 2 { print $c["params_mb"], $c["grads_mb"], $c["adam_mb"], $c["working_mb"], $c["activations_mb"],
+                      $c["master_mb"] }' \
             "$work/$lesson.$ranks.csv")"
     done
 done | awk -v check="$check" -v csv="$csv" -v config="$config" '
     # psi from DDP: its parameters are the whole model, 4 bytes each
-    { stage[NR] = $1; n[NR] = $2; params[NR] = $3; grads[NR] = $4; adam[NR] = $5; state[NR] = $3 + $4 + $5; working[NR] = $6; acts[NR] = $7
+    { stage[NR] = $1; n[NR] = $2; params[NR] = $3; grads[NR] = $4; adam[NR] = $5; master[NR] = $8
+      state[NR] = $3 + $4 + $5 + $8; working[NR] = $6; acts[NR] = $7
       if ($1 == "ddp") { psi_mb = $3 / 4; ddp[$2] = state[NR] } }
     function formula(s, N) {
         if (s == "ddp") return 16 * psi_mb
         if (s == "zero1") return 8 * psi_mb + 8 * psi_mb / N
         if (s == "zero2") return 4 * psi_mb + 12 * psi_mb / N
+        if (s == "bf16z2") return 2 * psi_mb + 14 * psi_mb / N
         return 16 * psi_mb / N
     }
     END {
         printf "model state per rank (MB = 10^6 bytes; psi = %.0f parameters, config %s)\n", psi_mb * 1e6, config
         if (csv != "")
-            print "stage,ranks,params_mb,grads_mb,adam_mb,state_mb,formula_mb,working_mb,activations_mb" > csv
+            print "stage,ranks,params_mb,grads_mb,adam_mb,state_mb,formula_mb,working_mb,activations_mb,master_mb" > csv
         printf "%-6s %5s %12s %12s %10s %10s %12s %12s %12s\n", "stage", "ranks", "measured", "formula",
                "meas/form", "vs DDP", "formula/DDP", "working MB", "activations"
         bad = 0
@@ -60,8 +66,8 @@ done | awk -v check="$check" -v csv="$csv" -v config="$config" '
             printf "%-6s %5d %12.3f %12.3f %10.4f %10.3f %12.3f %12.3f %12.3f\n", stage[i], n[i], state[i], f,
                    ratio, state[i] / ddp[n[i]], f / formula("ddp", n[i]), working[i], acts[i]
             if (csv != "")
-                printf "%s,%d,%s,%s,%s,%.6f,%.6f,%s,%s\n", stage[i], n[i], params[i], grads[i], adam[i], state[i], f,
-                       working[i], acts[i] > csv
+                printf "%s,%d,%s,%s,%s,%.6f,%.6f,%s,%s,%s\n", stage[i], n[i], params[i], grads[i], adam[i], state[i], f,
+                       working[i], acts[i], master[i] > csv
         }
         if (check && bad) { print "zero_memory: a model state is more than 5% off its formula"; exit 1 }
     }'

@@ -5,7 +5,7 @@
  *
  *   check_schedule LESSON LOG.csv [the run's training and lesson flags] [--label NAME]
  *
- * LESSON is the lesson's number (01..09). The flags are those the run was started with
+ * LESSON is the lesson's number (01..10). The flags are those the run was started with
  * (--config reference --batch 6, --bucket-mb 0.1, --accum 2, --no-prefetch), so the
  * checker knows the model's units and the plan the run had to follow. The rules are
  * stated in each lesson's doc and in docs/grading.md. Exit 0 when every rule holds, 1 when
@@ -161,6 +161,13 @@ static int moves_data(const Event *e)
            strcmp(e->op, "barrier") != 0;
 }
 static int is_compute_start(const Event *e) { return is(e, "forward_start") || is(e, "backward_start"); }
+/* The call is `base` on floats or on bf16 ("reduce_scatter" or "reduce_scatter_bf16"). */
+static int same_op(const Event *e, const char *base)
+{
+    size_t length = strlen(base);
+    return strncmp(e->op, base, length) == 0 && (e->op[length] == '\0' || strcmp(e->op + length, "_bf16") == 0);
+}
+static int in_bf16(const Event *e) { return strlen(e->op) > 5 && strcmp(e->op + strlen(e->op) - 5, "_bf16") == 0; }
 static int is_collective_start(const Event *e) { return is_call(e) && (is(e, "blocking") || is(e, "start")); }
 
 static void describe(const Event *e, char *out, size_t len)
@@ -580,7 +587,7 @@ static int rule_zero1(Check *check)
             const Event *e = &check->log->events[i];
             if (!moves_data(e) || is(e, "wait") || is(e, "test"))
                 continue;
-            int rs = strcmp(e->op, "reduce_scatter") == 0, ag = strcmp(e->op, "all_gather") == 0;
+            int rs = same_op(e, "reduce_scatter"), ag = same_op(e, "all_gather");
             long shard = rs ? e->recv_count : e->count;
             int unit = rs || ag ? unit_of_shard(check, shard, rs ? scattered : gathered) : -1;
             if (!rs && !ag)
@@ -610,7 +617,7 @@ static int rule_scatter_from_hook(Check *check)
             size_t ready = last_mark(check, &span, "grads_ready", unit), found = span.end;
             if (ready < span.end)
                 for (size_t i = ready + 1; i < next_compute(check, &span, ready) && found == span.end; i++)
-                    if (is_call(&check->log->events[i]) && strcmp(check->log->events[i].op, "reduce_scatter") == 0)
+                    if (is_call(&check->log->events[i]) && same_op(&check->log->events[i], "reduce_scatter"))
                         found = i;
             if (found == span.end)
                 broke(check, "scatter_from_hook", &check->log->events[ready < span.end ? ready : span.first],
@@ -628,10 +635,26 @@ static int rule_scatter_from_hook(Check *check)
                        "padded shard");
 }
 
+/* 10: every collective that moves training data during a step moves bf16. */
+static int rule_sixteen_bits(Check *check)
+{
+    Span span = {0};
+    while (next_step(check, &span))
+        for (size_t i = span.first; i < span.end; i++) {
+            const Event *e = &check->log->events[i];
+            if (is_collective_start(e) && moves_data(e) && !in_bf16(e))
+                broke(check, "sixteen_bits", e, "an %s of fp32 elements: mixed precision sends the gradients and "
+                      "the parameters as bf16, half the bytes (comm_reduce_scatter_bf16, comm_all_gather_bf16)",
+                      e->op);
+        }
+    return finish_rule(check, "sixteen_bits", "every collective during the steps moves bf16");
+}
+
 /* ---------------------------------------------------------------- memory */
 
-enum { KIND_PARAMS, KIND_GRADS, KIND_M, KIND_V, NUM_STATE_KINDS };
-static const char *const STATE_KINDS[NUM_STATE_KINDS] = {"parameters", "gradients", "adamw_m", "adamw_v"};
+enum { KIND_PARAMS, KIND_GRADS, KIND_M, KIND_V, KIND_MASTER, NUM_STATE_KINDS };
+static const char *const STATE_KINDS[NUM_STATE_KINDS] = {"parameters", "gradients", "adamw_m", "adamw_v",
+                                                         "master_weights"};
 
 /* The bytes live per model-state kind after each event, replayed from the allocations. */
 static void add_state(long live[NUM_STATE_KINDS], const Event *e)
@@ -641,15 +664,19 @@ static void add_state(long live[NUM_STATE_KINDS], const Event *e)
             live[k] += is(e, "alloc") ? e->bytes : -e->bytes;
 }
 
-/* 07-09: at every step end, model state per rank equals the ZeRO formula for this run's
- * padding: full or sharded (sum over units of ceil(count / N)) per kind. */
-static int rule_model_state(Check *check, int stage)
+/* 07-10: at every step end, model state per rank equals the ZeRO formula for this run's
+ * padding: full or sharded (sum over units of ceil(count / N)) per kind; in mixed precision
+ * (10) the parameters and gradients are bf16 (2 bytes) and the fp32 master is sharded too. */
+static int rule_model_state(Check *check, int stage, int mixed)
 {
     long shard_total = 0;
     for (int unit = 0; unit < check->units; unit++)
         shard_total += shard_count(check, unit);
-    long full = check->num_params * (long)sizeof(float), sharded = shard_total * (long)sizeof(float);
-    long expected[NUM_STATE_KINDS] = {stage >= 3 ? sharded : full, stage >= 2 ? sharded : full, sharded, sharded};
+    long compute_bytes = mixed ? 2 : (long)sizeof(float);
+    long full = check->num_params * compute_bytes, sharded = shard_total * compute_bytes;
+    long fp32_sharded = shard_total * (long)sizeof(float);
+    long expected[NUM_STATE_KINDS] = {stage >= 3 ? sharded : full, stage >= 2 ? sharded : full, fp32_sharded,
+                                      fp32_sharded, mixed ? fp32_sharded : 0};
     long *live = calloc((size_t)check->ranks * NUM_STATE_KINDS, sizeof *live);
     for (size_t i = 0; live != NULL && i < check->log->count; i++) {
         const Event *e = &check->log->events[i];
@@ -659,13 +686,16 @@ static int rule_model_state(Check *check, int stage)
             continue;
         for (int k = 0; k < NUM_STATE_KINDS; k++)
             if (mine[k] != expected[k])
-                broke(check, "model_state", e, "%s hold %ld bytes; ZeRO-%d keeps %s: %ld bytes", STATE_KINDS[k],
-                      mine[k], stage, expected[k] == full ? "all of them" : "one padded shard per unit",
-                      expected[k]);
+                broke(check, "model_state", e, "%s hold %ld bytes; %sZeRO-%d keeps %s%s: %ld bytes",
+                      STATE_KINDS[k], mine[k], mixed ? "mixed-precision " : "", stage,
+                      expected[k] == 0 ? "none" : expected[k] == full ? "all of them" : "one padded shard per unit",
+                      mixed && (k == KIND_PARAMS || k == KIND_GRADS) ? ", in bf16" : "", expected[k]);
     }
     free(live);
-    return finish_rule(check, "model_state", "parameters, gradients and AdamW moments per rank equal the ZeRO "
-                       "formula for this run's padding, exactly");
+    return finish_rule(check, "model_state", mixed ? "bf16 parameters and gradients, fp32 master and AdamW "
+                       "moments per rank equal the mixed-precision ZeRO formula for this run's padding, exactly"
+                                                  : "parameters, gradients and AdamW moments per rank equal the ZeRO "
+                                                    "formula for this run's padding, exactly");
 }
 
 /* The bytes of the block a buffer lies in, from the rank's last allocation of it before
@@ -907,8 +937,13 @@ static int rule_prefetch(Check *check)
 
 /* ---------------------------------------------------------------- main */
 
-static int rule_model_state_of_lesson(Check *check) { return rule_model_state(check, check->lesson - 6); }
-static int rule_no_full_buffer_of_lesson(Check *check) { return rule_no_full_buffer(check, check->lesson - 6); }
+/* Lessons 07-09 are ZeRO stages 1-3 in fp32; lesson 10 is ZeRO-2 in mixed precision. */
+static int zero_stage(const Check *check) { return check->lesson == 10 ? 2 : check->lesson - 6; }
+static int rule_model_state_of_lesson(Check *check)
+{
+    return rule_model_state(check, zero_stage(check), check->lesson == 10);
+}
+static int rule_no_full_buffer_of_lesson(Check *check) { return rule_no_full_buffer(check, zero_stage(check)); }
 
 typedef struct {
     const char *name;
@@ -916,7 +951,7 @@ typedef struct {
 } Rule;
 
 /* Which rules a lesson is graded on, in the order they print. */
-static const Rule RULES[10][6] = {
+static const Rule RULES[11][6] = {
     [1] = {{"ring", rule_ring}},
     [2] = {{"broadcast", rule_broadcast}, {"per_tensor", rule_per_tensor}},
     [3] = {{"broadcast", rule_broadcast}, {"one_flat", rule_one_flat}},
@@ -929,6 +964,9 @@ static const Rule RULES[10][6] = {
     [9] = {{"broadcast", rule_broadcast}, {"scatter_from_hook", rule_scatter_from_hook}, {"gathers", rule_gathers},
            {"prefetch", rule_prefetch}, {"model_state", rule_model_state_of_lesson},
            {"no_full_buffer", rule_no_full_buffer_of_lesson}},
+    [10] = {{"broadcast", rule_broadcast}, {"scatter_from_hook", rule_scatter_from_hook}, {"shards", rule_zero1},
+            {"sixteen_bits", rule_sixteen_bits}, {"model_state", rule_model_state_of_lesson},
+            {"no_full_buffer", rule_no_full_buffer_of_lesson}},
 };
 
 static int applies(const Rule *rule, const RunFlags *flags)
@@ -989,7 +1027,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: check_schedule LESSON LOG.csv [--label NAME] [--ranks N] [--no-log REASON] [the run's "
                  "flags: --config PRESET, --batch, --accum, --bucket-mb, --no-prefetch, ...]\n"
-                 "  checks a --comm-log file against the schedule lesson LESSON (01..09) teaches;\n"
+                 "  checks a --comm-log file against the schedule lesson LESSON (01..10) teaches;\n"
                  "  --ranks N: the run had N ranks, and every one of them must be in the log;\n"
                  "  --no-log REASON: the run wrote no log; every rule fails with REASON\n");
 }
@@ -1020,8 +1058,8 @@ int main(int argc, char **argv)
     }
     char *end;
     long lesson = strtol(argv[1], &end, 10);
-    if (*end != '\0' || lesson < 1 || lesson > 9) {
-        fprintf(stderr, "check_schedule: lesson '%s' has no schedule rules (01..09)\n", argv[1]);
+    if (*end != '\0' || lesson < 1 || lesson > 10) {
+        fprintf(stderr, "check_schedule: lesson '%s' has no schedule rules (01..10)\n", argv[1]);
         return 2;
     }
     CheckerOptions checker = {.label = ""};

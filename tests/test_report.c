@@ -20,9 +20,10 @@ static void remove_dir(void) { shell_remove_dir(dir); }
 TestSuite(report, .init = make_dir, .fini = remove_dir, .timeout = 600);
 
 static const char *const strategies[] = {"single_device", "naive_ddp", "flat_ddp", "overlap_ddp", "bucketed_ddp",
-                                         "grad_accum", "zero1", "zero2", "zero3"};
+                                         "grad_accum", "zero1", "zero2", "zero3", "mixed_zero2"};
 static const char *const lessons[] = {"00_single_device", "02_naive_ddp", "03_flat_ddp", "04_overlap_ddp",
-                                      "05_bucketed_ddp", "06_grad_accum", "07_zero1", "08_zero2", "09_zero3"};
+                                      "05_bucketed_ddp", "06_grad_accum", "07_zero1", "08_zero2", "09_zero3",
+                                      "10_mixed_precision"};
 static const char *const plots[] = {"loss", "loss_00_single_device", "breakdown", "bucket_sweep",
                                     "memory", "memory_ranks", "shard_layout", "busbw"};
 
@@ -85,7 +86,8 @@ Test(report, a_small_run_builds_a_report_chromium_renders_with_every_plot_drawn)
         expect_plot(name);
         strcat(strcat(ids, " "), name);
     }
-    static const char *const memory_lessons[] = {"00_single_device", "07_zero1", "08_zero2", "09_zero3"};
+    static const char *const memory_lessons[] = {"00_single_device", "07_zero1", "08_zero2", "09_zero3",
+                                                 "10_mixed_precision"};
     for (size_t i = 0; i < sizeof memory_lessons / sizeof *memory_lessons; i++) {
         char name[64];
         snprintf(name, sizeof name, "memory_step_%s", memory_lessons[i]);
