@@ -87,7 +87,7 @@ static void add_bf16(void *in, void *inout, int *count, MPI_Datatype *type)
     const bf16 *addend = in;
     bf16 *sum = inout;
     for (int i = 0; i < *count; i++)
-        sum[i] = float_to_bf16(bf16_to_float(sum[i]) + bf16_to_float(addend[i]));
+        sum[i] = bf16_add(sum[i], addend[i]);
 }
 
 static MPI_Op bf16_sum = MPI_OP_NULL;

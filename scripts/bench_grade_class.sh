@@ -53,7 +53,7 @@ done
 
 seconds() { local start=$SECONDS; "$@" >/dev/null 2>&1; echo $((SECONDS - start)); }
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)
-echo "bench_grade_class: $count submissions, lessons 00-09, $jobs at a time, $(nproc) cores ($cpu)"
+echo "bench_grade_class: $count submissions, lessons 00-10, $jobs at a time, $(nproc) cores ($cpu)"
 total=$(seconds scripts/grade_class.sh "$work/class" --out "$work/grades" --jobs "$jobs")
 echo "  the class: $total s ($(awk -v t="$total" -v n="$count" 'BEGIN { printf "%.1f", t / n }') s a submission)"
 awk -F, 'NR > 1 { n++; total += $(NF - 1) } END { printf "  mean total score %.1f\n", total / n }' "$work/grades/gradebook.csv"

@@ -4,7 +4,7 @@
 #   scripts/make_report.sh [--ranks N] [--config TEXT] [RUNS_DIR] [REPORT_DIR]
 #       (defaults: 2, "--config course", runs, reports)
 #
-# With RUNS_DIR/yours/ (scripts/run_course.sh --student: your versions of lessons 02-09),
+# With RUNS_DIR/yours/ (scripts/run_course.sh --student: your versions of lessons 02-10),
 # the report also puts your loss curves and step timelines beside the reference's. With
 # RUNS_DIR/cluster.csv and cluster_busbw.csv (scripts/run_course.sh --cluster), it shows the
 # lessons and lesson 01's all-reduce across a network beside shared memory.

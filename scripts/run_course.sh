@@ -4,7 +4,7 @@
 #   scripts/run_course.sh [--small] [--student] [--cluster "RATES"] [--runs DIR] [--report DIR]
 #
 # Writes DIR (default runs/): lesson 00 on one device (train, then profile); lesson 01's
-# collective benchmark (collectives.csv); lessons 02-09 on 2 ranks (NN_name.csv per step and
+# collective benchmark (collectives.csv); lessons 02-10 on 2 ranks (NN_name.csv per step and
 # NN_name.summary.csv); a short traced run of each lesson (traces/NN_name/, analysed);
 # lesson 05's bucket-size sweep (bucket_sweep.csv); PyTorch's own DDP when python3-torch is
 # installed; one comparison table of them all (comparison.csv); and the model state per rank
@@ -23,7 +23,7 @@
 # cluster_busbw.csv; the report plots them beside the link's rate (docs/cluster.md).
 #
 # --student runs your versions instead (build/lessons/, what `make` built from your exercise
-# files) of lessons 02-09, with the same flags, a per-step CSV and a short trace each, into
+# files) of lessons 02-10, with the same flags, a per-step CSV and a short trace each, into
 # DIR/yours/; then the report puts your loss curves and step timelines beside the
 # reference's (run without --student first, with the same --small or not, for those). A
 # lesson of yours that stops or hangs (each step has 60 s) is reported; the steps it ran
@@ -60,7 +60,7 @@ fi
 trace_steps=$([ "$small" = 1 ] && echo 6 || echo 30)
 
 # The run's parts in order, with the seconds each took in one full run (2-core AMD EPYC,
-# Zen 4): lesson 00 train, profile, lesson 01, lessons 02-09, traces, bucket sweep,
+# Zen 4): lesson 00 train, profile, lesson 01, lessons 02-10, traces, bucket sweep,
 # PyTorch DDP, comparison, ZeRO memory, report. The estimate of the time left scales the
 # parts still to come by how this run's pace so far compares with that one's.
 part_seconds=(164 5 6 93 87 83 87 90 88 90 89 15 6 188 1 8 15)

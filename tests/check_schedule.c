@@ -304,7 +304,7 @@ static int rule_ring(Check *check)
     return finish_rule(check, "ring", "sends and receives only, 2(N-1) chunks of count/N each way");
 }
 
-/* 02-09: every rank starts from rank 0's parameters: broadcasts covering all of them
+/* 02-10: every rank starts from rank 0's parameters: broadcasts covering all of them
  * before the first step, none during training. */
 static int rule_broadcast(Check *check)
 {

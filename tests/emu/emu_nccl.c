@@ -1,6 +1,8 @@
 /* The emulated NCCL: a communicator is a duplicate of MPI_COMM_WORLD, and each collective
  * is queued on its stream and runs there as the MPI collective that computes the same
- * thing (float32 sums and averages only: what the CUDA build uses).
+ * thing: float32 sums and averages, and the bf16 all-gather and reduce-scatter of mixed
+ * precision (a bf16 sum rounded to bf16 after each addition, as the course's MPI backend
+ * adds): what the CUDA build uses.
  *
  * A GPU runs queued work whatever its host does. Here it runs when something waits for it
  * and, so that a rank blocked in host MPI cannot leave a peer waiting in a queued
@@ -12,6 +14,8 @@
  * reach); on the one DTC_EMU_NCCL_WRONG_RANK names, every all-reduce's first element comes
  * back one too large. */
 #include "emu.h"
+
+#include "bf16.h"
 
 #include <mpi.h>
 #include <nccl.h>
@@ -132,10 +136,11 @@ typedef struct {
 
 typedef struct {
     Kind kind;
-    const float *send;
-    float *recv;
+    const void *send;
+    void *recv;
     size_t count; /* per rank */
     int average, root;
+    int in_bf16;  /* the elements are bf16 (the gathers and the reduce-scatter), else float32 */
     ncclComm_t comm;
     Transfer *transfers; /* SEND_RECV */
     int transfer_count;
@@ -144,13 +149,23 @@ typedef struct {
 static void check_float(ncclDataType_t type)
 {
     if (type != ncclFloat32)
-        emu_fail("NCCL: data type %d (the emulation has float32 only)", (int)type);
+        emu_fail("NCCL: data type %d (the emulation has float32 here, and bf16 in the gathers and the "
+                 "reduce-scatter only)", (int)type);
 }
 
-static void check_buffer(const char *what, const void *buffer, size_t count)
+/* 1 for bf16, 0 for float32: the types the gathers and the reduce-scatter take. */
+static int is_bf16(ncclDataType_t type)
 {
-    if (count > 0 && !emu_is_device(buffer, count * sizeof(float)))
-        emu_fail("NCCL: the %s buffer (%p, %zu floats) is not device memory", what, buffer, count);
+    if (type != ncclBfloat16)
+        check_float(type);
+    return type == ncclBfloat16;
+}
+
+static void check_buffer(const char *what, const void *buffer, size_t count, int in_bf16)
+{
+    size_t bytes = count * (in_bf16 ? sizeof(bf16) : sizeof(float));
+    if (count > 0 && !emu_is_device(buffer, bytes))
+        emu_fail("NCCL: the %s buffer (%p, %zu elements) is not device memory", what, buffer, count);
 }
 
 static int is_average(ncclRedOp_t op)
@@ -164,6 +179,32 @@ static void divide(float *values, size_t count, int ranks)
 {
     for (size_t i = 0; i < count; i++)
         values[i] /= (float)ranks;
+}
+
+/* The course's bf16 average: the bf16 sum times 1/ranks, rounded to bf16 again. */
+static void divide_bf16(bf16 *values, size_t count, int ranks)
+{
+    for (size_t i = 0; i < count; i++)
+        values[i] = float_to_bf16(bf16_to_float(values[i]) * (1.0f / (float)ranks));
+}
+
+static void add_bf16(void *in, void *inout, int *count, MPI_Datatype *type)
+{
+    (void)type;
+    const bf16 *addend = in;
+    bf16 *sum = inout;
+    for (int i = 0; i < *count; i++)
+        sum[i] = bf16_add(sum[i], addend[i]);
+}
+
+static MPI_Datatype element_type(const Collective *c)
+{
+    return c->in_bf16 ? MPI_UINT16_T : MPI_FLOAT;
+}
+
+static size_t element_bytes(const Collective *c)
+{
+    return c->in_bf16 ? sizeof(bf16) : sizeof(float);
 }
 
 /* The duplicate communicator returns MPI's errors instead of aborting: none may pass. */
@@ -198,10 +239,14 @@ static void run_transfers(const Collective *c)
 
 static void run_reduce_scatter(const Collective *c)
 {
-    float *sums = malloc(c->count * sizeof(float) + 1);
-    check_mpi(PMPI_Reduce_scatter_block(c->send, sums, mpi_count(c->count), MPI_FLOAT, MPI_SUM, c->comm->mpi),
+    static MPI_Op bf16_sum = MPI_OP_NULL;
+    if (c->in_bf16 && bf16_sum == MPI_OP_NULL)
+        check_mpi(PMPI_Op_create(add_bf16, 1, &bf16_sum), "MPI_Op_create");
+    void *sums = malloc(c->count * element_bytes(c) + 1);
+    check_mpi(PMPI_Reduce_scatter_block(c->send, sums, mpi_count(c->count), element_type(c),
+                                        c->in_bf16 ? bf16_sum : MPI_SUM, c->comm->mpi),
               "MPI_Reduce_scatter_block");
-    memcpy(c->recv, sums, c->count * sizeof(float));
+    memcpy(c->recv, sums, c->count * element_bytes(c));
     free(sums);
 }
 
@@ -217,8 +262,9 @@ static void run_collective(void *ctx)
                   "MPI_Allreduce");
         break;
     case ALL_GATHER: {
-        int in_place = c->send == c->recv + c->count * (size_t)c->comm->rank;
-        check_mpi(PMPI_Allgather(in_place ? MPI_IN_PLACE : c->send, count, MPI_FLOAT, c->recv, count, MPI_FLOAT, mpi),
+        int in_place = c->send == (const char *)c->recv + c->count * (size_t)c->comm->rank * element_bytes(c);
+        check_mpi(PMPI_Allgather(in_place ? MPI_IN_PLACE : c->send, count, element_type(c), c->recv, count,
+                                 element_type(c), mpi),
                   "MPI_Allgather");
         break;
     }
@@ -234,10 +280,12 @@ static void run_collective(void *ctx)
         run_transfers(c);
         break;
     }
-    if (c->average)
+    if (c->average && c->in_bf16)
+        divide_bf16(c->recv, c->count, c->comm->ranks);
+    else if (c->average)
         divide(c->recv, c->count, c->comm->ranks);
     if (c->kind == ALL_REDUCE && c->count > 0 && faulty("DTC_EMU_NCCL_WRONG_RANK", c->comm->rank))
-        c->recv[0] += 1.0f;
+        ((float *)c->recv)[0] += 1.0f;
     emu_device_window(0);
     free(c->transfers);
     free(c);
@@ -255,27 +303,27 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataT
                            ncclComm_t comm, cudaStream_t stream)
 {
     check_float(type);
-    check_buffer("send", send, count);
-    check_buffer("receive", recv, count);
-    return queue(stream, (Collective){ALL_REDUCE, send, recv, count, is_average(op), 0, comm, NULL, 0});
+    check_buffer("send", send, count, 0);
+    check_buffer("receive", recv, count, 0);
+    return queue(stream, (Collective){ALL_REDUCE, send, recv, count, is_average(op), 0, 0, comm, NULL, 0});
 }
 
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t count, ncclDataType_t type, ncclComm_t comm,
                            cudaStream_t stream)
 {
-    check_float(type);
-    check_buffer("send", send, count);
-    check_buffer("receive", recv, count * (size_t)comm->ranks);
-    return queue(stream, (Collective){ALL_GATHER, send, recv, count, 0, 0, comm, NULL, 0});
+    int in_bf16 = is_bf16(type);
+    check_buffer("send", send, count, in_bf16);
+    check_buffer("receive", recv, count * (size_t)comm->ranks, in_bf16);
+    return queue(stream, (Collective){ALL_GATHER, send, recv, count, 0, 0, in_bf16, comm, NULL, 0});
 }
 
 ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t count, ncclDataType_t type, ncclRedOp_t op,
                                ncclComm_t comm, cudaStream_t stream)
 {
-    check_float(type);
-    check_buffer("send", send, count * (size_t)comm->ranks);
-    check_buffer("receive", recv, count);
-    return queue(stream, (Collective){REDUCE_SCATTER, send, recv, count, is_average(op), 0, comm, NULL, 0});
+    int in_bf16 = is_bf16(type);
+    check_buffer("send", send, count * (size_t)comm->ranks, in_bf16);
+    check_buffer("receive", recv, count, in_bf16);
+    return queue(stream, (Collective){REDUCE_SCATTER, send, recv, count, is_average(op), 0, in_bf16, comm, NULL, 0});
 }
 
 ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count, ncclDataType_t type, int root,
@@ -283,9 +331,9 @@ ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count, ncclDataT
 {
     check_float(type);
     if (comm->rank == root)
-        check_buffer("send", send, count);
-    check_buffer("receive", recv, count);
-    return queue(stream, (Collective){BROADCAST, send, recv, count, 0, root, comm, NULL, 0});
+        check_buffer("send", send, count, 0);
+    check_buffer("receive", recv, count, 0);
+    return queue(stream, (Collective){BROADCAST, send, recv, count, 0, root, 0, comm, NULL, 0});
 }
 
 /* ---------------------------------------------------------------- point to point
@@ -302,7 +350,7 @@ static void close_group(void)
         return;
     Transfer *transfers = malloc((size_t)group_size * sizeof *transfers);
     memcpy(transfers, group, (size_t)group_size * sizeof *transfers);
-    queue(group_stream, (Collective){SEND_RECV, NULL, NULL, 0, 0, 0, group_comm, transfers, group_size});
+    queue(group_stream, (Collective){SEND_RECV, NULL, NULL, 0, 0, 0, 0, group_comm, transfers, group_size});
     group_size = 0;
 }
 
@@ -310,7 +358,7 @@ static ncclResult_t add_transfer(int send, const void *buffer, size_t count, ncc
                                  ncclComm_t comm, cudaStream_t stream)
 {
     check_float(type);
-    check_buffer(send ? "send" : "receive", buffer, count);
+    check_buffer(send ? "send" : "receive", buffer, count, 0);
     if (group_size > 0 && (stream != group_stream || comm != group_comm))
         emu_fail("NCCL: one group on two streams or communicators (the emulation has one of each)");
     if (group_size == MAX_GROUP)

@@ -1,5 +1,5 @@
 /* The GPU build end to end: the whole model on the GPU against the CPU's expected values,
- * lessons 02-09 at 2 ranks sharing one GPU through the MPI backend against lesson 00 on
+ * lessons 02-10 at 2 ranks sharing one GPU through the MPI backend against lesson 00 on
  * the CPU, NCCL at 1 rank running every collective, and lesson 00's batch sweep stopping
  * at the GPU's own out-of-memory. Each skips, saying why, without a GPU. They run the
  * built programs from the repository root, those of gpu_build_dir() (make test-gpu and
@@ -77,13 +77,14 @@ static void check_gpu_lesson(const char *launch, const char *lesson, const char 
     expect_command(what, command);
 }
 
-/* Lessons 02-09 with the flags that give them something to do in 8 small steps: the DDP
- * lessons first, then ZeRO from FIRST_ZERO on. */
+/* Lessons 02-10 with the flags that give them something to do in 8 small steps: the DDP
+ * lessons first, then ZeRO (and lesson 10's mixed precision on it) from FIRST_ZERO on. */
 static const struct {
     const char *lesson, *flags;
 } DATA_PARALLEL[] = {{"02_naive_ddp", ""},     {"03_flat_ddp", ""}, {"04_overlap_ddp", ""},
                      {"05_bucketed_ddp", "--bucket-mb 0.1"}, {"06_grad_accum", "--accum 2"},
-                     {"07_zero1", ""},         {"08_zero2", ""},    {"09_zero3", ""}};
+                     {"07_zero1", ""},         {"08_zero2", ""},    {"09_zero3", ""},
+                     {"10_mixed_precision", ""}};
 enum { FIRST_ZERO = 5, DATA_PARALLEL_COUNT = sizeof DATA_PARALLEL / sizeof DATA_PARALLEL[0] };
 
 /* Two ranks on one GPU: NCCL refuses that, the MPI backend stages through host memory. */
@@ -165,7 +166,8 @@ Test(gpu_lessons, nccl_at_1_rank_runs_every_collective_correctly)
 }
 
 /* Even at 1 rank NCCL runs on its own stream, so these exercise the ordering between the
- * streams: requests waited on from backward (04, 05) and ZeRO-3's prefetched gathers (09). */
+ * streams: requests waited on from backward (04, 05), ZeRO-3's prefetched gathers (09) and
+ * the bf16 collectives (10). */
 static void check_lesson_on_nccl(const char *lesson, const char *flags)
 {
     check_gpu_lesson("", lesson, "nccl", flags, "over nccl");
@@ -177,6 +179,7 @@ Test(gpu_lessons, nccl_at_1_rank_trains_like_lesson_00)
     check_lesson_on_nccl("04_overlap_ddp", "");
     check_lesson_on_nccl("05_bucketed_ddp", "--bucket-mb 0.1");
     check_lesson_on_nccl("09_zero3", "");
+    check_lesson_on_nccl("10_mixed_precision", "");
 }
 
 Test(gpu_lessons, collectives_on_gpu_buffers_through_mpi_at_2_ranks)
