@@ -149,8 +149,13 @@ int shard_read(const char *path, uint16_t **tokens_out, size_t *count_out,
                char *err, size_t err_len)
 {
     FILE *file = open_input(path, "token shard", err, err_len);
-    if (file == NULL)
+    if (file == NULL) {
+        /* the presets' own shards are made, not shipped: say how */
+        size_t used = strlen(err);
+        if (strstr(path, "data/generated/") != NULL && used < err_len)
+            snprintf(err + used, err_len - used, " (make data writes the course's shards)");
         return -1;
+    }
     int rc = read_open_shard(file, path, tokens_out, count_out, err, err_len);
     fclose(file);
     return rc;

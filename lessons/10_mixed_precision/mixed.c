@@ -21,8 +21,10 @@
  *
  * Given in mixed_state.c: setup (every buffer allocated), start (the master cut from the
  * broadcast parameters, the bf16 copy rounded from them), bf16_grad_norm (the global norm
- * from the bf16 shards), the checkpoint's gather of the master; lesson 08's gradient
- * buffers and lesson 07's plan, owned_real_count and AdamW over a range
+ * from the bf16 shards) and the checkpoint's gather of the master. From lesson 08:
+ * zero2_unit_grads(run, unit), the fp32 buffer backward wrote the unit's gradients into
+ * (the same buffer every time it is asked for that unit). From lesson 07: the plan and
+ * owned_real_count; from optimizer.h: clip_scale, adamw_begin_step and AdamW over a range
  * (adamw_update_range). */
 #include "mixed.h"
 
