@@ -40,7 +40,7 @@ for output in csv busbw; do
 done
 
 rounds=${BENCH_ROUNDS:-3}
-lessons=(02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 07_zero1 08_zero2 09_zero3)
+lessons=(02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 07_zero1 08_zero2 09_zero3 10_mixed_precision)
 networks=(shm)
 for rate in $rates; do networks+=("${rate}gbit"); done
 work=$(mktemp -d)
@@ -80,16 +80,16 @@ bench_shape() {
         done
     done
     echo "== $shape shape ($(shape_flags "$shape")), 2 ranks x 1 thread, median of $rounds interleaved rounds =="
-    printf '  %-14s' strategy
+    printf '  %-15s' strategy
     for network in "${networks[@]}"; do printf ' | %-28s' "$network: step ms, comm ms, tok/s"; done
     printf '\n'
     for lesson in "${lessons[@]}"; do
-        printf '  %-14s' "${lesson#0?_}"
+        printf '  %-15s' "${lesson#[01]?_}"
         for network in "${networks[@]}"; do
             local file=$work/$shape.$lesson.$network step comm rate
             step=$(median_of "$file" 1) comm=$(median_of "$file" 2) rate=$(median_of "$file" 3)
             printf ' | %8s %8s %10s' "$step" "$comm" "$rate"
-            echo "$shape,${lesson#0?_},$network,$step,$comm,$rate" >>"$rows"
+            echo "$shape,${lesson#[01]?_},$network,$step,$comm,$rate" >>"$rows"
         done
         printf '\n'
     done
