@@ -202,7 +202,9 @@ memory_top=$(awk -F, 'FNR == 1 { delete c; for (i = 1; i <= NF; i++) c[$i] = i; 
 for lesson in "${memory_lessons[@]}"; do
     gathered=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "gathered_mb") c = i; next } $c > 0 { g = 1 }
         END { print g + 0 }' "$data/memory_step_$lesson.csv")
-    plot memory_step "memory_step_$lesson" "data='$data/memory_step_$lesson.csv'; name='$lesson'; step='$(drawn_step "$runs/traces/$lesson")'; ymax=$memory_top; gathered=$gathered"
+    in_use=gathered
+    [[ $lesson != *mixed* ]] || in_use=widened # from the rank's own bf16 copy, not over the network
+    plot memory_step "memory_step_$lesson" "data='$data/memory_step_$lesson.csv'; name='$lesson'; step='$(drawn_step "$runs/traces/$lesson")'; ymax=$memory_top; gathered=$gathered; in_use='$in_use'"
 done
 plot sweep bucket_sweep "data='$data/bucket_sweep.csv'"
 plot memory memory "data='$data/memory_at_$ranks.csv'; ranks='$ranks'"

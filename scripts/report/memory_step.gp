@@ -3,7 +3,8 @@
 # parameters a unit has gathered and is using (lesson 10: widened from bf16), drawn inside the
 # communication band that holds its buffers. Token shards (data) are left out: host memory on any device, the same
 # for every lesson. Variables: data, name, step, ymax (the same for every lesson drawn),
-# gathered (1 when the lesson gathers parameters, 0 when not: no line then).
+# gathered (1 when the lesson hands the model its parameters through the acquire hook, 0 when
+# not: no line then), in_use (what those parameters are: "gathered", lesson 10's "widened").
 load "scripts/report/style.gp"
 set title sprintf("Memory in use on rank 0 over one step of %s (step %s)", name, step)
 set xlabel "milliseconds from the start of the step"
@@ -22,7 +23,7 @@ bands = 'data using "time_ms":(0):(@params) with filledcurves lt 1 title "parame
     "" using "time_ms":(@acts):(@comm) with filledcurves lt 8 title "communication and other"'
 if (gathered) {
     plot @bands, "" using "time_ms":(@acts + column("gathered_mb")) with lines lw 2 lc rgb "#000000" \
-        title "parameters of the unit in use (gathered, or widened from bf16)"
+        title sprintf("%s parameters in use", in_use)
 } else {
     plot @bands
 }
