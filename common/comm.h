@@ -93,8 +93,9 @@ int comm_broadcast(Comm *comm, float *buffer, size_t count, int root);
 /* Mixed precision: the gathers and the reduce-scatter on bf16 elements (bf16.h), half the
  * bytes of floats; the log names them all_gather_bf16 and reduce_scatter_bf16. A bf16 sum
  * adds as floats and rounds each partial sum to bf16, as a GPU's 16-bit reduction does, so
- * it depends on the order the backend adds in (and so on the world size); an average is
- * that sum times 1/size, rounded again. */
+ * it depends on the order the backend adds in (and so on the world size). The MPI backend's
+ * average is that sum times 1/size, rounded again; NCCL's (ncclAvg) is its own, scaling
+ * before it sums, so the two round differently unless the size is a power of two. */
 int comm_all_gather_bf16(Comm *comm, const bf16 *send, bf16 *recv, size_t send_count);
 int comm_all_gather_bf16_start(Comm *comm, const bf16 *send, bf16 *recv, size_t send_count, CommRequest *request);
 int comm_reduce_scatter_bf16(Comm *comm, const bf16 *send, bf16 *recv, size_t recv_count, ReduceOp op);

@@ -87,20 +87,10 @@ int comm_fail(Comm *comm, const char *operation, const char *reason);
  * with --trace it also lands on the communication track (waits and tests on their own). */
 int comm_account(Comm *comm, const char *operation, double started, double bytes, int collectives);
 
-static inline double float_bytes(size_t count)
-{
-    return (double)count * sizeof(float);
-}
-
+/* The bytes of count elements: a buffer's size, and the traffic comm_stats counts. */
 static inline size_t buffer_bytes(size_t count, CommType type)
 {
     return count * element_bytes(type);
-}
-
-/* The traffic count elements stand for, in comm_stats's bytes. */
-static inline double type_bytes(size_t count, CommType type)
-{
-    return (double)buffer_bytes(count, type);
 }
 
 #endif

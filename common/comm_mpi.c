@@ -206,7 +206,7 @@ static int mpi_all_gather_start(Comm *comm, const void *send, void *recv, size_t
     request->backend = pending;
     request->started_by = &mpi_ops;
     request->active = 1;
-    return comm_account(comm, "all_gather_start", started, type_bytes(send_count * comm->size, type), 1);
+    return comm_account(comm, "all_gather_start", started, buffer_bytes(send_count * comm->size, type), 1);
 }
 
 static int finish_request(CommRequest *request, const char *operation)
@@ -264,7 +264,7 @@ static int mpi_reduce_scatter(Comm *comm, const void *send, void *recv, size_t r
         return -1;
     if (status != MPI_SUCCESS)
         return fail(comm, "reduce_scatter", status);
-    return comm_account(comm, "reduce_scatter", started, type_bytes(recv_count * comm->size, type), 1);
+    return comm_account(comm, "reduce_scatter", started, buffer_bytes(recv_count * comm->size, type), 1);
 }
 
 static int mpi_all_gather(Comm *comm, const void *send, void *recv, size_t send_count, CommType type)
@@ -285,7 +285,7 @@ static int mpi_all_gather(Comm *comm, const void *send, void *recv, size_t send_
         return -1;
     if (status != MPI_SUCCESS)
         return fail(comm, "all_gather", status);
-    return comm_account(comm, "all_gather", started, type_bytes(send_count * comm->size, type), 1);
+    return comm_account(comm, "all_gather", started, buffer_bytes(send_count * comm->size, type), 1);
 }
 
 static int mpi_broadcast(Comm *comm, float *buffer, size_t count, int root)

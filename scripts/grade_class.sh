@@ -157,7 +157,7 @@ build_lessons() {
 # The runs the student made themselves (runs/NN_name/CHECK.csv), against the expected values,
 # outside the sandbox with the course's own compare_runs; prints "MATCHED HANDED_IN".
 submitted_runs() {
-    local sent=$1 feedback=$2 from name csv check expected matched=0 handed=0 agrees column rtol atol
+    local sent=$1 feedback=$2 from name csv check expected matched=0 handed=0 agrees column rtol atol preset
     from=$(shallowest "$sent" %p -name runs)
     if [ -n "$from" ]; then
         echo "runs handed in (made on the student's machine: this shows the figures match, not that" \
@@ -167,7 +167,11 @@ submitted_runs() {
                 [ -f "$csv" ] && [ ! -L "$csv" ] || continue
                 check=$(basename "$csv" .csv) expected=tests/expected/$name/$check.csv
                 handed=$((handed + 1))
-                if [ ! -f "$expected" ] || [[ $check != train_* && $check != dp_* ]]; then
+                if [[ $check == drift_* ]] && grep -q '^drift ' "tests/expected/$name.checks"; then
+                    preset=${check#drift_} # the run's own figures against lesson 00's fp32 ones
+                    expected=tests/expected/00_single_device/train_${preset%_n*}.csv
+                fi
+                if [ ! -f "$expected" ] || [[ $check != train_* && $check != dp_* && $check != drift_* ]]; then
                     echo "  FAIL runs/$name/$check.csv: no graded check of lesson ${name%%_*} has this name" >>"$feedback"
                     continue
                 fi
@@ -176,6 +180,12 @@ submitted_runs() {
                     continue
                 fi
                 agrees=1
+                if [[ $check == drift_* ]]; then
+                    build/tools/compare_runs "$expected" "$csv" --label "runs/$name/$check vs fp32 (lesson 00)" \
+                        --columns loss,val_loss --rtol "$DRIFT_RTOL" --atol "$LOSS_ATOL" >>"$feedback" 2>&1 || agrees=0
+                    matched=$((matched + agrees))
+                    continue
+                fi
                 for column in loss grad_norm val_loss; do
                     read -r rtol atol <<<"$(column_tolerance "$name" "$column")"
                     build/tools/compare_runs "$expected" "$csv" --label "runs/$name/$check" --columns "$column" \
@@ -231,7 +241,7 @@ grade_student() {
 source tests/tolerance.sh
 export -f receive student_name shallowest lessons_folder pristine_tree take_exercises submitted_runs build_lessons lesson_scores grade_student \
     column_tolerance
-export out lessons LOSS_RTOL LOSS_ATOL MIXED_LOSS_RTOL MIXED_GRAD_NORM_RTOL
+export out lessons LOSS_RTOL LOSS_ATOL MIXED_LOSS_RTOL MIXED_GRAD_NORM_RTOL DRIFT_RTOL
 export NAMES="${names[*]}"
 printf '%s\0' "${entries[@]}" |
     xargs -0 -n 1 -P "$jobs" bash -c 'IFS=" " read -r -a names <<<"$NAMES"; grade_student "$1"' _

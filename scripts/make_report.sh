@@ -360,7 +360,7 @@ EOF
     echo '<h2 id="loss">Loss curves</h2>'
     figure loss_00_single_device "Lesson 00's loss on the training text per step, and on the validation text (a novel it never trains on) every few steps."
     figure loss "Training loss per step, every strategy on the same global batch: the curves lie on one another."
-    figure loss_drift "How far each strategy's loss is from lesson 00's. The tests hold them to lesson 00 within 1e-5 (relative) on the reference config; summing in another order rounds differently, and over a long run the difference grows until the runs are distinct samples of the same training."
+    figure loss_drift "How far each strategy's loss is from lesson 00's. The tests hold them to lesson 00 within 1e-5 (relative) on the reference config, and lesson 10, which computes and sends in bf16, within 1e-3; summing in another order rounds differently, and over a long run the difference grows until the runs are distinct samples of the same training."
     echo '<h2 id="breakdown">Where the step time goes</h2>'
     echo "<p class=\"note\">From a traced run of each lesson (build/tools/analyze_traces), mean over ranks and over the traced steps after the warm-up ones, as in the table above. On a CPU overlapped communication is 0: each rank is one thread, which is not computing while it is inside a communication call, and MPICH moves a started collective only inside such calls (docs/traces.md). What starting early buys there is less waiting at the end.</p>"
     figure breakdown "Compute, communication with nothing beside it (exposed), communication beside compute (overlapped) and idle time, per step."

@@ -664,6 +664,16 @@ static void add_state(long live[NUM_STATE_KINDS], const Event *e)
             live[k] += is(e, "alloc") ? e->bytes : -e->bytes;
 }
 
+/* What a stage keeps of a kind, in words: whole or sharded by the stage, none of a master
+ * outside mixed precision. */
+static const char *state_held(int kind, int stage, int mixed)
+{
+    int whole = (kind == KIND_PARAMS && stage < 3) || (kind == KIND_GRADS && stage < 2);
+    if (kind == KIND_MASTER && !mixed)
+        return "none";
+    return whole ? "all of them" : "one padded shard per unit";
+}
+
 /* 07-10: at every step end, model state per rank equals the ZeRO formula for this run's
  * padding: full or sharded (sum over units of ceil(count / N)) per kind; in mixed precision
  * (10) the parameters and gradients are bf16 (2 bytes) and the fp32 master is sharded too. */
@@ -687,8 +697,7 @@ static int rule_model_state(Check *check, int stage, int mixed)
         for (int k = 0; k < NUM_STATE_KINDS; k++)
             if (mine[k] != expected[k])
                 broke(check, "model_state", e, "%s hold %ld bytes; %sZeRO-%d keeps %s%s: %ld bytes",
-                      STATE_KINDS[k], mine[k], mixed ? "mixed-precision " : "", stage,
-                      expected[k] == 0 ? "none" : expected[k] == full ? "all of them" : "one padded shard per unit",
+                      STATE_KINDS[k], mine[k], mixed ? "mixed-precision " : "", stage, state_held(k, stage, mixed),
                       mixed && (k == KIND_PARAMS || k == KIND_GRADS) ? ", in bf16" : "", expected[k]);
     }
     free(live);
@@ -741,13 +750,17 @@ static void check_gradient_blocks(Check *check, const Span *span, int stage, lon
     }
 }
 
-/* 08 and 09: no buffer as large as the whole gradient exists during a step, but the
+/* 08-10: no buffer as large as the whole gradient exists during a step, but the
  * parameters (ZeRO-2 keeps them whole), the data and the activations; and the buffers
- * backward writes gradients into are smaller than it together. */
-static int rule_no_full_buffer(Check *check, int stage)
+ * backward writes gradients into are smaller than it together. In mixed precision (10) the
+ * whole gradient is bf16, half as large, and as large as an fp32 shard of the optimizer
+ * state at 2 ranks: those (measured by model_state) are allowed too. Backward still writes
+ * fp32, so its buffers are held to the fp32 gradient's size. */
+static int rule_no_full_buffer(Check *check, int stage, int mixed)
 {
-    long full = check->num_params * (long)sizeof(float);
-    const char *allowed[] = {stage < 3 ? "parameters" : "", "data", "activations", "backward_scratch"};
+    long fp32_full = check->num_params * (long)sizeof(float), full = mixed ? check->num_params * 2 : fp32_full;
+    const char *allowed[] = {stage < 3 ? "parameters" : "", "data", "activations", "backward_scratch",
+                             mixed ? "adamw_m" : "", mixed ? "adamw_v" : "", mixed ? "master_weights" : ""};
     Span span = {0};
     while (next_step(check, &span)) {
         for (size_t i = 0; i < span.end; i++) {
@@ -763,10 +776,10 @@ static int rule_no_full_buffer(Check *check, int stage)
                                     strcmp(check->log->events[j].buffer, e->buffer) == 0;
             if (!ok && !freed_before_step)
                 broke(check, "no_full_buffer", e, "a %s buffer of %ld bytes is live during step %d: ZeRO-%d holds "
-                      "no buffer as large as the whole gradient (%ld bytes)", e->kind, e->bytes, span.step, stage,
-                      full);
+                      "no buffer as large as the whole gradient (%ld bytes%s)", e->kind, e->bytes, span.step, stage,
+                      full, mixed ? " in bf16" : "");
         }
-        check_gradient_blocks(check, &span, stage, full);
+        check_gradient_blocks(check, &span, stage, fp32_full);
     }
     return finish_rule(check, "no_full_buffer", "no buffer of the whole gradient's size during training, and the "
                        "gradient buffers smaller than it together");
@@ -943,7 +956,10 @@ static int rule_model_state_of_lesson(Check *check)
 {
     return rule_model_state(check, zero_stage(check), check->lesson == 10);
 }
-static int rule_no_full_buffer_of_lesson(Check *check) { return rule_no_full_buffer(check, zero_stage(check)); }
+static int rule_no_full_buffer_of_lesson(Check *check)
+{
+    return rule_no_full_buffer(check, zero_stage(check), check->lesson == 10);
+}
 
 typedef struct {
     const char *name;

@@ -93,6 +93,9 @@ static const Mistake mistakes[] = {
          "723456 bytes", .numbers_pass_in = "dp_reference_n2"},
     {.mutant = "10_mixed_precision/padding_not_zeroed", .fails_with = "FAIL dp_reference_n3_batch_6 run:"},
     {.mutant = "10_mixed_precision/no_zeroing", .fails_with = "FAIL dp_reference_n2 grad_norm"},
+    {.mutant = "10_mixed_precision/whole_bf16_gradient",
+     .fails_with = "FAIL dp_reference_n2 schedule no_full_buffer: rank 0, step 1, event 47: alloc: a communication "
+         "buffer of 241152 bytes is live during step 1", .numbers_pass_in = "dp_reference_n2"},
 };
 
 /* Grades build/mutants/MUTANT as its lesson: the grader's exit status, its output in output. */
@@ -180,7 +183,8 @@ Test(grading, correct_variants_pass)
                                  {"05", "05_bucketed_ddp/index_walk"},
                                  {"05", "05_bucketed_ddp/waits_reversed"},
                                  {"08", "08_zero2/two_shared_buffers"},
-                                 {"09", "09_zero3/test_until_done"}};
+                                 {"09", "09_zero3/test_until_done"},
+                                 {"10", "10_mixed_precision/real_elements_only"}};
     char binary[256], output[65536];
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
         snprintf(binary, sizeof binary, "build/variants/%s", variants[i][1]);

@@ -1,7 +1,9 @@
-/* The data-parallel and sharding lessons 02-10 end to end: each reference solution reproduces the
- * single-device run of the same global batch at 1, 2 and 4 ranks with identical parameters
- * on every rank (lesson 10, in bf16, within the drift from fp32 that tests/tolerance.sh allows); the grader passes each solution and fails each skeleton (test_grading.c fails
- * the mistakes in tests/mutants/). These run the built programs from the repository root. */
+/* The data-parallel and sharding lessons 02-10 end to end: each reference solution
+ * reproduces the single-device run of the same global batch at 1, 2 and 4 ranks with
+ * identical parameters on every rank (lesson 10, in bf16, within the drift from fp32 that
+ * tests/tolerance.sh allows); the grader passes each solution and fails each skeleton
+ * (test_grading.c fails the mistakes in tests/mutants/). These run the built programs from
+ * the repository root. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>

@@ -104,7 +104,7 @@ static int nccl_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
         return -1;
     NCCL_CALL(comm, "all_reduce", ncclAllReduce(buffer, buffer, count, ncclFloat, nccl_op(op), state_of(comm)->nccl,
                                                 state_of(comm)->stream));
-    return compute_waits(comm, "all_reduce", started, 2 * float_bytes(count), 1);
+    return compute_waits(comm, "all_reduce", started, 2 * buffer_bytes(count, COMM_FLOAT), 1);
 }
 
 /* A request's backend handle: the event that marks its collective's end. */
@@ -138,7 +138,7 @@ static int nccl_all_reduce_start(Comm *comm, float *buffer, size_t count, Reduce
                                                       state_of(comm)->nccl, state_of(comm)->stream));
     if (start_request(comm, "all_reduce_start", request) != 0)
         return -1;
-    return comm_account(comm, "all_reduce_start", started, 2 * float_bytes(count), 1);
+    return comm_account(comm, "all_reduce_start", started, 2 * buffer_bytes(count, COMM_FLOAT), 1);
 }
 
 static int nccl_all_gather_start(Comm *comm, const void *send, void *recv, size_t send_count, CommType type,
@@ -153,7 +153,7 @@ static int nccl_all_gather_start(Comm *comm, const void *send, void *recv, size_
                                                       state_of(comm)->stream));
     if (start_request(comm, "all_gather_start", request) != 0)
         return -1;
-    return comm_account(comm, "all_gather_start", started, type_bytes(send_count * comm->size, type), 1);
+    return comm_account(comm, "all_gather_start", started, buffer_bytes(send_count * comm->size, type), 1);
 }
 
 /* Requests MPI started (host buffers) carry MPI's handle, not an event. */
@@ -219,7 +219,7 @@ static int nccl_reduce_scatter(Comm *comm, const void *send, void *recv, size_t 
         return -1;
     NCCL_CALL(comm, "reduce_scatter", ncclReduceScatter(send, recv, recv_count, nccl_type(type), nccl_op(op),
                                                         state_of(comm)->nccl, state_of(comm)->stream));
-    return compute_waits(comm, "reduce_scatter", started, type_bytes(recv_count * comm->size, type), 1);
+    return compute_waits(comm, "reduce_scatter", started, buffer_bytes(recv_count * comm->size, type), 1);
 }
 
 static int nccl_all_gather(Comm *comm, const void *send, void *recv, size_t send_count, CommType type)
@@ -231,7 +231,7 @@ static int nccl_all_gather(Comm *comm, const void *send, void *recv, size_t send
         return -1;
     NCCL_CALL(comm, "all_gather", ncclAllGather(send, recv, send_count, nccl_type(type), state_of(comm)->nccl,
                                                 state_of(comm)->stream));
-    return compute_waits(comm, "all_gather", started, type_bytes(send_count * comm->size, type), 1);
+    return compute_waits(comm, "all_gather", started, buffer_bytes(send_count * comm->size, type), 1);
 }
 
 static int nccl_broadcast(Comm *comm, float *buffer, size_t count, int root)
@@ -243,7 +243,7 @@ static int nccl_broadcast(Comm *comm, float *buffer, size_t count, int root)
         return -1;
     NCCL_CALL(comm, "broadcast", ncclBroadcast(buffer, buffer, count, ncclFloat, root, state_of(comm)->nccl,
                                                state_of(comm)->stream));
-    return compute_waits(comm, "broadcast", started, float_bytes(count), 1);
+    return compute_waits(comm, "broadcast", started, buffer_bytes(count, COMM_FLOAT), 1);
 }
 
 static int nccl_sendrecv(Comm *comm, const float *send, size_t send_count, int to, float *recv, size_t recv_count,

@@ -1,8 +1,8 @@
 # One step of one lesson, rank 0: the tracking allocator's bytes in use by kind, stacked
 # (analyze_traces --timeline writes them from the trace's memory counter), and for ZeRO-3 the
-# parameters a unit has gathered and is using (lesson 10: widened from bf16), drawn inside the
-# communication band that holds its buffers. Token shards (data) are left out: host memory on any device, the same
-# for every lesson. Variables: data, name, step, ymax (the same for every lesson drawn),
+# parameters a unit has gathered and is using (lesson 10: widened from bf16), drawn inside
+# the communication band that holds their buffers. Token shards (data) are left out: host
+# memory on any device, the same for every lesson. Variables: data, name, step, ymax (the same for every lesson drawn),
 # gathered (1 when the lesson hands the model its parameters through the acquire hook, 0 when
 # not: no line then), in_use (what those parameters are: "gathered", lesson 10's "widened").
 load "scripts/report/style.gp"
