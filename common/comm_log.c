@@ -141,8 +141,7 @@ static int is_memory(const LogEvent *e) { return strcmp(e->event, "alloc") == 0 
 /* The elements a call moves: bf16 for the calls named so (comm.h), floats for the rest. */
 static size_t element_size(const LogEvent *e)
 {
-    size_t length = is_call(e) ? strlen(e->op) : 0;
-    return length > 5 && strcmp(e->op + length - 5, "_bf16") == 0 ? 2 : sizeof(float);
+    return is_call(e) && comm_log_op_is_bf16(e->op) ? 2 : sizeof(float);
 }
 
 static void write_place(FILE *out, const LogEvent *e)

@@ -15,6 +15,7 @@
 #define DTC_COMM_LOG_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include "alloc.h"
 #include "comm.h"
@@ -24,6 +25,15 @@
 #define LOG_START "start"       /* a non-blocking collective started: request names it */
 #define LOG_TEST "test"         /* done says whether it had finished */
 #define LOG_WAIT "wait"
+
+/* The bf16 calls of comm.h are logged as their float op with this suffix
+ * ("reduce_scatter_bf16"): 1 when op is one of them. */
+#define LOG_BF16_SUFFIX "_bf16"
+static inline int comm_log_op_is_bf16(const char *op)
+{
+    size_t length = strlen(op), suffix = strlen(LOG_BF16_SUFFIX);
+    return length > suffix && strcmp(op + length - suffix, LOG_BF16_SUFFIX) == 0;
+}
 
 /* 1: keep every event until comm_log_write; 0 (the default): forget them at each step start. */
 void comm_log_keep(int keep);

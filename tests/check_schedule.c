@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm_log.h"
 #include "layout.h"
 #include "train_config.h"
 
@@ -165,9 +166,8 @@ static int is_compute_start(const Event *e) { return is(e, "forward_start") || i
 static int same_op(const Event *e, const char *base)
 {
     size_t length = strlen(base);
-    return strncmp(e->op, base, length) == 0 && (e->op[length] == '\0' || strcmp(e->op + length, "_bf16") == 0);
+    return strncmp(e->op, base, length) == 0 && (e->op[length] == '\0' || strcmp(e->op + length, LOG_BF16_SUFFIX) == 0);
 }
-static int in_bf16(const Event *e) { return strlen(e->op) > 5 && strcmp(e->op + strlen(e->op) - 5, "_bf16") == 0; }
 static int is_collective_start(const Event *e) { return is_call(e) && (is(e, "blocking") || is(e, "start")); }
 
 static void describe(const Event *e, char *out, size_t len)
@@ -642,7 +642,7 @@ static int rule_sixteen_bits(Check *check)
     while (next_step(check, &span))
         for (size_t i = span.first; i < span.end; i++) {
             const Event *e = &check->log->events[i];
-            if (is_collective_start(e) && moves_data(e) && !in_bf16(e))
+            if (is_collective_start(e) && moves_data(e) && !comm_log_op_is_bf16(e->op))
                 broke(check, "sixteen_bits", e, "an %s of fp32 elements: mixed precision sends the gradients and "
                       "the parameters as bf16, half the bytes (comm_reduce_scatter_bf16, comm_all_gather_bf16)",
                       e->op);
