@@ -67,7 +67,7 @@ static void print_header(const Lesson *lesson, const Trainer *tr)
 {
     printf("lesson %s: %s\n", lesson->name, lesson->title);
     printf("%d rank(s) over %s | %s, %d thread(s) per rank | strategy %s\n", tr->world, comm_backend_name(tr->comm),
-           device_label(tr->model.kernels), tr->cfg.threads, lesson->strategy.name);
+           device_label(tr->model.kernels), tr->cfg.threads, tr->strategy.name);
     if (tr->world > 1) {
         char processes[1024];
         comm_describe_processes(tr->comm, processes, sizeof processes);
@@ -92,8 +92,11 @@ int lesson_train(const Lesson *lesson, Comm *comm, const TrainConfig *cfg, RunSu
     memset(&tr, 0, sizeof tr); /* torn down even when the device never opened */
     const Kernels *kernels = device_open(cfg->device, cfg->comm_backend, cfg->tf32, cfg->threads, comm, err,
                                            sizeof err);
+    Strategy strategy = lesson->strategy;
+    if (lesson->strategy_name != NULL)
+        strategy.name = lesson->strategy_name(lesson->flags.target);
     int failed = kernels == NULL ||
-                 trainer_setup(&tr, cfg, kernels, comm, &lesson->strategy, lesson->flags.target, err, sizeof err) != 0;
+                 trainer_setup(&tr, cfg, kernels, comm, &strategy, lesson->flags.target, err, sizeof err) != 0;
     if (comm_all_ok(comm, failed, "setting up", err, sizeof err)) {
         if (comm_rank(comm) == 0 && !cfg->quiet)
             print_header(lesson, &tr);

@@ -20,6 +20,9 @@ typedef struct {
                         * what the strategy sees as run->options */
     /* Applies the lesson's flags to the training configuration (NULL: nothing to apply). */
     void (*configure)(TrainConfig *cfg, const void *options);
+    /* The strategy's name in the header and the summary for the lesson's flags (NULL:
+     * strategy.name), when a flag changes what runs. */
+    const char *(*strategy_name)(const void *options);
     int single_device; /* refuses more than one rank */
     /* Modes besides train that the lesson's main handles itself (NULL if none), e.g.
      * "sweep", and their usage lines. */

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Model-state memory per rank, measured by the tracking allocator, beside the ZeRO formulas
 # for fp32 AdamW (psi = parameter count): DDP 16psi, ZeRO-1 8psi + 8psi/N, ZeRO-2
-# 4psi + 12psi/N, ZeRO-3 16psi/N; and lesson 10's mixed precision on ZeRO-2 (stage bf16z2:
-# bf16 parameters and gradients, fp32 master, m and v), 2psi + 14psi/N. Working buffers and
-# activations on their own columns.
+# 4psi + 12psi/N, ZeRO-3 16psi/N; and lesson 10's mixed precision (bf16 parameters and
+# gradients, fp32 master, m and v) on each stage: bf16z1 4psi + 12psi/N, bf16z2
+# 2psi + 14psi/N, bf16z3 16psi/N. Working buffers and activations on their own columns.
 #
 #   scripts/zero_memory.sh [--check] [--csv FILE] [--config NAME] [RANKS...]   (default ranks: 1 2 4)
 #
@@ -28,18 +28,21 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 stages=(03_flat_ddp:ddp 07_zero1:zero1 08_zero2:zero2)
 [ -x build/solutions/09_zero3 ] && stages+=(09_zero3:zero3)
-[ -x build/solutions/10_mixed_precision ] && stages+=(10_mixed_precision:bf16z2)
+[ -x build/solutions/10_mixed_precision ] &&
+    stages+=("10_mixed_precision --stage 1:bf16z1" "10_mixed_precision:bf16z2" "10_mixed_precision --stage 3:bf16z3")
 
 for ranks in "${ranks_list[@]}"; do
     for entry in "${stages[@]}"; do
-        lesson=${entry%%:*}
+        read -r lesson flags <<<"${entry%%:*}"
+        name=${entry#*:}
+        # shellcheck disable=SC2086 # the entry's flags are words
         timeout 300 mpiexec -n "$ranks" "build/solutions/$lesson" train --config "$config" --steps 2 --val-every 0 \
-            --gen-tokens 0 --summary "$work/$lesson.$ranks.csv" >"$work/log" 2>&1 </dev/null ||
+            --gen-tokens 0 --summary "$work/$name.$ranks.csv" $flags >"$work/log" 2>&1 </dev/null ||
             { cat "$work/log" >&2; exit 1; }
         echo "${entry#*:} $ranks $(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
             NR == 2 { print $c["params_mb"], $c["grads_mb"], $c["adam_mb"], $c["working_mb"], $c["activations_mb"],
                       $c["master_mb"] }' \
-            "$work/$lesson.$ranks.csv")"
+            "$work/$name.$ranks.csv")"
     done
 done | awk -v check="$check" -v csv="$csv" -v config="$config" '
     # psi from DDP: its parameters are the whole model, 4 bytes each
@@ -50,6 +53,7 @@ done | awk -v check="$check" -v csv="$csv" -v config="$config" '
         if (s == "ddp") return 16 * psi_mb
         if (s == "zero1") return 8 * psi_mb + 8 * psi_mb / N
         if (s == "zero2") return 4 * psi_mb + 12 * psi_mb / N
+        if (s == "bf16z1") return 4 * psi_mb + 12 * psi_mb / N
         if (s == "bf16z2") return 2 * psi_mb + 14 * psi_mb / N
         return 16 * psi_mb / N
     }

@@ -140,6 +140,7 @@ typedef struct {
     TrainConfig cfg;
     float bucket_mb;
     int accum, no_prefetch, copy_tensors;
+    int stage; /* lesson 10's ZeRO stage */
 } RunFlags;
 
 typedef struct {
@@ -567,6 +568,10 @@ static int rule_last_micro_batch(Check *check)
     return finish_rule(check, "last_micro_batch", "communication only during the last micro-batch");
 }
 
+/* Lessons 07-09 are ZeRO stages 1-3 in fp32; lesson 10 is the stage of its --stage in mixed
+ * precision. */
+static int zero_stage(const Check *check) { return check->lesson == 10 ? check->flags->stage : check->lesson - 6; }
+
 /* Per step, per unit: how many reduce-scatters of that unit's padded shard, and where. */
 static int unit_of_shard(const Check *check, long shard, const int *taken)
 {
@@ -576,8 +581,9 @@ static int unit_of_shard(const Check *check, long shard, const int *taken)
     return -1;
 }
 
-/* 07: each unit reduce-scattered and all-gathered once per step, with its padded shard;
- * no all-reduce of the gradient. */
+/* 07 (and 10 on ZeRO-1 and 2): each unit reduce-scattered and all-gathered once per step,
+ * with its padded shard; no all-reduce of the gradient. ZeRO-1 keeps the whole gradient
+ * until the step: nothing moves before backward is over. */
 static int rule_zero1(Check *check)
 {
     Span span = {0};
@@ -603,9 +609,13 @@ static int rule_zero1(Check *check)
             if (!scattered[unit] || !gathered[unit])
                 broke(check, "shards", &check->log->events[span.first], "unit %d (shard %ld) was not %s in this "
                       "step", unit, shard_count(check, unit), !scattered[unit] ? "reduce-scattered" : "all-gathered");
+        if (zero_stage(check) == 1)
+            require_after_backward(check, "shards", &span);
     }
-    return finish_rule(check, "shards", "each unit reduce-scattered and all-gathered once per step with its "
-                       "padded shard; no all-reduce");
+    return finish_rule(check, "shards", zero_stage(check) == 1 ? "each unit reduce-scattered and all-gathered once "
+                       "per step with its padded shard, after backward; no all-reduce"
+                                                                : "each unit reduce-scattered and all-gathered once "
+                                                                  "per step with its padded shard; no all-reduce");
 }
 
 /* 08 and 09: each unit's reduce-scatter from its own backward hook. */
@@ -889,8 +899,41 @@ static const Event *check_gathered(Check *check, size_t i)
     return NULL;
 }
 
+/* The last bf16 all-gather that rank started before event `at`, or NULL. */
+static const Event *last_bf16_gather(const Check *check, size_t at)
+{
+    for (size_t i = at; i-- > 0;) {
+        const Event *e = &check->log->events[i];
+        if (e->rank != check->log->events[at].rank)
+            break;
+        if (is_collective_start(e) && strcmp(e->op, "all_gather" LOG_BF16_SUFFIX) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+/* 10 on ZeRO-3: a compute start on parameters widened from a bf16 gather: the rank's last
+ * bf16 all-gather before it was of this unit's padded shard, since the last update, and
+ * over. */
+static void check_gathered_bf16(Check *check, size_t i)
+{
+    const Event *e = &check->log->events[i];
+    const Event *gather = last_bf16_gather(check, i);
+    if (gather == NULL || (size_t)(gather - check->log->events) < last_update(check, i))
+        broke(check, "gathers", e, "unit %d computes with no bf16 all-gather since the last update: on ZeRO-3 each "
+              "unit's bf16 shards are gathered before its forward and its backward", e->unit);
+    else if (gather->count != shard_count(check, e->unit))
+        broke(check, "gathers", e, "unit %d's padded shard is %ld elements, but the last all-gather before its "
+              "compute (event %ld) moved %ld", e->unit, shard_count(check, e->unit), gather->seq, gather->count);
+    else if (!finished_before(check, gather, i))
+        broke(check, "gathers", e, "unit %d computes before its all-gather (event %ld) has finished", e->unit,
+              gather->seq);
+}
+
 /* 09: every unit's compute runs on parameters all-gathered for it since the last update,
- * and arrived, in at most two buffers at a time. */
+ * and arrived, in at most two buffers at a time. Lesson 10 on ZeRO-3 gathers in bf16 and
+ * computes with the unit widened into one fp32 buffer, which no gather fills: its check is
+ * check_gathered_bf16. */
 static int rule_gathers(Check *check)
 {
     const Log *log = check->log;
@@ -903,7 +946,10 @@ static int rule_gathers(Check *check)
             forget_block(&buffers, e);
         if (e->step == 0 || !is_compute_start(e) || e->buffer[0] == '\0')
             continue;
-        check_gathered(check, i);
+        if (check->lesson == 10)
+            check_gathered_bf16(check, i);
+        else
+            check_gathered(check, i);
         note_buffer(check, &buffers, e);
     }
     return finish_rule(check, "gathers", "each unit gathered, and arrived, before its forward and its backward; at "
@@ -950,8 +996,6 @@ static int rule_prefetch(Check *check)
 
 /* ---------------------------------------------------------------- main */
 
-/* Lessons 07-09 are ZeRO stages 1-3 in fp32; lesson 10 is ZeRO-2 in mixed precision. */
-static int zero_stage(const Check *check) { return check->lesson == 10 ? 2 : check->lesson - 6; }
 static int rule_model_state_of_lesson(Check *check)
 {
     return rule_model_state(check, zero_stage(check), check->lesson == 10);
@@ -966,8 +1010,10 @@ typedef struct {
     int (*check)(Check *check);
 } Rule;
 
-/* Which rules a lesson is graded on, in the order they print. */
-static const Rule RULES[11][6] = {
+/* Which rules a lesson is graded on, in the order they print (applies() leaves out those
+ * that do not hold for the run's flags). */
+#define MAX_RULES 7
+static const Rule RULES[11][MAX_RULES] = {
     [1] = {{"ring", rule_ring}},
     [2] = {{"broadcast", rule_broadcast}, {"per_tensor", rule_per_tensor}},
     [3] = {{"broadcast", rule_broadcast}, {"one_flat", rule_one_flat}},
@@ -981,20 +1027,32 @@ static const Rule RULES[11][6] = {
            {"prefetch", rule_prefetch}, {"model_state", rule_model_state_of_lesson},
            {"no_full_buffer", rule_no_full_buffer_of_lesson}},
     [10] = {{"broadcast", rule_broadcast}, {"scatter_from_hook", rule_scatter_from_hook}, {"shards", rule_zero1},
-            {"sixteen_bits", rule_sixteen_bits}, {"model_state", rule_model_state_of_lesson},
-            {"no_full_buffer", rule_no_full_buffer_of_lesson}},
+            {"gathers", rule_gathers}, {"sixteen_bits", rule_sixteen_bits},
+            {"model_state", rule_model_state_of_lesson}, {"no_full_buffer", rule_no_full_buffer_of_lesson}},
 };
 
-static int applies(const Rule *rule, const RunFlags *flags)
+static int named(const Rule *rule, const char *name) { return strcmp(rule->name, name) == 0; }
+
+/* Lesson 10 is graded on its stage's rules: ZeRO-1 scatters in the step and keeps the whole
+ * gradient; ZeRO-3 gathers each unit for each use, not once per step. */
+static int applies(const Rule *rule, int lesson, const RunFlags *flags)
 {
-    return rule->name != NULL && !(strcmp(rule->name, "prefetch") == 0 && flags->no_prefetch);
+    if (rule->name == NULL || (named(rule, "prefetch") && flags->no_prefetch))
+        return 0;
+    if (lesson != 10)
+        return 1;
+    if (flags->stage == 1)
+        return !named(rule, "scatter_from_hook") && !named(rule, "no_full_buffer") && !named(rule, "gathers");
+    if (flags->stage == 2)
+        return !named(rule, "gathers");
+    return !named(rule, "shards");
 }
 
 /* Every rule fails alike when there is nothing to check: a check is a check, run or not. */
 static int fail_every_rule(int lesson, const RunFlags *flags, const char *label, const char *why)
 {
-    for (const Rule *rule = RULES[lesson]; rule < RULES[lesson] + 6; rule++)
-        if (applies(rule, flags))
+    for (const Rule *rule = RULES[lesson]; rule < RULES[lesson] + MAX_RULES; rule++)
+        if (applies(rule, lesson, flags))
             printf("FAIL %s schedule %s: %s\n", label, rule->name, why);
     return 0;
 }
@@ -1002,8 +1060,8 @@ static int fail_every_rule(int lesson, const RunFlags *flags, const char *label,
 static int check_lesson(Check *check)
 {
     int ok = 1;
-    for (const Rule *rule = RULES[check->lesson]; rule < RULES[check->lesson] + 6; rule++)
-        if (applies(rule, check->flags))
+    for (const Rule *rule = RULES[check->lesson]; rule < RULES[check->lesson] + MAX_RULES; rule++)
+        if (applies(rule, check->lesson, check->flags))
             ok &= rule->check(check);
     return ok;
 }
@@ -1035,6 +1093,7 @@ static const Flag lesson_flags[] = {
     {"bucket-mb", FLAG_FLOAT, LESSON_FIELD(bucket_mb), "lesson 05/06's bucket cap, MB", 0, 1e9, 0},
     {"accum", FLAG_INT, LESSON_FIELD(accum), "lesson 06's micro-batches per step", 1, 1 << 20, 0},
     {"no-prefetch", FLAG_SWITCH, LESSON_FIELD(no_prefetch), "lesson 09 run without prefetch", 0, 1, 0},
+    {"stage", FLAG_INT, LESSON_FIELD(stage), "lesson 10's ZeRO stage", 1, 3, 0},
     {"copy-tensors", FLAG_SWITCH, LESSON_FIELD(copy_tensors), "lesson 03 run packing its tensors", 0, 1, 0},
     {NULL, 0, 0, NULL, 0, 0, 0},
 };
@@ -1042,7 +1101,7 @@ static const Flag lesson_flags[] = {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: check_schedule LESSON LOG.csv [--label NAME] [--ranks N] [--no-log REASON] [the run's "
-                 "flags: --config PRESET, --batch, --accum, --bucket-mb, --no-prefetch, ...]\n"
+                 "flags: --config PRESET, --batch, --accum, --bucket-mb, --no-prefetch, --stage, ...]\n"
                  "  checks a --comm-log file against the schedule lesson LESSON (01..10) teaches;\n"
                  "  --ranks N: the run had N ranks, and every one of them must be in the log;\n"
                  "  --no-log REASON: the run wrote no log; every rule fails with REASON\n");
@@ -1079,7 +1138,7 @@ int main(int argc, char **argv)
         return 2;
     }
     CheckerOptions checker = {.label = ""};
-    RunFlags flags = {.bucket_mb = 1.0f}; /* the lessons' defaults */
+    RunFlags flags = {.bucket_mb = 1.0f, .stage = 2}; /* the lessons' defaults */
     FlagSet extra[2] = {{"lesson", lesson_flags, &flags}, {"checker", checker_flags, &checker}};
     char err[512];
     if (train_config_from_args(&flags.cfg, argc, argv, 3, extra, 2, err, sizeof err) != 0) {
@@ -1090,6 +1149,8 @@ int main(int argc, char **argv)
     int ranks_run = checker.ranks;
     if (flags.accum == 0)
         flags.accum = lesson == 6 ? 2 : 1;
+    if (lesson == 10)
+        flags.no_prefetch = 1; /* its ZeRO-3 gathers each unit when it is needed */
     flags.cfg.accum_steps = flags.accum;
     if (gpt_num_units(&flags.cfg.model) > MAX_UNITS) {
         fprintf(stderr, "check_schedule: more than %d units (--layers %d)\n", MAX_UNITS, flags.cfg.model.num_layers);

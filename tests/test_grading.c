@@ -96,6 +96,13 @@ static const Mistake mistakes[] = {
     {.mutant = "10_mixed_precision/whole_bf16_gradient",
      .fails_with = "FAIL dp_reference_n2 schedule no_full_buffer: rank 0, step 1, event 47: alloc: a communication "
          "buffer of 241152 bytes is live during step 1", .numbers_pass_in = "dp_reference_n2"},
+    /* ZeRO-1 run as ZeRO-2: the same numbers, but the gradients left the rank before backward was over */
+    {.mutant = "10_mixed_precision/stage1_scatters_in_hook",
+     .fails_with = "FAIL dp_reference_n2_stage_1 schedule shards: rank 0, step 1, event 48: blocking "
+         "reduce_scatter_bf16 of 128 element(s)", .numbers_pass_in = "dp_reference_n2_stage_1",
+     .also_says = {"communication before the backward pass has finished"}},
+    {.mutant = "10_mixed_precision/stage3_shard_not_updated", .fails_with = "FAIL dp_reference_n2_stage_3 loss",
+     .also_says = {"PASS dp_reference_n2 loss: 30 rows"}},
 };
 
 /* Grades build/mutants/MUTANT as its lesson: the grader's exit status, its output in output. */

@@ -109,6 +109,25 @@ Test(lessons_dp, mixed_precision_stays_near_single_device_fp32_at_1_2_3_4_ranks)
     check_equivalence_with("10_mixed_precision", 3, "--batch 6", "");
 }
 
+/* Lesson 10's stages shard differently but sum the same bf16 values in the same
+ * reduce-scatters: ZeRO-1 and ZeRO-3 compute ZeRO-2's numbers, bit for bit, at 2 and 3 ranks. */
+Test(lessons_dp, mixed_precision_stages_compute_the_same_numbers)
+{
+    char command[1024], output[8192];
+    const char *const shapes[][2] = {{"2", ""}, {"3", "--batch 6"}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int stage = 1; stage <= 3; stage++) {
+            snprintf(command, sizeof command, "dir=$(mktemp -d) && mpiexec -n %s build/solutions/10_mixed_precision "
+                     "train --config reference --gen-tokens 0 %s --stage %d --csv "
+                     "$dir/run.csv >/dev/null && build/tools/compare_runs tests/expected/10_mixed_precision/%s.csv "
+                     "$dir/run.csv --columns loss,grad_norm,val_loss --rtol 0; status=$?; rm -rf $dir; "
+                     "exit $status", shapes[i][0], shapes[i][1], stage,
+                     i == 0 ? "dp_reference_n2" : "dp_reference_n3_batch_6");
+            cr_expect_eq(shell_output(command, output, sizeof output), 0, "stage %d at %s ranks:\n%s", stage,
+                         shapes[i][0], output);
+        }
+}
+
 /* Per-rank model state, from the tracking allocator, within 5% of the ZeRO formulas. */
 Test(lessons_dp, zero_model_state_matches_the_formulas_at_1_2_4_ranks)
 {
@@ -117,6 +136,7 @@ Test(lessons_dp, zero_model_state_matches_the_formulas_at_1_2_4_ranks)
     cr_assert_eq(status, 0, "%s", output);
     cr_assert_not_null(strstr(output, "zero2      2        8.425        8.425"), "%s", output);
     cr_assert_not_null(strstr(output, "zero3      4"), "ZeRO-3 missing from the table:\n%s", output);
+    cr_assert_not_null(strstr(output, "bf16z3     4"), "lesson 10 on ZeRO-3 missing from the table:\n%s", output);
 }
 
 /* The graded references themselves say the same as the single-device reference. */

@@ -36,6 +36,7 @@ Test(resume, a_killed_run_goes_on_bit_for_bit_on_one_device_in_ddp_and_in_zero)
     check_resumes("build/solutions/09_zero3", 2, 2, "", same);
     /* the state holds the fp32 master, whole; the bf16 weights are its rounding */
     check_resumes("build/solutions/10_mixed_precision", 2, 2, "", same);
+    check_resumes("build/solutions/10_mixed_precision", 2, 2, "--stage 3", same);
 }
 
 /* The state holds the whole optimizer state, gathered from the shards: 3 ranks take their

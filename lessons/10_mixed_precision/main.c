@@ -1,6 +1,17 @@
-/* Lesson 10: mixed precision on ZeRO-2. `mpiexec -n N 10_mixed_precision train [flags]` */
+/* Lesson 10: mixed precision on a ZeRO stage. `mpiexec -n N 10_mixed_precision train [--stage 1|2|3] [flags]` */
+#include <stddef.h>
+
 #include "lesson.h"
 #include "mixed.h"
+
+static MixedOptions options = {.stage = 2};
+
+static const Flag mixed_flags[] = {
+    {"stage", FLAG_INT, offsetof(MixedOptions, stage),
+     "the ZeRO stage mixed precision runs on: 1 (bf16 gradients whole), 2 (sharded; the default) or 3 (the bf16 "
+     "parameters sharded too)", 1, 3, 0},
+    {NULL, 0, 0, NULL, 0, 0, 0},
+};
 
 static const Lesson lesson = {
     .name = "10_mixed_precision",
@@ -11,6 +22,8 @@ static const Lesson lesson = {
                  .grads_ready = mixed_grads_ready, .optimizer_step = mixed_optimizer_step,
                  .gather_params = mixed_gather_params, .gather_optimizer = zero1_gather_optimizer,
                  .load_optimizer = zero1_load_optimizer, .stop = mixed_stop},
+    .flags = {"mixed precision", mixed_flags, &options},
+    .strategy_name = mixed_strategy_name,
 };
 
 int main(int argc, char **argv)

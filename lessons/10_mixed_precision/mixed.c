@@ -1,4 +1,5 @@
-/* Lesson 10 exercise: mixed precision — compute and communicate in 16 bits, update in 32.
+/* Lesson 10 exercise: mixed precision — compute and communicate in 16 bits, update in 32,
+ * on the ZeRO stage of --stage (1, 2 or 3).
  *
  * Lesson 08 keeps every parameter in fp32 (4 bytes) and its gradient shard in fp32 too.
  * Mixed-precision training keeps two copies of the parameters: bf16 ones (2 bytes, 8
@@ -7,17 +8,21 @@
  * changes: applied to bf16 weights it would round away. The gradients are bf16 as well,
  * so every collective moves half the bytes. The ZeRO paper's formula for one rank, with
  * psi parameters, is 2 psi (bf16 parameters) + 2 psi (bf16 gradients) + 12 psi (fp32
- * master, m and v); on ZeRO-2 the last two are sharded: 2 psi + 14 psi / N.
+ * master, m and v); each ZeRO stage shards what it shards in fp32: ZeRO-1 the last 12 psi
+ * (2 psi + 2 psi + 12 psi / N), ZeRO-2 the gradients too (2 psi + 14 psi / N), ZeRO-3
+ * everything (16 psi / N).
  *
- * The pieces (mixed.h): mixed->params holds every parameter in bf16, unit by unit as the
- * model lays them out (gpt_param_use, unit_range); mixed->master this rank's fp32 shard of
- * them, laid out as lesson 07's gradient shard; mixed->grad_shard this rank's bf16 shard
- * of the averaged gradient. The CPU has no bf16 arithmetic, so the model computes in fp32
- * on bf16 values: a unit is widened (kernels->widen_bf16, exact) into mixed->widened when
- * the model asks for it (the acquire_params hook, as lesson 09's gather). Backward writes
- * fp32 gradients into lesson 08's working buffers (zero2_unit_grads); kernels->round_to_bf16
- * rounds them. The communicator has bf16 collectives (comm.h: comm_reduce_scatter_bf16,
- * comm_all_gather_bf16).
+ * The pieces (mixed.h): mixed->stage; mixed->params holds every parameter in bf16 (stages
+ * 1 and 2), unit by unit as the model lays them out (gpt_param_use, unit_range), and
+ * mixed->param_shard this rank's shard of them (stage 3); mixed->master this rank's fp32
+ * shard of them, laid out as lesson 07's gradient shard; mixed->grads every gradient in
+ * bf16 (stage 1); mixed->grad_shard this rank's bf16 shard of the averaged gradient. The
+ * CPU has no bf16 arithmetic, so the model computes in fp32 on bf16 values: a unit is
+ * widened (kernels->widen_bf16, exact) into mixed->widened when the model asks for it (the
+ * acquire_params hook, as lesson 09's gather); mixed->widened_unit says which unit it holds.
+ * Backward writes fp32 gradients into lesson 08's working buffers (zero2_unit_grads);
+ * kernels->round_to_bf16 rounds them. The communicator has bf16 collectives (comm.h:
+ * comm_reduce_scatter_bf16, comm_all_gather_bf16).
  *
  * Given in mixed_state.c: setup (every buffer allocated), start (the master cut from the
  * broadcast parameters, the bf16 copy rounded from them), bf16_grad_norm (the global norm
@@ -36,7 +41,8 @@ ModelStorage mixed_model_storage(void)
 
 float *mixed_acquire_params(RunContext *run, int unit)
 {
-    /* TODO: the unit's parameters in fp32, for the model to compute with. */
+    /* TODO: the unit's parameters in fp32, for the model to compute with (on ZeRO-3, from
+     * every rank's bf16 shard of them). */
     (void)run;
     (void)unit;
     return NULL;
@@ -44,18 +50,19 @@ float *mixed_acquire_params(RunContext *run, int unit)
 
 void mixed_grads_ready(RunContext *run, int unit)
 {
-    /* TODO: the unit's gradients are final in its fp32 working buffer: this rank's shard of
-     * their average, in bf16, into mixed->grad_shard; the working buffer ready for the next
-     * step. */
+    /* TODO: the unit's gradients are final in its fp32 working buffer: from ZeRO-2 on, this
+     * rank's shard of their average, in bf16, into mixed->grad_shard; on ZeRO-1, kept whole
+     * in bf16 for the step. The working buffer ready for the next step. */
     (void)run;
     (void)unit;
 }
 
 float mixed_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm)
 {
-    /* TODO: the norm (bf16_grad_norm); AdamW on this rank's fp32 master shard with the bf16
-     * gradients; every rank's bf16 parameters from every rank's updated master. Return the
-     * norm. */
+    /* TODO: on ZeRO-1, this rank's shard of the average of the whole bf16 gradients first.
+     * The norm (bf16_grad_norm); AdamW on this rank's fp32 master shard with the bf16
+     * gradients; the bf16 parameters from the updated master: every rank's whole, or on
+     * ZeRO-3 this rank's shard. Return the norm. */
     (void)run;
     (void)hyper;
     (void)max_norm;

@@ -21,27 +21,42 @@ float bf16_grad_norm(RunContext *run, Mixed *mixed)
 }
 
 /* Lesson 08's state, then the 16-bit buffers in place of lesson 07's fp32 gradient shard;
- * lesson 07's fp32 collective buffers stay, as the widened unit and gradient piece. */
+ * lesson 07's fp32 collective buffers stay, as the widened unit and gradient piece. The
+ * stage decides which bf16 state is whole and which a shard: the parameters are whole up to
+ * ZeRO-2, the gradients whole on ZeRO-1 (beside the shard the step reduce-scatters into). */
 static int allocate_mixed(RunContext *run, Mixed *mixed, char *err, size_t err_len)
 {
     const Kernels *k = run->model->kernels;
     Zero1 *zero1 = &mixed->zero2.zero1;
     const ShardPlan *plan = &zero1->plan;
+    size_t whole = run->model->num_params * sizeof(bf16), sharded = plan->shard_total * sizeof(bf16);
     k->free(zero1->grad_shard);
     zero1->grad_shard = NULL;
     mixed->widened = zero1->padded;
     mixed->grad_piece = zero1->piece;
-    mixed->params = k->alloc(run->model->num_params * sizeof(bf16), MEM_PARAMS);
+    if (mixed->stage < 3)
+        mixed->params = k->alloc(whole, MEM_PARAMS);
+    else
+        mixed->param_shard = k->alloc(sharded, MEM_PARAMS);
+    if (mixed->stage == 1)
+        mixed->grads = k->alloc(whole, MEM_GRADS);
     mixed->master = k->alloc(plan->shard_total * sizeof(float), MEM_MASTER);
-    mixed->grad_shard = k->alloc(plan->shard_total * sizeof(bf16), MEM_GRADS);
+    mixed->grad_shard = k->alloc(sharded, mixed->stage == 1 ? MEM_COMM : MEM_GRADS);
     mixed->padded = k->alloc(plan->largest_shard * plan->world * sizeof(bf16), MEM_COMM);
     mixed->piece = k->alloc(plan->largest_shard * sizeof(bf16), MEM_COMM);
-    if (mixed->params == NULL || mixed->master == NULL || mixed->grad_shard == NULL || mixed->padded == NULL ||
-        mixed->piece == NULL) {
-        snprintf(err, err_len, "out of memory for the bf16 parameters, the fp32 master shard or the bf16 buffers");
+    if ((mixed->params == NULL && mixed->param_shard == NULL) || (mixed->stage == 1 && mixed->grads == NULL) ||
+        mixed->master == NULL || mixed->grad_shard == NULL || mixed->padded == NULL || mixed->piece == NULL) {
+        snprintf(err, err_len, "out of memory for the bf16 parameters or gradients, the fp32 master shard or the "
+                 "bf16 buffers");
         return -1;
     }
     return 0;
+}
+
+const char *mixed_strategy_name(const void *options)
+{
+    static const char *const names[] = {"mixed_zero1", "mixed_zero2", "mixed_zero3"};
+    return names[((const MixedOptions *)options)->stage - 1];
 }
 
 int mixed_setup(RunContext *run, char *err, size_t err_len)
@@ -52,13 +67,16 @@ int mixed_setup(RunContext *run, char *err, size_t err_len)
         snprintf(err, err_len, "out of memory");
         return -1;
     }
+    mixed->stage = ((const MixedOptions *)run->options)->stage;
+    mixed->widened_unit = -1;
     if (zero2_init(run, &mixed->zero2, err, err_len) != 0)
         return -1;
     return allocate_mixed(run, mixed, err, err_len);
 }
 
 /* Rank 0's fp32 parameters to every rank (lesson 07's start); this rank keeps its shard of
- * them as the master, and every parameter rounded to bf16. The model then drops its fp32
+ * them as the master, and the bf16 parameters rounded from them: every one, or on ZeRO-3 its
+ * shard, rounded from the master (the padding zero in both). The model then drops its fp32
  * buffer (mixed_model_storage). */
 void mixed_start(RunContext *run)
 {
@@ -71,11 +89,15 @@ void mixed_start(RunContext *run)
         model->kernels->copy(mixed->master + plan->shard_offset[unit], model->params + first,
                              owned_real_count(plan, &model->cfg, unit) * sizeof(float));
     }
-    model->kernels->round_to_bf16(mixed->params, model->params, model->num_params);
+    if (mixed->stage < 3)
+        model->kernels->round_to_bf16(mixed->params, model->params, model->num_params);
+    else
+        model->kernels->round_to_bf16(mixed->param_shard, mixed->master, plan->shard_total);
 }
 
 /* The fp32 master, whole on every rank (the checkpoint holds it, not its bf16 rounding):
- * each unit's shards all-gathered in fp32 through the widened buffer. */
+ * each unit's shards all-gathered in fp32 through the widened buffer, which then holds no
+ * unit's parameters. */
 void mixed_gather_params(RunContext *run, float *host)
 {
     Mixed *mixed = run->state;
@@ -86,6 +108,7 @@ void mixed_gather_params(RunContext *run, float *host)
                                               plan->shard_count[unit]));
         run->model->kernels->to_host(host + range.offset, mixed->widened, range.count * sizeof(float));
     }
+    mixed->widened_unit = -1;
 }
 
 void mixed_stop(RunContext *run)
@@ -95,6 +118,8 @@ void mixed_stop(RunContext *run)
         return;
     const Kernels *k = run->model->kernels;
     k->free(mixed->params);
+    k->free(mixed->param_shard);
+    k->free(mixed->grads);
     k->free(mixed->master);
     k->free(mixed->grad_shard);
     k->free(mixed->padded);

@@ -84,7 +84,7 @@ static const struct {
 } DATA_PARALLEL[] = {{"02_naive_ddp", ""},     {"03_flat_ddp", ""}, {"04_overlap_ddp", ""},
                      {"05_bucketed_ddp", "--bucket-mb 0.1"}, {"06_grad_accum", "--accum 2"},
                      {"07_zero1", ""},         {"08_zero2", ""},    {"09_zero3", ""},
-                     {"10_mixed_precision", ""}};
+                     {"10_mixed_precision", ""}, {"10_mixed_precision", "--stage 3"}};
 enum { FIRST_ZERO = 5, DATA_PARALLEL_COUNT = sizeof DATA_PARALLEL / sizeof DATA_PARALLEL[0] };
 
 /* Two ranks on one GPU: NCCL refuses that, the MPI backend stages through host memory. */
