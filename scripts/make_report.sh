@@ -375,8 +375,8 @@ EOF
     echo '<h2 id="sweep">Bucket size (lesson 05)</h2>'
     figure bucket_sweep "One short run per bucket size (the bars: one standard deviation of its step time either side); the largest size puts every gradient in one bucket."
     table html "$data/bucket_sweep.csv" $sweep_cols
-    echo '<h2 id="memory">Memory per rank: DDP and ZeRO-1/2/3</h2>'
-    figure memory "Parameters, gradients and AdamW state per rank at $ranks ranks, as the tracking allocator measured them; the dot is the stage's formula (ZeRO-1: 8 + 8/N bytes per parameter, ...; lesson 10's mixed precision on ZeRO-2, bf16z2: 2 + 14/N, its fp32 master shard stacked on top), which padded shards exceed by a few bytes."
+    echo '<h2 id="memory">Memory per rank: DDP, ZeRO-1/2/3, and each in mixed precision</h2>'
+    figure memory "Parameters, gradients and AdamW state per rank at $ranks ranks, as the tracking allocator measured them; the dot is the stage's formula (ZeRO-1: 8 + 8/N bytes per parameter, ...; lesson 10's mixed precision on ZeRO-1, 2 and 3, bf16z1-3: 4 + 12/N, 2 + 14/N and 16/N, its fp32 master shard stacked on top), which padded shards exceed by a few bytes."
     figure memory_ranks "Model state per rank as ranks grow: DDP stays flat, each ZeRO stage shards more of it."
     for lesson in "${memory_lessons[@]}"; do
         figure "memory_step_$lesson" "$lesson: what rank 0 keeps allocated during one step, by kind (from the trace's memory counter; token shards, host memory on any device, left out). Every lesson allocates at set-up and keeps it, so the bands are flat: their heights are the stage's savings. In ZeRO-3 the black line is the parameters a unit has gathered and is using, inside the communication memory that holds the gather buffers; in lesson 10 it is the unit widened from bf16 to fp32 for the model to compute with. In lesson 10 the parameters band is bf16 (2 bytes each) and the optimizer band holds the fp32 master beside AdamW's m and v."
