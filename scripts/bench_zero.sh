@@ -3,8 +3,9 @@
 # (lesson 05), and the bytes each rank communicates per step against the formula, in
 # multiples of the fp32 parameter bytes (psi): 2 psi for DDP (an all-reduce), ZeRO-1 and
 # ZeRO-2 (a reduce-scatter and an all-gather), 3 psi for ZeRO-3 (an all-gather before
-# forward and again before backward, and the reduce-scatter), 1 psi for lesson 10's mixed
-# precision on ZeRO-2 (ZeRO-2's collectives in bf16, half the bytes). OpenBLAS's auto-detected
+# forward and again before backward, and the reduce-scatter), and half of each stage's for
+# lesson 10's mixed precision on it (the same collectives in bf16): 1 psi on ZeRO-1 and
+# ZeRO-2, 1.5 psi on ZeRO-3. OpenBLAS's auto-detected
 # kernels; median step time of BENCH_ROUNDS runs (default 3). Where python3-torch is
 # installed, PyTorch's DDP and its ZeRO-1 (ZeroRedundancyOptimizer) on the same shape follow,
 # with AdamW's state per rank (PyTorch's ZeRO-1 gives each rank whole parameters).
@@ -42,7 +43,8 @@ row() {
 }
 row bucketed_ddp "$base_s" "$base_mb" "2 psi"
 for entry in "07_zero1:zero1:2 psi" "08_zero2:zero2:2 psi" "09_zero3:zero3:3 psi" "09_zero3 --no-prefetch:zero3 (no prefetch):3 psi" \
-    "10_mixed_precision:bf16 zero2 (lesson 10):1 psi"; do
+    "10_mixed_precision --stage 1:bf16 zero1 (lesson 10):1 psi" "10_mixed_precision:bf16 zero2 (lesson 10):1 psi" \
+    "10_mixed_precision --stage 3:bf16 zero3 (lesson 10):1.5 psi"; do
     IFS=: read -r command name formula <<<"$entry"
     # shellcheck disable=SC2086 # the lesson and its flags are words
     read -r s mb < <(measure $command)

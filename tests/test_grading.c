@@ -101,6 +101,9 @@ static const Mistake mistakes[] = {
      .fails_with = "FAIL dp_reference_n2_stage_1 schedule shards: rank 0, step 1, event 48: blocking "
          "reduce_scatter_bf16 of 128 element(s)", .numbers_pass_in = "dp_reference_n2_stage_1",
      .also_says = {"communication before the backward pass has finished"}},
+    {.mutant = "10_mixed_precision/stage1_whole_fp32_gradient",
+     .fails_with = "FAIL dp_reference_n2_stage_1 schedule no_full_buffer: rank 0, step 1, event 48: alloc: a "
+         "communication buffer of 482304 bytes is live during step 1", .numbers_pass_in = "dp_reference_n2_stage_1"},
     {.mutant = "10_mixed_precision/stage3_shard_not_updated", .fails_with = "FAIL dp_reference_n2_stage_3 loss",
      .also_says = {"PASS dp_reference_n2 loss: 30 rows"}},
 };

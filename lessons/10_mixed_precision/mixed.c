@@ -42,7 +42,8 @@ ModelStorage mixed_model_storage(void)
 float *mixed_acquire_params(RunContext *run, int unit)
 {
     /* TODO: the unit's parameters in fp32, for the model to compute with (on ZeRO-3, from
-     * every rank's bf16 shard of them). */
+     * every rank's bf16 shard of them); a unit mixed->widened_unit says is there already
+     * needs no work. */
     (void)run;
     (void)unit;
     return NULL;
@@ -62,7 +63,8 @@ float mixed_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm)
     /* TODO: on ZeRO-1, this rank's shard of the average of the whole bf16 gradients first.
      * The norm (bf16_grad_norm); AdamW on this rank's fp32 master shard with the bf16
      * gradients; the bf16 parameters from the updated master: every rank's whole, or on
-     * ZeRO-3 this rank's shard. Return the norm. */
+     * ZeRO-3 this rank's shard; mixed->widened_unit to -1 (what widened holds is stale).
+     * Return the norm. */
     (void)run;
     (void)hyper;
     (void)max_norm;

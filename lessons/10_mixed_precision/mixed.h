@@ -32,8 +32,9 @@ typedef struct {
                         * (lesson 07's fp32 collective buffer, zero2.zero1.padded) */
     float *grad_piece; /* largest_shard: one unit's gradient shard in fp32, for AdamW (lesson
                         * 07's zero2.zero1.piece) */
-    int widened_unit;  /* the unit `widened` holds since the last update, -1 for none (reset by
-                        * mixed_setup, the step and mixed_gather_params) */
+    int widened_unit;  /* the unit `widened` holds since the last update, -1 for none: set so
+                        * by mixed_setup, your step, and mixed_gather_params (which writes
+                        * widened, and runs before zero1_gather_optimizer, which does too) */
 } Mixed;
 
 /* The strategy's name for --stage: "mixed_zero1", "mixed_zero2" or "mixed_zero3". */

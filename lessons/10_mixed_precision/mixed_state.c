@@ -97,7 +97,9 @@ void mixed_start(RunContext *run)
 
 /* The fp32 master, whole on every rank (the checkpoint holds it, not its bf16 rounding):
  * each unit's shards all-gathered in fp32 through the widened buffer, which then holds no
- * unit's parameters. */
+ * unit's parameters. A checkpoint gathers the parameters before the optimizer state
+ * (zero1_gather_optimizer, which also writes widened), so this reset covers both; the next
+ * step widens, or on ZeRO-3 gathers, unit 0 anew. */
 void mixed_gather_params(RunContext *run, float *host)
 {
     Mixed *mixed = run->state;
