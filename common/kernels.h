@@ -17,6 +17,9 @@ typedef struct {
 
 typedef struct Kernels {
     const char *device_name;
+    /* bytes per operand of the bf16 matmuls below: 2 where the GEMM reads bf16 itself, 4
+     * where it reads the rounded values as floats */
+    size_t bf16_operand_bytes;
 
     /* memory */
     void *(*alloc)(size_t bytes, MemKind kind); /* zero-filled; NULL when out of memory */
@@ -45,6 +48,15 @@ typedef struct Kernels {
     /* dinp = (overwrite); dweight, dbias += ; dbias may be NULL */
     void (*matmul_backward)(float *dinp, float *dweight, float *dbias, const float *dout,
                             const float *inp, const float *weight, int N, int C, int OC);
+    /* The same two matmuls as tensor cores run them in mixed precision: inp, weight and dout
+     * rounded to bf16 (ties to even) into `operands`, each product of two bf16 exact in fp32,
+     * the sums in fp32; out, dinp, dweight and dbias in fp32 as above (dbias sums the fp32
+     * dout: a bias is added, not multiplied). `operands` is scratch of this device with room
+     * for N*C + OC*C + N*OC operands of bf16_operand_bytes each. */
+    void (*matmul_forward_bf16)(float *out, const float *inp, const float *weight, const float *bias, int N,
+                                int C, int OC, void *operands);
+    void (*matmul_backward_bf16)(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                                 const float *weight, int N, int C, int OC, void *operands);
     /* qkv is N x 3C (q, k, v per row); att keeps the B x NH x T x T softmax probabilities */
     void (*attention_forward)(float *out, float *att, const float *qkv, int B, int T, int C, int NH);
     /* dqkv = (overwrite); scratch holds at least T*T floats */
@@ -78,8 +90,8 @@ typedef struct Kernels {
 } Kernels;
 
 /* Every device names its layer and optimizer kernels as the table does, so its table binds
- * them all with this one line; the memory calls and synchronize differ by device and are
- * bound by hand. */
+ * them all with this one line; the memory calls, bf16_operand_bytes and synchronize differ
+ * by device and are bound by hand. */
 #define KERNELS_BY_NAME \
     .encoder_forward = encoder_forward, \
     .encoder_backward = encoder_backward, \
@@ -87,6 +99,8 @@ typedef struct Kernels {
     .layernorm_backward = layernorm_backward, \
     .matmul_forward = matmul_forward, \
     .matmul_backward = matmul_backward, \
+    .matmul_forward_bf16 = matmul_forward_bf16, \
+    .matmul_backward_bf16 = matmul_backward_bf16, \
     .attention_forward = attention_forward, \
     .attention_backward = attention_backward, \
     .gelu_forward = gelu_forward, \

@@ -98,6 +98,16 @@ static void matmul_forward(float *out, const float *inp, const float *weight, co
                 1.0f, inp, C, weight, C, beta, out, OC);
 }
 
+/* dbias (OC) += the column sums of dout (N x OC) */
+static void bias_backward(float *dbias, const float *dout, int N, int OC)
+{
+    for (int n = 0; n < N; n++) {
+        const float *drow = dout + (size_t)n * OC;
+        for (int o = 0; o < OC; o++)
+            dbias[o] += drow[o];
+    }
+}
+
 static void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout,
                             const float *inp, const float *weight, int N, int C, int OC)
 {
@@ -108,11 +118,35 @@ static void matmul_backward(float *dinp, float *dweight, float *dbias, const flo
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N,
                 1.0f, dout, OC, inp, C, 1.0f, dweight, C);
     if (dbias != NULL)
-        for (int n = 0; n < N; n++) {
-            const float *drow = dout + (size_t)n * OC;
-            for (int o = 0; o < OC; o++)
-                dbias[o] += drow[o];
-        }
+        bias_backward(dbias, dout, N, OC);
+}
+
+/* src rounded to bf16 and widened back: the values a bf16 operand holds, as the floats
+ * sgemm reads. A product of two of them has at most 16 significant bits, so sgemm's fp32
+ * multiply is exact, as a tensor core's is; Debian's OpenBLAS has no bf16 GEMM (sbgemm). */
+static const float *bf16_values(float *dst, const float *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = bf16_to_float(float_to_bf16(src[i]));
+    return dst;
+}
+
+static void matmul_forward_bf16(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
+                                int OC, void *operands)
+{
+    float *inp16 = operands, *weight16 = inp16 + (size_t)N * C;
+    matmul_forward(out, bf16_values(inp16, inp, (size_t)N * C), bf16_values(weight16, weight, (size_t)OC * C), bias,
+                   N, C, OC);
+}
+
+static void matmul_backward_bf16(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                                 const float *weight, int N, int C, int OC, void *operands)
+{
+    float *inp16 = operands, *weight16 = inp16 + (size_t)N * C, *dout16 = weight16 + (size_t)OC * C;
+    matmul_backward(dinp, dweight, NULL, bf16_values(dout16, dout, (size_t)N * OC),
+                    bf16_values(inp16, inp, (size_t)N * C), bf16_values(weight16, weight, (size_t)OC * C), N, C, OC);
+    if (dbias != NULL)
+        bias_backward(dbias, dout, N, OC);
 }
 
 /* Row t of a causal score matrix: softmax over columns 0..t, zeros after. */
@@ -303,6 +337,7 @@ static void cpu_synchronize(void) {}
 
 const Kernels cpu_kernels = {
     .device_name = "cpu",
+    .bf16_operand_bytes = sizeof(float),
     .alloc = mem_alloc,
     .free = mem_free,
     .zero = cpu_zero,

@@ -77,6 +77,8 @@ static void print_header(const Lesson *lesson, const Trainer *tr)
     }
     if (tr->model.kernels == &cpu_kernels)
         blas_kernels_print(stdout);
+    if (tr->model.bf16_matmuls)
+        printf("matmul operands: bf16, each product exact, summed in fp32 (activations stay fp32)\n");
     train_config_print(&tr->cfg, stdout, "config ");
     printf("parameters %zu (%.3f MB of gradients)\n", tr->model.num_params,
            tr->model.num_params * sizeof(float) / 1e6);

@@ -132,6 +132,7 @@ int gpt_create_with(GPT *model, const GPTConfig *cfg, const Kernels *kernels, Mo
     model->cfg = *cfg;
     model->kernels = kernels;
     model->loss_scale = 1.0f;
+    model->bf16_matmuls = storage.bf16_matmuls;
     model->num_params = gpt_num_params(cfg);
     size_t bytes = model->num_params * sizeof(float);
     model->params = kernels->alloc(bytes, MEM_PARAMS);
@@ -162,6 +163,7 @@ static void free_batch_buffers(GPT *model)
     const Kernels *k = model->kernels;
     k->free(model->acts.block);
     k->free(model->scratch.block);
+    k->free(model->scratch.gemm_operands);
     k->free(model->inputs);
     k->free(model->targets);
     mem_free(model->acts.layers);
@@ -289,6 +291,20 @@ static void carve_scratch(Scratch *s, Carver *c, const GPTConfig *cfg, int B, in
     s->matmul_out = s->dbtc; /* forward and backward never need it at the same time */
 }
 
+/* The most operands one matmul rounds (its backward: N*C + OC*C + N*OC) over the model's
+ * matmuls: the block's four and the LM head. */
+static size_t most_gemm_operands(const GPTConfig *cfg, size_t N)
+{
+    size_t C = (size_t)cfg->channels, V = (size_t)cfg->vocab_size;
+    size_t shapes[][2] = {{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}, {C, V}}; /* inputs, outputs */
+    size_t most = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        size_t in = shapes[i][0], out = shapes[i][1], count = N * in + out * in + N * out;
+        most = count > most ? count : most;
+    }
+    return most;
+}
+
 static int allocate_batch_buffers(GPT *model, int B, int T)
 {
     const Kernels *k = model->kernels;
@@ -309,7 +325,11 @@ static int allocate_batch_buffers(GPT *model, int B, int T)
     model->scratch.block = k->alloc(model->scratch.floats * sizeof(float), MEM_SCRATCH);
     model->inputs = k->alloc((size_t)B * T * sizeof(int), MEM_DATA);
     model->targets = k->alloc((size_t)B * T * sizeof(int), MEM_DATA);
-    if (!model->acts.block || !model->scratch.block || !model->inputs || !model->targets)
+    if (model->bf16_matmuls)
+        model->scratch.gemm_operands =
+            k->alloc(most_gemm_operands(cfg, (size_t)B * T) * k->bf16_operand_bytes, MEM_SCRATCH);
+    if (!model->acts.block || !model->scratch.block || !model->inputs || !model->targets ||
+        (model->bf16_matmuls && !model->scratch.gemm_operands))
         return -1;
     Carver acts_carver = {model->acts.block, 0};
     carve_activations(&model->acts, &acts_carver, cfg, B, T);
@@ -336,6 +356,29 @@ int gpt_set_batch(GPT *model, int B, int T, char *err, size_t err_len)
     return 0;
 }
 
+/* ---------------------------------------------------------------- matmuls */
+
+/* The kernels' matmuls, on bf16 operands when the model was created with bf16_matmuls. */
+static void matmul_forward(GPT *model, float *out, const float *inp, const float *weight, const float *bias, int N,
+                           int C, int OC)
+{
+    const Kernels *k = model->kernels;
+    if (model->bf16_matmuls)
+        k->matmul_forward_bf16(out, inp, weight, bias, N, C, OC, model->scratch.gemm_operands);
+    else
+        k->matmul_forward(out, inp, weight, bias, N, C, OC);
+}
+
+static void matmul_backward(GPT *model, float *dinp, float *dweight, float *dbias, const float *dout,
+                            const float *inp, const float *weight, int N, int C, int OC)
+{
+    const Kernels *k = model->kernels;
+    if (model->bf16_matmuls)
+        k->matmul_backward_bf16(dinp, dweight, dbias, dout, inp, weight, N, C, OC, model->scratch.gemm_operands);
+    else
+        k->matmul_backward(dinp, dweight, dbias, dout, inp, weight, N, C, OC);
+}
+
 /* ---------------------------------------------------------------- forward */
 
 static void block_forward(GPT *model, int layer, const UnitTensors *p, const float *inp)
@@ -347,14 +390,14 @@ static void block_forward(GPT *model, int layer, const UnitTensors *p, const flo
     float *proj = model->scratch.matmul_out;
 
     k->layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, inp, p->t[TENSOR_LN1W], p->t[TENSOR_LN1B], N, C);
-    k->matmul_forward(a->qkv, a->ln1, p->t[TENSOR_QKVW], p->t[TENSOR_QKVB], N, C, 3 * C);
+    matmul_forward(model, a->qkv, a->ln1, p->t[TENSOR_QKVW], p->t[TENSOR_QKVB], N, C, 3 * C);
     k->attention_forward(a->atty, a->att, a->qkv, B, T, C, NH);
-    k->matmul_forward(proj, a->atty, p->t[TENSOR_ATTPROJW], p->t[TENSOR_ATTPROJB], N, C, C);
+    matmul_forward(model, proj, a->atty, p->t[TENSOR_ATTPROJW], p->t[TENSOR_ATTPROJB], N, C, C);
     k->residual_forward(a->residual2, inp, proj, (size_t)N * C);
     k->layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->residual2, p->t[TENSOR_LN2W], p->t[TENSOR_LN2B], N, C);
-    k->matmul_forward(a->fch, a->ln2, p->t[TENSOR_FCW], p->t[TENSOR_FCB], N, C, 4 * C);
+    matmul_forward(model, a->fch, a->ln2, p->t[TENSOR_FCW], p->t[TENSOR_FCB], N, C, 4 * C);
     k->gelu_forward(a->fch_gelu, a->fch, (size_t)N * 4 * C);
-    k->matmul_forward(proj, a->fch_gelu, p->t[TENSOR_FCPROJW], p->t[TENSOR_FCPROJB], N, 4 * C, C);
+    matmul_forward(model, proj, a->fch_gelu, p->t[TENSOR_FCPROJW], p->t[TENSOR_FCPROJB], N, 4 * C, C);
     k->residual_forward(a->residual3, a->residual2, proj, (size_t)N * C);
 }
 
@@ -391,7 +434,7 @@ float gpt_forward(GPT *model, const int *inputs, const int *targets)
     release_params(model, L + 1, PASS_FORWARD);
     /* the LM head is wte itself (tied), over the V real rows only */
     p = resolve_unit(cfg, 0, acquire_params(model, 0, PASS_FORWARD));
-    k->matmul_forward(a->probs, a->lnf, p.t[TENSOR_WTE], NULL, B * T, C, cfg->vocab_size);
+    matmul_forward(model, a->probs, a->lnf, p.t[TENSOR_WTE], NULL, B * T, C, cfg->vocab_size);
     release_params(model, 0, PASS_FORWARD);
     return k->softmax_crossentropy_forward(a->probs, targets ? model->targets : NULL, B * T, cfg->vocab_size);
 }
@@ -407,16 +450,18 @@ static void block_backward(GPT *model, int layer, const UnitTensors *p, const Un
     LayerActivations *a = &model->acts.layers[layer];
     Scratch *s = &model->scratch;
 
-    k->matmul_backward(s->dfch, g->t[TENSOR_FCPROJW], g->t[TENSOR_FCPROJB], s->dresidual,
-                       a->fch_gelu, p->t[TENSOR_FCPROJW], N, 4 * C, C);
+    matmul_backward(model, s->dfch, g->t[TENSOR_FCPROJW], g->t[TENSOR_FCPROJB], s->dresidual,
+                    a->fch_gelu, p->t[TENSOR_FCPROJW], N, 4 * C, C);
     k->gelu_backward(s->dfch, a->fch, (size_t)N * 4 * C);
-    k->matmul_backward(s->dbtc, g->t[TENSOR_FCW], g->t[TENSOR_FCB], s->dfch, a->ln2, p->t[TENSOR_FCW], N, C, 4 * C);
+    matmul_backward(model, s->dbtc, g->t[TENSOR_FCW], g->t[TENSOR_FCB], s->dfch, a->ln2, p->t[TENSOR_FCW], N, C,
+                    4 * C);
     k->layernorm_backward(s->dresidual, g->t[TENSOR_LN2W], g->t[TENSOR_LN2B], s->dbtc, a->residual2,
                           p->t[TENSOR_LN2W], a->ln2_mean, a->ln2_rstd, N, C);
-    k->matmul_backward(s->dbtc, g->t[TENSOR_ATTPROJW], g->t[TENSOR_ATTPROJB], s->dresidual, a->atty,
-                       p->t[TENSOR_ATTPROJW], N, C, C);
+    matmul_backward(model, s->dbtc, g->t[TENSOR_ATTPROJW], g->t[TENSOR_ATTPROJB], s->dresidual, a->atty,
+                    p->t[TENSOR_ATTPROJW], N, C, C);
     k->attention_backward(s->dqkv, s->attention, s->dbtc, a->qkv, a->att, B, T, C, NH);
-    k->matmul_backward(s->dbtc, g->t[TENSOR_QKVW], g->t[TENSOR_QKVB], s->dqkv, a->ln1, p->t[TENSOR_QKVW], N, C, 3 * C);
+    matmul_backward(model, s->dbtc, g->t[TENSOR_QKVW], g->t[TENSOR_QKVB], s->dqkv, a->ln1, p->t[TENSOR_QKVW], N, C,
+                    3 * C);
     k->layernorm_backward(s->dresidual, g->t[TENSOR_LN1W], g->t[TENSOR_LN1B], s->dbtc, block_input(model, layer),
                           p->t[TENSOR_LN1W], a->ln1_mean, a->ln1_rstd, N, C);
 }
@@ -439,7 +484,7 @@ static void head_backward(GPT *model)
                                      model->loss_scale / N);
     UnitTensors p = resolve_unit(cfg, 0, acquire_params(model, 0, PASS_BACKWARD));
     UnitTensors g = grads_of(model, 0);
-    k->matmul_backward(s->dbtc, g.t[TENSOR_WTE], NULL, a->probs, a->lnf, p.t[TENSOR_WTE], N, C, cfg->vocab_size);
+    matmul_backward(model, s->dbtc, g.t[TENSOR_WTE], NULL, a->probs, a->lnf, p.t[TENSOR_WTE], N, C, cfg->vocab_size);
     release_params(model, 0, PASS_BACKWARD);
 
     p = resolve_unit(cfg, L + 1, acquire_params(model, L + 1, PASS_BACKWARD));

@@ -139,9 +139,11 @@ static void install_hooks(Trainer *tr)
     };
 }
 
-static ModelStorage model_storage(const Strategy *strategy)
+static ModelStorage model_storage(const Strategy *strategy, const TrainConfig *cfg)
 {
-    return strategy->model_storage != NULL ? strategy->model_storage() : (ModelStorage){0};
+    ModelStorage storage = strategy->model_storage != NULL ? strategy->model_storage() : (ModelStorage){0};
+    storage.bf16_matmuls = cfg->bf16_matmuls;
+    return storage;
 }
 
 /* Allocation only, so that a rank that fails (two ranks sharing a GPU can run out of memory
@@ -163,7 +165,7 @@ static void start_strategy(Trainer *tr)
 {
     if (tr->strategy.start != NULL)
         tr->strategy.start(&tr->run);
-    if (model_storage(&tr->strategy).no_parameters)
+    if (model_storage(&tr->strategy, &tr->cfg).no_parameters)
         gpt_drop_params(&tr->model); /* the strategy has cut its shard from them */
     install_hooks(tr);
 }
@@ -233,7 +235,7 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
     mem_keep_history(cfg->trace_dir != NULL); /* the trace's memory track starts here */
     int failed = train_config_refuse_overwrite(cfg, err, err_len) != 0 || split_batch(tr, err, err_len) != 0 ||
                  open_data(tr, err, err_len) != 0 || prepare_resume(tr, strategy, err, err_len) != 0 ||
-                 gpt_create_with(&tr->model, &cfg->model, kernels, model_storage(strategy), err, err_len) != 0 ||
+                 gpt_create_with(&tr->model, &cfg->model, kernels, model_storage(strategy, cfg), err, err_len) != 0 ||
                  load_or_init(tr, err, err_len) != 0 ||
                  (strategy->optimizer_step == NULL &&
                   adamw_create(&tr->opt, tr->model.num_params, kernels, err, err_len) != 0) ||

@@ -5,7 +5,8 @@
 # ZeRO-2 (a reduce-scatter and an all-gather), 3 psi for ZeRO-3 (an all-gather before
 # forward and again before backward, and the reduce-scatter), and half of each stage's for
 # lesson 10's mixed precision on it (the same collectives in bf16): 1 psi on ZeRO-1 and
-# ZeRO-2, 1.5 psi on ZeRO-3. OpenBLAS's auto-detected
+# ZeRO-2, 1.5 psi on ZeRO-3; lesson 10 with --fp32-matmuls too, the cost of rounding every
+# matmul's operands to bf16 on a CPU whose BLAS has no bf16 GEMM. OpenBLAS's auto-detected
 # kernels; median step time of BENCH_ROUNDS runs (default 3). Where python3-torch is
 # installed, PyTorch's DDP and its ZeRO-1 (ZeroRedundancyOptimizer) on the same shape follow,
 # with AdamW's state per rank (PyTorch's ZeRO-1 gives each rank whole parameters).
@@ -35,16 +36,17 @@ measure() {
 
 psi_mb=$(build/solutions/00_single_device train $common --dry-run | awk '/^parameters/ { print $2 * 4 / 1e6 }')
 echo "ZeRO stages, 2 ranks x 1 thread, course shape, 40 steps, median of $repeats; psi = $psi_mb MB of fp32 parameters"
-printf '  %-22s %9s %12s %12s %10s %9s\n' stage "step ms" "x bucketed" "comm MB/step" "x psi" formula
+printf '  %-26s %9s %12s %12s %10s %9s\n' stage "step ms" "x bucketed" "comm MB/step" "x psi" formula
 read -r base_s base_mb < <(measure 05_bucketed_ddp)
 row() {
     awk -v name="$1" -v s="$2" -v mb="$3" -v base="$base_s" -v psi="$psi_mb" -v f="$4" \
-        'BEGIN { printf "  %-22s %9.2f %12.3f %12.3f %10.3f %9s\n", name, 1e3 * s, s / base, mb, mb / psi, f }'
+        'BEGIN { printf "  %-26s %9.2f %12.3f %12.3f %10.3f %9s\n", name, 1e3 * s, s / base, mb, mb / psi, f }'
 }
 row bucketed_ddp "$base_s" "$base_mb" "2 psi"
 for entry in "07_zero1:zero1:2 psi" "08_zero2:zero2:2 psi" "09_zero3:zero3:3 psi" "09_zero3 --no-prefetch:zero3 (no prefetch):3 psi" \
     "10_mixed_precision --stage 1:bf16 zero1 (lesson 10):1 psi" "10_mixed_precision:bf16 zero2 (lesson 10):1 psi" \
-    "10_mixed_precision --stage 3:bf16 zero3 (lesson 10):1.5 psi"; do
+    "10_mixed_precision --stage 3:bf16 zero3 (lesson 10):1.5 psi" \
+    "10_mixed_precision --fp32-matmuls:bf16 zero2, fp32 matmuls:1 psi"; do
     IFS=: read -r command name formula <<<"$entry"
     # shellcheck disable=SC2086 # the lesson and its flags are words
     read -r s mb < <(measure $command)
@@ -67,7 +69,7 @@ measure_pytorch() {
     echo "$(printf '%s\n' "${times[@]}" | median)" "$adam_mb"
 }
 echo "PyTorch on the same shape, 2 ranks x 1 thread (gloo), median of $repeats"
-printf '  %-22s %9s %12s %18s\n' run "step ms" "x bucketed" "AdamW m, v MB/rank"
+printf '  %-26s %9s %12s %18s\n' run "step ms" "x bucketed" "AdamW m, v MB/rank"
 for entry in "pytorch_ddp:" "pytorch_zero1:--zero1"; do
     # shellcheck disable=SC2086 # the flag, or none
     result=$(measure_pytorch ${entry#*:}) # a run that fails stops the script, its log shown
@@ -75,5 +77,5 @@ for entry in "pytorch_ddp:" "pytorch_zero1:--zero1"; do
         { echo "  pytorch: skipped: python3-torch is not installed (apt-get install python3-torch)"; break; }
     read -r s adam_mb <<<"$result"
     awk -v name="${entry%%:*}" -v s="$s" -v base="$base_s" -v adam="$adam_mb" \
-        'BEGIN { printf "  %-22s %9.2f %12.3f %18.3f\n", name, 1e3 * s, s / base, adam }'
+        'BEGIN { printf "  %-26s %9.2f %12.3f %18.3f\n", name, 1e3 * s, s / base, adam }'
 done

@@ -97,3 +97,89 @@ Test(bf16, the_cpu_kernels_round_and_widen_whole_arrays)
         cr_assert_leq(fabsf(back[i] - values[i]), fabsf(values[i]) * 0x1p-8f, "within half a bf16 ulp");
     }
 }
+
+/* ---------------------------------------------------------------- matmuls on bf16 operands */
+
+enum { MM_N = 5, MM_C = 96, MM_OC = 7 };
+
+static float uniform_pm1(void) { return (float)rand() / (float)RAND_MAX * 2.0f - 1.0f; }
+
+static double bf16_value(float x) { return bf16_to_float(float_to_bf16(x)); }
+
+/* sum over k of bf16(a[k * a_step]) x bf16(b[k * b_step]) in double, and the bound on an
+ * fp32 sum's error over the same terms: count x 2^-24 x the sum of their sizes */
+static double bf16_dot(const float *a, size_t a_step, const float *b, size_t b_step, int count, double *bound)
+{
+    double sum = 0.0, sizes = 0.0;
+    for (int k = 0; k < count; k++) {
+        double term = bf16_value(a[k * a_step]) * bf16_value(b[k * b_step]);
+        sum += term;
+        sizes += fabs(term);
+    }
+    *bound = count * 0x1p-24 * sizes;
+    return sum;
+}
+
+/* Also 1 when fp32 operands would have been off by more than the bound somewhere: the check
+ * can tell bf16 operands from fp32 ones. */
+static int check_against(const char *what, float got, double want, double bound, double fp32_value)
+{
+    cr_assert_leq(fabs(got - want), bound + 1e-30, "%s: %.9g, bf16 operands give %.9g (bound %.3g)", what, got,
+                  want, bound);
+    return fabs(fp32_value - want) > bound;
+}
+
+Test(bf16, the_cpu_matmuls_multiply_bf16_operands_and_sum_in_fp32)
+{
+    static float inp[MM_N * MM_C], weight[MM_OC * MM_C], bias[MM_OC];
+    static float out[MM_N * MM_OC], out_fp32[MM_N * MM_OC], operands[MM_N * MM_C + MM_OC * MM_C + MM_N * MM_OC];
+    srand(11);
+    for (size_t i = 0; i < MM_N * MM_C; i++)
+        inp[i] = uniform_pm1();
+    for (size_t i = 0; i < MM_OC * MM_C; i++)
+        weight[i] = uniform_pm1();
+    for (int o = 0; o < MM_OC; o++)
+        bias[o] = uniform_pm1();
+    cpu_kernels.matmul_forward_bf16(out, inp, weight, bias, MM_N, MM_C, MM_OC, operands);
+    cpu_kernels.matmul_forward(out_fp32, inp, weight, bias, MM_N, MM_C, MM_OC);
+    int told_apart = 0;
+    for (int n = 0; n < MM_N; n++)
+        for (int o = 0; o < MM_OC; o++) {
+            double bound, want = bias[o] + bf16_dot(inp + n * MM_C, 1, weight + o * MM_C, 1, MM_C, &bound);
+            told_apart |= check_against("out", out[n * MM_OC + o], want, bound + 0x1p-23, out_fp32[n * MM_OC + o]);
+        }
+    cr_assert(told_apart, "fp32 operands would pass this check too");
+}
+
+Test(bf16, the_cpu_matmul_backward_rounds_its_operands_but_not_the_bias_gradient)
+{
+    static float inp[MM_N * MM_C], weight[MM_OC * MM_C], dout[MM_N * MM_OC];
+    static float dinp[MM_N * MM_C], dweight[MM_OC * MM_C], dbias[MM_OC];
+    static float dinp_fp32[MM_N * MM_C], dweight_fp32[MM_OC * MM_C], dbias_fp32[MM_OC];
+    static float operands[MM_N * MM_C + MM_OC * MM_C + MM_N * MM_OC];
+    srand(12);
+    for (size_t i = 0; i < MM_N * MM_C; i++)
+        inp[i] = uniform_pm1();
+    for (size_t i = 0; i < MM_OC * MM_C; i++)
+        weight[i] = uniform_pm1();
+    for (size_t i = 0; i < MM_N * MM_OC; i++)
+        dout[i] = uniform_pm1() * 1.001f; /* most not bf16 values */
+    cpu_kernels.matmul_backward_bf16(dinp, dweight, dbias, dout, inp, weight, MM_N, MM_C, MM_OC, operands);
+    cpu_kernels.matmul_backward(dinp_fp32, dweight_fp32, dbias_fp32, dout, inp, weight, MM_N, MM_C, MM_OC);
+    int dinp_apart = 0, dweight_apart = 0;
+    for (int n = 0; n < MM_N; n++)
+        for (int c = 0; c < MM_C; c++) {
+            double bound, want = bf16_dot(dout + n * MM_OC, 1, weight + c, MM_C, MM_OC, &bound);
+            dinp_apart |= check_against("dinp", dinp[n * MM_C + c], want, bound, dinp_fp32[n * MM_C + c]);
+        }
+    for (int o = 0; o < MM_OC; o++)
+        for (int c = 0; c < MM_C; c++) {
+            double bound, want = bf16_dot(dout + o, MM_OC, inp + c, MM_C, MM_N, &bound);
+            dweight_apart |= check_against("dweight", dweight[o * MM_C + c], want, bound, dweight_fp32[o * MM_C + c]);
+        }
+    cr_assert(dinp_apart && dweight_apart, "fp32 operands would pass this check too");
+    /* the bias gradient sums dout as it is, in fp32, as the fp32 kernel does */
+    for (int o = 0; o < MM_OC; o++)
+        cr_assert_eq(dbias[o], dbias_fp32[o], "dbias[%d]: %.9g, the fp32 dout's sum is %.9g", o, dbias[o],
+                     dbias_fp32[o]);
+}

@@ -118,6 +118,15 @@ static void gemm_batched(cublasOperation_t op_a, cublasOperation_t op_b, int M, 
                                            A, lda, stride_a, &beta, C, ldc, stride_c, count));
 }
 
+/* gemm() on bf16 A and B, as tensor cores multiply them: each product exact, the sums and C
+ * in fp32. */
+static void gemm_bf16(cublasOperation_t op_a, cublasOperation_t op_b, int M, int N, int K, float alpha,
+                      const bf16 *A, int lda, const bf16 *B, int ldb, float beta, float *C, int ldc)
+{
+    CUBLAS_CHECK(cublasGemmEx(cuda_cublas_handle(), op_b, op_a, N, M, K, &alpha, B, CUDA_R_16BF, ldb, A,
+                              CUDA_R_16BF, lda, &beta, C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
 static const cublasOperation_t NO_TRANS = CUBLAS_OP_N, TRANS = CUBLAS_OP_T;
 
 /* ---------------------------------------------------------------- encoder */
@@ -372,6 +381,23 @@ __global__ void bias_backward_kernel(float *dbias, const float *dout, int N, int
     dbias[o] += sum;
 }
 
+static void add_bias(float *out, const float *bias, int N, int OC)
+{
+    if (bias == NULL)
+        return;
+    add_bias_kernel<<<N, BLOCK, 0, cuda_stream_checked()>>>(out, bias, OC);
+    LAUNCH_CHECK(add_bias_kernel);
+}
+
+static void bias_backward(float *dbias, const float *dout, int N, int OC)
+{
+    if (dbias == NULL)
+        return;
+    bias_backward_kernel<<<column_sum_grid(OC), dim3(COLUMNS_PER_BLOCK, ROW_LANES), 0, cuda_stream_checked()>>>(
+        dbias, dout, N, OC);
+    LAUNCH_CHECK(bias_backward_kernel);
+}
+
 static void matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
                            int OC)
 {
@@ -379,10 +405,7 @@ static void matmul_forward(float *out, const float *inp, const float *weight, co
         return;
     /* out (N x OC) = inp (N x C) . weight^T */
     gemm(NO_TRANS, TRANS, N, OC, C, 1.0f, inp, C, weight, C, 0.0f, out, OC);
-    if (bias != NULL) {
-        add_bias_kernel<<<N, BLOCK, 0, cuda_stream_checked()>>>(out, bias, OC);
-        LAUNCH_CHECK(add_bias_kernel);
-    }
+    add_bias(out, bias, N, OC);
 }
 
 static void matmul_backward(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
@@ -394,11 +417,7 @@ static void matmul_backward(float *dinp, float *dweight, float *dbias, const flo
     gemm(NO_TRANS, NO_TRANS, N, C, OC, 1.0f, dout, OC, weight, C, 0.0f, dinp, C);
     /* dweight (OC x C) += dout^T (OC x N) . inp (N x C) */
     gemm(TRANS, NO_TRANS, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dweight, C);
-    if (dbias != NULL) {
-        bias_backward_kernel<<<column_sum_grid(OC), dim3(COLUMNS_PER_BLOCK, ROW_LANES), 0, cuda_stream_checked()>>>(
-            dbias, dout, N, OC);
-        LAUNCH_CHECK(bias_backward_kernel);
-    }
+    bias_backward(dbias, dout, N, OC);
 }
 
 /* ---------------------------------------------------------------- attention */
@@ -562,6 +581,34 @@ static void widen_bf16(float *dst, const bf16 *src, size_t n)
         return;
     widen_bf16_kernel<<<grid_for(n), BLOCK, 0, cuda_stream_checked()>>>(dst, src, n);
     LAUNCH_CHECK(widen_bf16_kernel);
+}
+
+/* ---------------------------------------------------------------- matmul on bf16 operands */
+
+static void matmul_forward_bf16(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
+                                int OC, void *operands)
+{
+    if (N == 0 || OC == 0)
+        return;
+    bf16 *inp16 = (bf16 *)operands, *weight16 = inp16 + (size_t)N * C;
+    round_to_bf16(inp16, inp, (size_t)N * C);
+    round_to_bf16(weight16, weight, (size_t)OC * C);
+    gemm_bf16(NO_TRANS, TRANS, N, OC, C, 1.0f, inp16, C, weight16, C, 0.0f, out, OC);
+    add_bias(out, bias, N, OC);
+}
+
+static void matmul_backward_bf16(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                                 const float *weight, int N, int C, int OC, void *operands)
+{
+    if (N == 0 || C == 0 || OC == 0)
+        return;
+    bf16 *inp16 = (bf16 *)operands, *weight16 = inp16 + (size_t)N * C, *dout16 = weight16 + (size_t)OC * C;
+    round_to_bf16(inp16, inp, (size_t)N * C);
+    round_to_bf16(weight16, weight, (size_t)OC * C);
+    round_to_bf16(dout16, dout, (size_t)N * OC);
+    gemm_bf16(NO_TRANS, NO_TRANS, N, C, OC, 1.0f, dout16, OC, weight16, C, 0.0f, dinp, C);
+    gemm_bf16(TRANS, NO_TRANS, OC, C, N, 1.0f, dout16, OC, inp16, C, 1.0f, dweight, C);
+    bias_backward(dbias, dout, N, OC);
 }
 
 static void gelu_forward(float *out, const float *inp, size_t n)
@@ -782,6 +829,7 @@ static double sum_of_squares(const float *x, size_t n)
  * must stay in kernels.h's order (the compiler says so if they do not). */
 const Kernels cuda_kernels = {
     .device_name = "cuda",
+    .bf16_operand_bytes = sizeof(bf16),
     .alloc = cuda_alloc_tracked,
     .free = cuda_free_tracked,
     .zero = cuda_zero,

@@ -17,8 +17,9 @@
  * mixed->param_shard this rank's shard of them (stage 3); mixed->master this rank's fp32
  * shard of them, laid out as lesson 07's gradient shard; mixed->grads every gradient in
  * bf16 (stage 1); mixed->grad_shard this rank's bf16 shard of the averaged gradient. The
- * CPU has no bf16 arithmetic, so the model computes in fp32 on bf16 values: a unit is
- * widened (kernels->widen_bf16, exact) into mixed->widened when the model asks for it (the
+ * model takes its parameters as floats (its matmuls round their operands to bf16 again,
+ * which changes nothing for weights that are bf16 already): a unit is widened
+ * (kernels->widen_bf16, exact) into mixed->widened when the model asks for it (the
  * acquire_params hook, as lesson 09's gather); mixed->widened_unit says which unit it holds.
  * Backward writes fp32 gradients into lesson 08's working buffers (zero2_unit_grads);
  * kernels->round_to_bf16 rounds them. The communicator has bf16 collectives (comm.h:

@@ -9,6 +9,7 @@
 
 typedef struct {
     int stage;         /* --stage: the ZeRO stage, 1, 2 (the default) or 3 */
+    int fp32_matmuls;  /* --fp32-matmuls: the matmuls multiply fp32 activations, not bf16 */
 } MixedOptions;
 
 typedef struct {

@@ -1,8 +1,10 @@
-/* The emulated cuBLAS: the two GEMMs the CUDA build calls, checked (leading dimensions,
+/* The emulated cuBLAS: the GEMMs the CUDA build calls, checked (leading dimensions,
  * every operand in device memory) and queued on the handle's stream, then run by
  * OpenBLAS. In TF32 mode the inputs are rounded to TF32's 10 mantissa bits first, as
- * tensor cores do. */
+ * tensor cores do; cublasGemmEx's bf16 inputs are widened, exactly, and summed in fp32. */
 #include "emu.h"
+
+#include "bf16.h"
 
 #include <cblas.h>
 #include <cublas_v2.h>
@@ -51,13 +53,18 @@ const char *cublasGetStatusString(cublasStatus_t status)
     return status == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS_EMULATED_FAILURE";
 }
 
-/* One operand of a strided batch, column-major as cuBLAS sees it. */
+/* One operand of a strided batch, column-major as cuBLAS sees it: floats, or bf16 for
+ * cublasGemmEx. */
 typedef struct {
-    const float *data;
+    const void *data;
     int rows, cols, ld;
     long long stride;
+    int is_bf16;
 } Operand;
 
+static size_t element_bytes(const Operand *m) { return m->is_bf16 ? sizeof(bf16) : sizeof(float); }
+
+/* Elements from the first to one past the last the batch reads. */
 static size_t extent(const Operand *m, int count)
 {
     if (m->rows == 0 || m->cols == 0)
@@ -69,9 +76,10 @@ static void check_operand(const char *name, const Operand *m, int count)
 {
     if (m->ld < (m->rows > 1 ? m->rows : 1))
         emu_fail("cuBLAS: leading dimension of %s is %d, below its %d rows", name, m->ld, m->rows);
-    size_t floats = extent(m, count);
-    if (floats > 0 && !emu_is_device(m->data, floats * sizeof(float)))
-        emu_fail("cuBLAS: %s (%p, %zu floats) is not device memory", name, (void *)m->data, floats);
+    size_t elements = extent(m, count);
+    if (elements > 0 && !emu_is_device(m->data, elements * element_bytes(m)))
+        emu_fail("cuBLAS: %s (%p, %zu %s) is not device memory", name, m->data, elements,
+                 m->is_bf16 ? "bf16" : "floats");
 }
 
 static float round_to_tf32(float x)
@@ -83,13 +91,18 @@ static float round_to_tf32(float x)
     return x;
 }
 
-/* The operand's data, or a TF32-rounded copy of it (to be freed by the caller). */
-static float *tf32_copy(const Operand *m, int count)
+/* The operand as the floats a tensor core multiplies (to be freed by the caller): bf16
+ * widened, exactly; in TF32 mode, floats rounded to TF32; NULL when sgemm can read the
+ * data as it is. */
+static float *tensor_core_copy(const Operand *m, int count, int tf32)
 {
-    size_t floats = extent(m, count);
-    float *copy = malloc(floats * sizeof(float) + 1);
-    for (size_t i = 0; i < floats; i++)
-        copy[i] = round_to_tf32(m->data[i]);
+    if (!m->is_bf16 && !tf32)
+        return NULL;
+    size_t elements = extent(m, count);
+    float *copy = malloc(elements * sizeof(float) + 1);
+    for (size_t i = 0; i < elements; i++)
+        copy[i] = m->is_bf16 ? bf16_to_float(((const bf16 *)m->data)[i])
+                             : round_to_tf32(((const float *)m->data)[i]);
     return copy;
 }
 
@@ -106,29 +119,24 @@ static void run_gemm(void *ctx)
 {
     Gemm *g = ctx;
     emu_device_window(1);
-    float *a_tf32 = g->tf32 && g->k > 0 ? tf32_copy(&g->a, g->count) : NULL;
-    float *b_tf32 = g->tf32 && g->k > 0 ? tf32_copy(&g->b, g->count) : NULL;
-    const float *a = a_tf32 != NULL ? a_tf32 : g->a.data, *b = b_tf32 != NULL ? b_tf32 : g->b.data;
+    float *a_copy = g->k > 0 ? tensor_core_copy(&g->a, g->count, g->tf32) : NULL;
+    float *b_copy = g->k > 0 ? tensor_core_copy(&g->b, g->count, g->tf32) : NULL;
+    const float *a = a_copy != NULL ? a_copy : g->a.data, *b = b_copy != NULL ? b_copy : g->b.data;
     for (int i = 0; i < g->count; i++)
         cblas_sgemm(CblasColMajor, cblas_op(g->op_a), cblas_op(g->op_b), g->m, g->n, g->k, g->alpha,
                     a + i * g->a.stride, g->a.ld, b + i * g->b.stride, g->b.ld, g->beta,
                     (float *)g->c.data + i * g->c.stride, g->c.ld);
-    free(a_tf32);
-    free(b_tf32);
+    free(a_copy);
+    free(b_copy);
     emu_device_window(0);
     free(g);
 }
 
-cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b,
-                                         int m, int n, int k, const float *alpha, const float *A, int lda,
-                                         long long stride_a, const float *B, int ldb, long long stride_b,
-                                         const float *beta, float *C, int ldc, long long stride_c, int count)
+static cublasStatus_t enqueue_gemm(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m,
+                                   int n, int k, float alpha, Operand a, Operand b, float beta, Operand c, int count)
 {
     Gemm *g = malloc(sizeof *g);
-    *g = (Gemm){op_a, op_b, m, n, k, count, handle->tf32, *alpha, *beta,
-                {A, op_a == CUBLAS_OP_N ? m : k, op_a == CUBLAS_OP_N ? k : m, lda, stride_a},
-                {B, op_b == CUBLAS_OP_N ? k : n, op_b == CUBLAS_OP_N ? n : k, ldb, stride_b},
-                {C, m, n, ldc, stride_c}};
+    *g = (Gemm){op_a, op_b, m, n, k, count, handle->tf32, alpha, beta, a, b, c};
     if (k > 0) {
         check_operand("A", &g->a, count);
         check_operand("B", &g->b, count);
@@ -136,6 +144,37 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_
     check_operand("C", &g->c, count);
     emu_enqueue(handle->stream, run_gemm, g);
     return CUBLAS_STATUS_SUCCESS;
+}
+
+/* op(X) is rows x cols; X itself, column-major, is that or its transpose. */
+static Operand operand(const void *data, cublasOperation_t op, int rows, int cols, int ld, long long stride,
+                       int is_bf16)
+{
+    return (Operand){data, op == CUBLAS_OP_N ? rows : cols, op == CUBLAS_OP_N ? cols : rows, ld, stride, is_bf16};
+}
+
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b,
+                                         int m, int n, int k, const float *alpha, const float *A, int lda,
+                                         long long stride_a, const float *B, int ldb, long long stride_b,
+                                         const float *beta, float *C, int ldc, long long stride_c, int count)
+{
+    return enqueue_gemm(handle, op_a, op_b, m, n, k, *alpha, operand(A, op_a, m, k, lda, stride_a, 0),
+                        operand(B, op_b, k, n, ldb, stride_b, 0), *beta,
+                        operand(C, CUBLAS_OP_N, m, n, ldc, stride_c, 0), count);
+}
+
+/* Only the form the CUDA build calls: bf16 A and B, fp32 C and sums. */
+cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
+                            int k, const void *alpha, const void *A, cudaDataType type_a, int lda, const void *B,
+                            cudaDataType type_b, int ldb, const void *beta, void *C, cudaDataType type_c, int ldc,
+                            cublasComputeType_t compute, cublasGemmAlgo_t algo)
+{
+    (void)algo;
+    if (type_a != CUDA_R_16BF || type_b != CUDA_R_16BF || type_c != CUDA_R_32F || compute != CUBLAS_COMPUTE_32F)
+        emu_fail("cuBLAS: cublasGemmEx is emulated for bf16 A and B, fp32 C and CUBLAS_COMPUTE_32F only");
+    return enqueue_gemm(handle, op_a, op_b, m, n, k, *(const float *)alpha, operand(A, op_a, m, k, lda, 0, 1),
+                        operand(B, op_b, k, n, ldb, 0, 1), *(const float *)beta,
+                        operand(C, CUBLAS_OP_N, m, n, ldc, 0, 0), 1);
 }
 
 cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,

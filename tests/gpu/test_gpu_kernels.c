@@ -304,47 +304,85 @@ Test(gpu_kernels, layernorm_backward_accumulates_deterministically)
 
 /* ---------------------------------------------------------------- matmul */
 
-static void check_matmul_forward(const Shape *s, Rng *rng, int with_bias)
+/* Room for the operands the bf16 matmuls round (kernels.h) on either device: a float each. */
+static size_t operand_room(size_t N, size_t C, size_t OC) { return N * C + OC * C + N * OC; }
+
+static void matmul_forward_on(const Kernels *k, int bf16, float *out, const float *inp, const float *weight,
+                              const float *bias, size_t N, size_t C, size_t OC)
+{
+    if (!bf16) {
+        k->matmul_forward(out, inp, weight, bias, (int)N, (int)C, (int)OC);
+        return;
+    }
+    size_t room = operand_room(N, C, OC);
+    void *operands = k == &cpu_kernels ? host_filled(room, 0.0f) : device_garbage(room);
+    k->matmul_forward_bf16(out, inp, weight, bias, (int)N, (int)C, (int)OC, operands);
+}
+
+static void matmul_backward_on(const Kernels *k, int bf16, float *dinp, float *dweight, float *dbias,
+                               const float *dout, const float *inp, const float *weight, size_t N, size_t C,
+                               size_t OC)
+{
+    if (!bf16) {
+        k->matmul_backward(dinp, dweight, dbias, dout, inp, weight, (int)N, (int)C, (int)OC);
+        return;
+    }
+    size_t room = operand_room(N, C, OC);
+    void *operands = k == &cpu_kernels ? host_filled(room, 0.0f) : device_garbage(room);
+    k->matmul_backward_bf16(dinp, dweight, dbias, dout, inp, weight, (int)N, (int)C, (int)OC, operands);
+}
+
+/* With bf16, both devices round the same operands and multiply them exactly, so only the
+ * order of the fp32 sums differs, as in fp32. */
+static void check_matmul_forward(const Shape *s, Rng *rng, int with_bias, int bf16)
 {
     size_t N = rows_of(s), C = (size_t)s->C, OC = (size_t)s->OC;
     float *inp = host_uniform(rng, N * C, -1.0f, 1.0f), *weight = host_uniform(rng, OC * C, -1.0f, 1.0f);
     float *bias = with_bias ? host_uniform(rng, OC, -1.0f, 1.0f) : NULL;
     float *expected = host_filled(N * OC, 0.0f);
-    cpu_kernels.matmul_forward(expected, inp, weight, bias, (int)N, (int)C, (int)OC);
+    matmul_forward_on(&cpu_kernels, bf16, expected, inp, weight, bias, N, C, OC);
 
     float *out = device_garbage(N * OC);
-    cuda_kernels.matmul_forward(out, device_upload(inp, N * C), device_upload(weight, OC * C),
-                                with_bias ? device_upload(bias, OC) : NULL, (int)N, (int)C, (int)OC);
+    matmul_forward_on(&cuda_kernels, bf16, out, device_upload(inp, N * C), device_upload(weight, OC * C),
+                      with_bias ? device_upload(bias, OC) : NULL, N, C, OC);
     /* C products within 1 (plus the bias, within 1, added in either order) */
     Tolerance tol = {sum_atol(C + 1, 1.0), 0.0};
-    expect_device_close(label(s->name, with_bias ? "matmul_forward out (bias)" : "matmul_forward out (no bias)").text,
-                        out, expected, N * OC, tol);
+    Label kernel = label(s->name, bf16 ? "matmul_forward_bf16" : "matmul_forward");
+    expect_device_close(label(kernel.text, with_bias ? "out (bias)" : "out (no bias)").text, out, expected, N * OC,
+                        tol);
 }
 
 static void check_matmul_forward_both(const Shape *s, Rng *rng)
 {
-    check_matmul_forward(s, rng, 1);
-    check_matmul_forward(s, rng, 0);
+    check_matmul_forward(s, rng, 1, 0);
+    check_matmul_forward(s, rng, 0, 0);
 }
 
-static void check_matmul_backward(const Shape *s, Rng *rng, int with_dbias)
+static void check_matmul_forward_bf16_both(const Shape *s, Rng *rng)
+{
+    check_matmul_forward(s, rng, 1, 1);
+    check_matmul_forward(s, rng, 0, 1);
+}
+
+static void check_matmul_backward(const Shape *s, Rng *rng, int with_dbias, int bf16)
 {
     size_t N = rows_of(s), C = (size_t)s->C, OC = (size_t)s->OC;
-    Label tag = label(s->name, with_dbias ? "matmul_backward" : "matmul_backward (dbias NULL)");
+    Label kernel = label(s->name, bf16 ? "matmul_backward_bf16" : "matmul_backward");
+    Label tag = with_dbias ? kernel : label(kernel.text, "(dbias NULL)");
     float *dout = host_uniform(rng, N * OC, -1.0f, 1.0f);
     float *inp = host_uniform(rng, N * C, -1.0f, 1.0f), *weight = host_uniform(rng, OC * C, -1.0f, 1.0f);
     float *dweight_start = host_uniform(rng, OC * C, -1.0f, 1.0f), *dbias_start = host_uniform(rng, OC, -1.0f, 1.0f);
     float *dinp_cpu = host_filled(N * C, 0.0f);
     float *dweight_cpu = host_copy(dweight_start, OC * C), *dbias_cpu = host_copy(dbias_start, OC);
-    cpu_kernels.matmul_backward(dinp_cpu, dweight_cpu, with_dbias ? dbias_cpu : NULL, dout, inp, weight, (int)N,
-                                (int)C, (int)OC);
+    matmul_backward_on(&cpu_kernels, bf16, dinp_cpu, dweight_cpu, with_dbias ? dbias_cpu : NULL, dout, inp, weight,
+                       N, C, OC);
 
     float *dinp = device_garbage(N * C); /* overwritten */
     float *dweight = device_upload(dweight_start, OC * C), *dbias = device_upload(dbias_start, OC);
     float *dout_dev = device_upload(dout, N * OC), *inp_dev = device_upload(inp, N * C);
     float *weight_dev = device_upload(weight, OC * C);
     float *dbias_arg = with_dbias ? dbias : NULL;
-    cuda_kernels.matmul_backward(dinp, dweight, dbias_arg, dout_dev, inp_dev, weight_dev, (int)N, (int)C, (int)OC);
+    matmul_backward_on(&cuda_kernels, bf16, dinp, dweight, dbias_arg, dout_dev, inp_dev, weight_dev, N, C, OC);
     float *dinp_gpu = device_download(dinp, N * C, "dinp");
     float *dweight_gpu = device_download(dweight, OC * C, "dweight");
     float *dbias_gpu = device_download(dbias, OC, "dbias");
@@ -362,7 +400,7 @@ static void check_matmul_backward(const Shape *s, Rng *rng, int with_dbias)
     device_refill(dinp, host_filled(N * C, nan_float()), N * C);
     device_refill(dweight, dweight_start, OC * C);
     device_refill(dbias, dbias_start, OC);
-    cuda_kernels.matmul_backward(dinp, dweight, dbias_arg, dout_dev, inp_dev, weight_dev, (int)N, (int)C, (int)OC);
+    matmul_backward_on(&cuda_kernels, bf16, dinp, dweight, dbias_arg, dout_dev, inp_dev, weight_dev, N, C, OC);
     expect_identical(label(tag.text, "dinp, run twice").text, device_download(dinp, N * C, "dinp"), dinp_gpu, N * C);
     expect_identical(label(tag.text, "dweight, run twice").text, device_download(dweight, OC * C, "dweight"),
                      dweight_gpu, OC * C);
@@ -371,8 +409,14 @@ static void check_matmul_backward(const Shape *s, Rng *rng, int with_dbias)
 
 static void check_matmul_backward_both(const Shape *s, Rng *rng)
 {
-    check_matmul_backward(s, rng, 1);
-    check_matmul_backward(s, rng, 0);
+    check_matmul_backward(s, rng, 1, 0);
+    check_matmul_backward(s, rng, 0, 0);
+}
+
+static void check_matmul_backward_bf16_both(const Shape *s, Rng *rng)
+{
+    check_matmul_backward(s, rng, 1, 1);
+    check_matmul_backward(s, rng, 0, 1);
 }
 
 Test(gpu_kernels, matmul_forward_with_and_without_bias)
@@ -385,6 +429,18 @@ Test(gpu_kernels, matmul_backward_with_and_without_dbias_deterministically)
 {
     require_gpu();
     for_each_shape(check_matmul_backward_both, 600);
+}
+
+Test(gpu_kernels, matmul_forward_on_bf16_operands)
+{
+    require_gpu();
+    for_each_shape(check_matmul_forward_bf16_both, 510);
+}
+
+Test(gpu_kernels, matmul_backward_on_bf16_operands_deterministically)
+{
+    require_gpu();
+    for_each_shape(check_matmul_backward_bf16_both, 610);
 }
 
 /* ---------------------------------------------------------------- attention */
