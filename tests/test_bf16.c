@@ -81,14 +81,20 @@ Test(bf16, the_named_cases)
     cr_assert(isnan(bf16_to_float(float_to_bf16(from_bits(0x7f800001u)))), "a NaN with only its lowest bit set");
 }
 
+/* n values uniform in [-scale, scale] */
+static void fill_uniform(float *x, size_t n, float scale)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = ((float)rand() / (float)RAND_MAX * 2.0f - 1.0f) * scale;
+}
+
 Test(bf16, the_cpu_kernels_round_and_widen_whole_arrays)
 {
     enum { N = 1000 };
     float values[N], back[N];
     bf16 rounded[N];
     srand(7);
-    for (int i = 0; i < N; i++)
-        values[i] = ((float)rand() / (float)RAND_MAX - 0.5f) * 1e3f;
+    fill_uniform(values, N, 500.0f);
     cpu_kernels.round_to_bf16(rounded, values, N);
     cpu_kernels.widen_bf16(back, rounded, N);
     for (int i = 0; i < N; i++) {
@@ -101,8 +107,6 @@ Test(bf16, the_cpu_kernels_round_and_widen_whole_arrays)
 /* ---------------------------------------------------------------- matmuls on bf16 operands */
 
 enum { MM_N = 5, MM_C = 96, MM_OC = 7 };
-
-static float uniform_pm1(void) { return (float)rand() / (float)RAND_MAX * 2.0f - 1.0f; }
 
 static double bf16_value(float x) { return bf16_to_float(float_to_bf16(x)); }
 
@@ -134,12 +138,9 @@ Test(bf16, the_cpu_matmuls_multiply_bf16_operands_and_sum_in_fp32)
     static float inp[MM_N * MM_C], weight[MM_OC * MM_C], bias[MM_OC];
     static float out[MM_N * MM_OC], out_fp32[MM_N * MM_OC], operands[MM_N * MM_C + MM_OC * MM_C + MM_N * MM_OC];
     srand(11);
-    for (size_t i = 0; i < MM_N * MM_C; i++)
-        inp[i] = uniform_pm1();
-    for (size_t i = 0; i < MM_OC * MM_C; i++)
-        weight[i] = uniform_pm1();
-    for (int o = 0; o < MM_OC; o++)
-        bias[o] = uniform_pm1();
+    fill_uniform(inp, MM_N * MM_C, 1.0f);
+    fill_uniform(weight, MM_OC * MM_C, 1.0f);
+    fill_uniform(bias, MM_OC, 1.0f);
     cpu_kernels.matmul_forward_bf16(out, inp, weight, bias, MM_N, MM_C, MM_OC, operands);
     cpu_kernels.matmul_forward(out_fp32, inp, weight, bias, MM_N, MM_C, MM_OC);
     int told_apart = 0;
@@ -158,12 +159,9 @@ Test(bf16, the_cpu_matmul_backward_rounds_its_operands_but_not_the_bias_gradient
     static float dinp_fp32[MM_N * MM_C], dweight_fp32[MM_OC * MM_C], dbias_fp32[MM_OC];
     static float operands[MM_N * MM_C + MM_OC * MM_C + MM_N * MM_OC];
     srand(12);
-    for (size_t i = 0; i < MM_N * MM_C; i++)
-        inp[i] = uniform_pm1();
-    for (size_t i = 0; i < MM_OC * MM_C; i++)
-        weight[i] = uniform_pm1();
-    for (size_t i = 0; i < MM_N * MM_OC; i++)
-        dout[i] = uniform_pm1() * 1.001f; /* most not bf16 values */
+    fill_uniform(inp, MM_N * MM_C, 1.0f);
+    fill_uniform(weight, MM_OC * MM_C, 1.0f);
+    fill_uniform(dout, MM_N * MM_OC, 1.001f); /* most not bf16 values */
     cpu_kernels.matmul_backward_bf16(dinp, dweight, dbias, dout, inp, weight, MM_N, MM_C, MM_OC, operands);
     cpu_kernels.matmul_backward(dinp_fp32, dweight_fp32, dbias_fp32, dout, inp, weight, MM_N, MM_C, MM_OC);
     int dinp_apart = 0, dweight_apart = 0;

@@ -304,8 +304,13 @@ Test(gpu_kernels, layernorm_backward_accumulates_deterministically)
 
 /* ---------------------------------------------------------------- matmul */
 
-/* Room for the operands the bf16 matmuls round (kernels.h) on either device: a float each. */
-static size_t operand_room(size_t N, size_t C, size_t OC) { return N * C + OC * C + N * OC; }
+/* Scratch for the operands the bf16 matmuls round (kernels.h), on k's device: a float each,
+ * room enough on either. */
+static void *operands_on(const Kernels *k, size_t N, size_t C, size_t OC)
+{
+    size_t room = N * C + OC * C + N * OC;
+    return k == &cpu_kernels ? (void *)host_filled(room, 0.0f) : (void *)device_garbage(room);
+}
 
 static void matmul_forward_on(const Kernels *k, int bf16, float *out, const float *inp, const float *weight,
                               const float *bias, size_t N, size_t C, size_t OC)
@@ -314,9 +319,7 @@ static void matmul_forward_on(const Kernels *k, int bf16, float *out, const floa
         k->matmul_forward(out, inp, weight, bias, (int)N, (int)C, (int)OC);
         return;
     }
-    size_t room = operand_room(N, C, OC);
-    void *operands = k == &cpu_kernels ? host_filled(room, 0.0f) : device_garbage(room);
-    k->matmul_forward_bf16(out, inp, weight, bias, (int)N, (int)C, (int)OC, operands);
+    k->matmul_forward_bf16(out, inp, weight, bias, (int)N, (int)C, (int)OC, operands_on(k, N, C, OC));
 }
 
 static void matmul_backward_on(const Kernels *k, int bf16, float *dinp, float *dweight, float *dbias,
@@ -327,9 +330,8 @@ static void matmul_backward_on(const Kernels *k, int bf16, float *dinp, float *d
         k->matmul_backward(dinp, dweight, dbias, dout, inp, weight, (int)N, (int)C, (int)OC);
         return;
     }
-    size_t room = operand_room(N, C, OC);
-    void *operands = k == &cpu_kernels ? host_filled(room, 0.0f) : device_garbage(room);
-    k->matmul_backward_bf16(dinp, dweight, dbias, dout, inp, weight, (int)N, (int)C, (int)OC, operands);
+    k->matmul_backward_bf16(dinp, dweight, dbias, dout, inp, weight, (int)N, (int)C, (int)OC,
+                            operands_on(k, N, C, OC));
 }
 
 /* With bf16, both devices round the same operands and multiply them exactly, so only the
