@@ -5,6 +5,9 @@
 #   - the course config (L4 H4 C128 T128 B8), fp32.
 # Each figure is the median tokens/s of BENCH_ROUNDS profile runs (default 3), with the MFU
 # that run printed against the GPU's data-sheet peak for its number format.
+# Then lesson 10 at 1 rank on the GPT-2 124M shape: the median step time of BENCH_ROUNDS
+# training runs (20 steps; the summary leaves out its warm-up steps) with --fp32-matmuls in
+# plain fp32 and in TF32, and with its matmuls on bf16 operands (cuBLAS's bf16 GEMMs).
 # Without a CUDA build or a GPU it says so and exits 0: the CPU benchmarks stand alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,3 +51,25 @@ row "GPT-2 124M shape, V256, TF32" --config gpt2 --tf32
 row "GPT-2 124M shape, V50257, fp32" --config gpt2 --vocab 50257
 row "GPT-2 124M shape, V50257, TF32" --config gpt2 --vocab 50257 --tf32
 row "course config, fp32" --config course
+
+# Lesson 10's step time (median over $repeats runs, in ms) with the flags given.
+lesson10_step_ms() {
+    local times=() summary
+    summary=$(mktemp)
+    for _ in $(seq "$repeats"); do
+        "${binary%/*}/10_mixed_precision" train --config gpt2 --device cuda --steps 20 --val-every 0 --gen-tokens 0 \
+            --summary "$summary" "$@" >/dev/null
+        times+=("$(summary_field "$summary" step_time_avg_s)")
+    done
+    rm -f "$summary"
+    printf '%s\n' "${times[@]}" | median | awk '{ print 1e3 * $1 }'
+}
+
+printf '\nlesson 10 on the GPU, 1 rank, GPT-2 124M shape, median of %d runs (20 steps each)\n' "$repeats"
+printf '  %-34s %12s %16s\n' "matmuls" "step ms" "x fp32 matmuls"
+for entry in "fp32:--fp32-matmuls" "TF32:--fp32-matmuls --tf32" "bf16 operands (cublasGemmEx):"; do
+    # shellcheck disable=SC2086 # the flags, or none
+    ms=$(lesson10_step_ms ${entry#*:})
+    fp32_ms=${fp32_ms:-$ms} # the first row is the baseline
+    awk -v name="${entry%%:*}" -v ms="$ms" -v base="$fp32_ms" 'BEGIN { printf "  %-34s %12.2f %16.3f\n", name, ms, ms / base }'
+done
