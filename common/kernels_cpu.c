@@ -98,9 +98,11 @@ static void matmul_forward(float *out, const float *inp, const float *weight, co
                 1.0f, inp, C, weight, C, beta, out, OC);
 }
 
-/* dbias (OC) += the column sums of dout (N x OC) */
+/* dbias (OC) += the column sums of dout (N x OC); nothing when dbias is NULL */
 static void bias_backward(float *dbias, const float *dout, int N, int OC)
 {
+    if (dbias == NULL)
+        return;
     for (int n = 0; n < N; n++) {
         const float *drow = dout + (size_t)n * OC;
         for (int o = 0; o < OC; o++)
@@ -117,8 +119,7 @@ static void matmul_backward(float *dinp, float *dweight, float *dbias, const flo
     /* dweight (OC x C) += dout^T (OC x N) . inp (N x C) */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N,
                 1.0f, dout, OC, inp, C, 1.0f, dweight, C);
-    if (dbias != NULL)
-        bias_backward(dbias, dout, N, OC);
+    bias_backward(dbias, dout, N, OC);
 }
 
 /* src rounded to bf16 and widened back: the values a bf16 operand holds, as the floats
@@ -145,8 +146,7 @@ static void matmul_backward_bf16(float *dinp, float *dweight, float *dbias, cons
     float *inp16 = operands, *weight16 = inp16 + (size_t)N * C, *dout16 = weight16 + (size_t)OC * C;
     matmul_backward(dinp, dweight, NULL, bf16_values(dout16, dout, (size_t)N * OC),
                     bf16_values(inp16, inp, (size_t)N * C), bf16_values(weight16, weight, (size_t)OC * C), N, C, OC);
-    if (dbias != NULL)
-        bias_backward(dbias, dout, N, OC);
+    bias_backward(dbias, dout, N, OC);
 }
 
 /* Row t of a causal score matrix: softmax over columns 0..t, zeros after. */
