@@ -39,10 +39,4 @@ SCALAR_FN bf16 float_to_bf16(float value)
     return (bf16)((bits + 0x7fffu + lowest_kept) >> 16);
 }
 
-/* A sum as a 16-bit reduction makes it: added as floats, rounded to bf16. */
-SCALAR_FN bf16 bf16_add(bf16 a, bf16 b)
-{
-    return float_to_bf16(bf16_to_float(a) + bf16_to_float(b));
-}
-
 #endif

@@ -574,10 +574,19 @@ int comm_all_gather_start(Comm *comm, const float *send, float *recv, size_t sen
     return start_all_gather(comm, "all_gather", "all_gather_start", send, recv, send_count, COMM_FLOAT, request);
 }
 
-int comm_all_gather_bf16_start(Comm *comm, const bf16 *send, bf16 *recv, size_t send_count, CommRequest *request)
+/* The element type of a 16-bit format, and the name the log gives its calls. */
+static CommType type16(Format16 format)
 {
-    return start_all_gather(comm, "all_gather_bf16", "all_gather_bf16_start", send, recv, send_count, COMM_BF16,
-                            request);
+    return format == FORMAT_FP16 ? COMM_FP16 : COMM_BF16;
+}
+
+int comm_all_gather_16_start(Comm *comm, Format16 format, const bits16 *send, bits16 *recv, size_t send_count,
+                             CommRequest *request)
+{
+    int fp16 = format == FORMAT_FP16;
+    return start_all_gather(comm, fp16 ? "all_gather_fp16" : "all_gather_bf16",
+                            fp16 ? "all_gather_fp16_start" : "all_gather_bf16_start", send, recv, send_count,
+                            type16(format), request);
 }
 
 int comm_wait(CommRequest *request)
@@ -616,9 +625,11 @@ int comm_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_
     return reduce_scatter(comm, "reduce_scatter", send, recv, recv_count, COMM_FLOAT, op);
 }
 
-int comm_reduce_scatter_bf16(Comm *comm, const bf16 *send, bf16 *recv, size_t recv_count, ReduceOp op)
+int comm_reduce_scatter_16(Comm *comm, Format16 format, const bits16 *send, bits16 *recv, size_t recv_count,
+                           ReduceOp op)
 {
-    return reduce_scatter(comm, "reduce_scatter_bf16", send, recv, recv_count, COMM_BF16, op);
+    return reduce_scatter(comm, format == FORMAT_FP16 ? "reduce_scatter_fp16" : "reduce_scatter_bf16", send, recv,
+                          recv_count, type16(format), op);
 }
 
 static int all_gather(Comm *comm, const char *name, const void *send, void *recv, size_t send_count, CommType type)
@@ -633,9 +644,10 @@ int comm_all_gather(Comm *comm, const float *send, float *recv, size_t send_coun
     return all_gather(comm, "all_gather", send, recv, send_count, COMM_FLOAT);
 }
 
-int comm_all_gather_bf16(Comm *comm, const bf16 *send, bf16 *recv, size_t send_count)
+int comm_all_gather_16(Comm *comm, Format16 format, const bits16 *send, bits16 *recv, size_t send_count)
 {
-    return all_gather(comm, "all_gather_bf16", send, recv, send_count, COMM_BF16);
+    return all_gather(comm, format == FORMAT_FP16 ? "all_gather_fp16" : "all_gather_bf16", send, recv, send_count,
+                      type16(format));
 }
 
 int comm_broadcast(Comm *comm, float *buffer, size_t count, int root)

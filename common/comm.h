@@ -18,7 +18,7 @@
 
 #include <stddef.h>
 
-#include "bf16.h"
+#include "float16.h"
 
 typedef enum { REDUCE_SUM, REDUCE_AVG } ReduceOp;
 
@@ -90,15 +90,19 @@ int comm_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_
 int comm_all_gather(Comm *comm, const float *send, float *recv, size_t send_count);
 int comm_broadcast(Comm *comm, float *buffer, size_t count, int root);
 
-/* Mixed precision: the gathers and the reduce-scatter on bf16 elements (bf16.h), half the
- * bytes of floats; the log names them all_gather_bf16 and reduce_scatter_bf16. A bf16 sum
- * adds as floats and rounds each partial sum to bf16, as a GPU's 16-bit reduction does, so
- * it depends on the order the backend adds in (and so on the world size). The MPI backend's
- * average is that sum times 1/size, rounded again; NCCL's (ncclAvg) is its own, scaling
- * before it sums, so the two round differently unless the size is a power of two. */
-int comm_all_gather_bf16(Comm *comm, const bf16 *send, bf16 *recv, size_t send_count);
-int comm_all_gather_bf16_start(Comm *comm, const bf16 *send, bf16 *recv, size_t send_count, CommRequest *request);
-int comm_reduce_scatter_bf16(Comm *comm, const bf16 *send, bf16 *recv, size_t recv_count, ReduceOp op);
+/* Mixed precision: the gathers and the reduce-scatter on 16-bit elements of a format
+ * (float16.h: bf16 or fp16), half the bytes of floats; the log names them after it
+ * (all_gather_bf16, reduce_scatter_fp16). A 16-bit sum adds as floats and rounds each
+ * partial sum to the format, as a GPU's 16-bit reduction does, so it depends on the order
+ * the backend adds in (and so on the world size); an fp16 sum past 65504 is infinity. The
+ * MPI backend's average is that sum times 1/size, rounded again; NCCL's (ncclAvg) is its
+ * own, scaling before it sums, so the two round differently unless the size is a power of
+ * two, and an fp16 sum can overflow on MPI where NCCL's average does not. */
+int comm_all_gather_16(Comm *comm, Format16 format, const bits16 *send, bits16 *recv, size_t send_count);
+int comm_all_gather_16_start(Comm *comm, Format16 format, const bits16 *send, bits16 *recv, size_t send_count,
+                             CommRequest *request);
+int comm_reduce_scatter_16(Comm *comm, Format16 format, const bits16 *send, bits16 *recv, size_t recv_count,
+                           ReduceOp op);
 /* Every rank waits for every other, over MPI whatever the backend: it moves no data, and
  * does not wait for work a device has queued (synchronise the device first). */
 int comm_barrier(Comm *comm);

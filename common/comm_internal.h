@@ -7,13 +7,19 @@
 
 #include "comm.h"
 
-/* What the elements of a collective's buffers are: floats, or bf16 (bf16.h) for the
- * mixed-precision calls. Only the gathers and the reduce-scatter move bf16. */
-typedef enum { COMM_FLOAT, COMM_BF16 } CommType;
+/* What the elements of a collective's buffers are: floats, or bf16 or fp16 (float16.h) for
+ * the mixed-precision calls. Only the gathers and the reduce-scatter move 16-bit elements. */
+typedef enum { COMM_FLOAT, COMM_BF16, COMM_FP16 } CommType;
 
 static inline size_t element_bytes(CommType type)
 {
-    return type == COMM_BF16 ? 2 : sizeof(float);
+    return type == COMM_FLOAT ? sizeof(float) : sizeof(bits16);
+}
+
+/* The 16-bit format of a type that is not COMM_FLOAT. */
+static inline Format16 comm_format16(CommType type)
+{
+    return type == COMM_FP16 ? FORMAT_FP16 : FORMAT_BF16;
 }
 
 /* The data-moving calls of comm.h, one table per backend. The MPI world stays underneath

@@ -138,10 +138,10 @@ static int has_counts(const LogEvent *e)
 }
 static int is_memory(const LogEvent *e) { return strcmp(e->event, "alloc") == 0 || strcmp(e->event, "free") == 0; }
 
-/* The elements a call moves: bf16 for the calls named so (comm.h), floats for the rest. */
+/* The elements a call moves: 16 bits for the calls named so (comm.h), floats for the rest. */
 static size_t element_size(const LogEvent *e)
 {
-    return is_call(e) && comm_log_op_is_bf16(e->op) ? 2 : sizeof(float);
+    return is_call(e) && comm_log_op_is_16bit(e->op) ? 2 : sizeof(float);
 }
 
 static void write_place(FILE *out, const LogEvent *e)

@@ -26,13 +26,12 @@
 #define LOG_TEST "test"         /* done says whether it had finished */
 #define LOG_WAIT "wait"
 
-/* The bf16 calls of comm.h are logged as their float op with this suffix
- * ("reduce_scatter_bf16"): 1 when op is one of them. */
-#define LOG_BF16_SUFFIX "_bf16"
-static inline int comm_log_op_is_bf16(const char *op)
+/* The 16-bit calls of comm.h are logged as their float op with the format's name as a
+ * suffix ("reduce_scatter_bf16", "all_gather_fp16"): 1 when op is one of them. */
+static inline int comm_log_op_is_16bit(const char *op)
 {
-    size_t length = strlen(op), suffix = strlen(LOG_BF16_SUFFIX);
-    return length > suffix && strcmp(op + length - suffix, LOG_BF16_SUFFIX) == 0;
+    size_t length = strlen(op);
+    return length > 5 && (strcmp(op + length - 5, "_bf16") == 0 || strcmp(op + length - 5, "_fp16") == 0);
 }
 
 /* 1: keep every event until comm_log_write; 0 (the default): forget them at each step start. */

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bf16.h"
+#include "float16.h"
 #include "comm_log.h"
 #include "staging.h"
 #include "timer.h"
@@ -62,62 +62,73 @@ static void scale(float *buffer, size_t count, float factor)
         buffer[i] *= factor;
 }
 
-/* A bf16 average is its bf16 sum scaled, each product rounded to bf16 again (exact when the
- * world size is a power of two). */
-static void scale_bf16(bf16 *buffer, size_t count, float factor)
+/* A 16-bit average is its 16-bit sum scaled, each product rounded to the format again (exact
+ * when the world size is a power of two and the sum is finite). */
+static void scale_16(Format16 format, bits16 *buffer, size_t count, float factor)
 {
     for (size_t i = 0; i < count; i++)
-        buffer[i] = float_to_bf16(bf16_to_float(buffer[i]) * factor);
+        buffer[i] = float_to_float16(format, float16_to_float(format, buffer[i]) * factor);
 }
 
 static void scale_elements(void *buffer, size_t count, CommType type, float factor)
 {
-    if (type == COMM_BF16)
-        scale_bf16(buffer, count, factor);
-    else
+    if (type == COMM_FLOAT)
         scale(buffer, count, factor);
+    else
+        scale_16(comm_format16(type), buffer, count, factor);
 }
 
-/* MPI has no bf16: its elements travel as 16-bit words, and sums go through an operation of
- * our own, which adds two bf16 as floats and rounds the sum to bf16, as a 16-bit reduction
- * on a GPU does. */
+/* MPI has no bf16 or fp16: their elements travel as 16-bit words, and sums go through an
+ * operation of our own per format, which adds two values as floats and rounds the sum to
+ * the format, as a 16-bit reduction on a GPU does. */
+static void add_16(Format16 format, const bits16 *addend, bits16 *sum, int count)
+{
+    for (int i = 0; i < count; i++)
+        sum[i] = float16_add(format, sum[i], addend[i]);
+}
+
 static void add_bf16(void *in, void *inout, int *count, MPI_Datatype *type)
 {
     (void)type;
-    const bf16 *addend = in;
-    bf16 *sum = inout;
-    for (int i = 0; i < *count; i++)
-        sum[i] = bf16_add(sum[i], addend[i]);
+    add_16(FORMAT_BF16, in, inout, *count);
 }
 
-static MPI_Op bf16_sum = MPI_OP_NULL;
+static void add_fp16(void *in, void *inout, int *count, MPI_Datatype *type)
+{
+    (void)type;
+    add_16(FORMAT_FP16, in, inout, *count);
+}
+
+static MPI_Op sums_16[2] = {MPI_OP_NULL, MPI_OP_NULL}; /* by Format16, made when first used */
 
 static MPI_Datatype mpi_type(CommType type)
 {
-    return type == COMM_BF16 ? MPI_UINT16_T : MPI_FLOAT;
+    return type == COMM_FLOAT ? MPI_FLOAT : MPI_UINT16_T;
 }
 
 /* The sum for a type; MPI_OP_NULL (and the reason in comm's error) when MPI could not make
- * the bf16 one. */
+ * a 16-bit one. */
 static MPI_Op sum_op(Comm *comm, const char *operation, CommType type)
 {
-    if (type != COMM_BF16)
+    if (type == COMM_FLOAT)
         return MPI_SUM;
-    if (bf16_sum == MPI_OP_NULL) {
-        int status = MPI_Op_create(add_bf16, 1, &bf16_sum);
+    Format16 format = comm_format16(type);
+    if (sums_16[format] == MPI_OP_NULL) {
+        int status = MPI_Op_create(format == FORMAT_FP16 ? add_fp16 : add_bf16, 1, &sums_16[format]);
         if (status != MPI_SUCCESS) {
             fail(comm, operation, status);
             return MPI_OP_NULL;
         }
     }
-    return bf16_sum;
+    return sums_16[format];
 }
 
 static void release_mpi(Comm *comm)
 {
     (void)comm;
-    if (bf16_sum != MPI_OP_NULL)
-        MPI_Op_free(&bf16_sum);
+    for (int format = 0; format < 2; format++)
+        if (sums_16[format] != MPI_OP_NULL)
+            MPI_Op_free(&sums_16[format]);
 }
 
 static int mpi_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "alloc.h"
-#include "bf16.h"
+#include "float16.h"
 
 typedef struct {
     float lr, beta1, beta2, eps, weight_decay;
@@ -17,9 +17,9 @@ typedef struct {
 
 typedef struct Kernels {
     const char *device_name;
-    /* bytes per operand of the bf16 matmuls below: 2 where the GEMM reads bf16 itself, 4
-     * where it reads the rounded values as floats */
-    size_t bf16_operand_bytes;
+    /* bytes per operand of the 16-bit matmuls below: 2 where the GEMM reads 16-bit floats
+     * itself, 4 where it reads the rounded values as floats */
+    size_t operand16_bytes;
 
     /* memory */
     void *(*alloc)(size_t bytes, MemKind kind); /* zero-filled; NULL when out of memory */
@@ -49,14 +49,15 @@ typedef struct Kernels {
     void (*matmul_backward)(float *dinp, float *dweight, float *dbias, const float *dout,
                             const float *inp, const float *weight, int N, int C, int OC);
     /* The same two matmuls as tensor cores run them in mixed precision: inp, weight and dout
-     * rounded to bf16 (ties to even) into `operands`, each product of two bf16 exact in fp32,
-     * the sums in fp32; out, dinp, dweight and dbias in fp32 as above (dbias sums the fp32
-     * dout: a bias is added, not multiplied). `operands` is scratch of this device with room
-     * for N*C + OC*C + N*OC operands of bf16_operand_bytes each. */
-    void (*matmul_forward_bf16)(float *out, const float *inp, const float *weight, const float *bias, int N,
-                                int C, int OC, void *operands);
-    void (*matmul_backward_bf16)(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                                 const float *weight, int N, int C, int OC, void *operands);
+     * rounded to the 16-bit format (ties to even) into `operands`, each product of two
+     * 16-bit values exact in fp32, the sums in fp32; out, dinp, dweight and dbias in fp32 as
+     * above (dbias sums the fp32 dout: a bias is added, not multiplied). `operands` is
+     * scratch of this device with room for N*C + OC*C + N*OC operands of operand16_bytes
+     * each. */
+    void (*matmul_forward_16)(Format16 format, float *out, const float *inp, const float *weight,
+                              const float *bias, int N, int C, int OC, void *operands);
+    void (*matmul_backward_16)(Format16 format, float *dinp, float *dweight, float *dbias, const float *dout,
+                               const float *inp, const float *weight, int N, int C, int OC, void *operands);
     /* qkv is N x 3C (q, k, v per row); att keeps the B x NH x T x T softmax probabilities */
     void (*attention_forward)(float *out, float *att, const float *qkv, int B, int T, int C, int NH);
     /* dqkv = (overwrite); scratch holds at least T*T floats */
@@ -79,10 +80,10 @@ typedef struct Kernels {
                          AdamWHyper hyper, float grad_scale, int step);
     double (*sum_of_squares)(const float *x, size_t n);
 
-    /* mixed precision (bf16.h): dst = the nearest bf16 of each src (ties to even), and back
-     * (exact) */
-    void (*round_to_bf16)(bf16 *dst, const float *src, size_t n);
-    void (*widen_bf16)(float *dst, const bf16 *src, size_t n);
+    /* mixed precision (float16.h): dst = the nearest value of the format to each src (ties
+     * to even; past fp16's range, infinity), and back (exact) */
+    void (*round_to_16)(Format16 format, bits16 *dst, const float *src, size_t n);
+    void (*widen_16)(Format16 format, float *dst, const bits16 *src, size_t n);
 
     /* Returns when every operation queued so far has finished (a GPU runs them
      * asynchronously; the CPU has nothing to wait for). Step timers call it. */
@@ -90,7 +91,7 @@ typedef struct Kernels {
 } Kernels;
 
 /* Every device names its layer and optimizer kernels as the table does, so its table binds
- * them all with this one line; the memory calls, bf16_operand_bytes and synchronize differ
+ * them all with this one line; the memory calls, operand16_bytes and synchronize differ
  * by device and are bound by hand. */
 #define KERNELS_BY_NAME \
     .encoder_forward = encoder_forward, \
@@ -99,8 +100,8 @@ typedef struct Kernels {
     .layernorm_backward = layernorm_backward, \
     .matmul_forward = matmul_forward, \
     .matmul_backward = matmul_backward, \
-    .matmul_forward_bf16 = matmul_forward_bf16, \
-    .matmul_backward_bf16 = matmul_backward_bf16, \
+    .matmul_forward_16 = matmul_forward_16, \
+    .matmul_backward_16 = matmul_backward_16, \
     .attention_forward = attention_forward, \
     .attention_backward = attention_backward, \
     .gelu_forward = gelu_forward, \
@@ -110,8 +111,8 @@ typedef struct Kernels {
     .softmax_crossentropy_backward = softmax_crossentropy_backward, \
     .adamw_update = adamw_update, \
     .sum_of_squares = sum_of_squares, \
-    .round_to_bf16 = round_to_bf16, \
-    .widen_bf16 = widen_bf16,
+    .round_to_16 = round_to_16, \
+    .widen_16 = widen_16,
 
 extern const Kernels cpu_kernels;
 

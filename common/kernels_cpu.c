@@ -122,30 +122,32 @@ static void matmul_backward(float *dinp, float *dweight, float *dbias, const flo
     bias_backward(dbias, dout, N, OC);
 }
 
-/* src rounded to bf16 and widened back: the values a bf16 operand holds, as the floats
- * sgemm reads. A product of two of them has at most 16 significant bits, so sgemm's fp32
- * multiply is exact, as a tensor core's is; Debian's OpenBLAS has no bf16 GEMM (sbgemm). */
-static const float *bf16_values(float *dst, const float *src, size_t n)
+/* src rounded to the 16-bit format and widened back: the values a 16-bit operand holds, as
+ * the floats sgemm reads. A product of two of them has at most 22 significant bits (fp16's
+ * 11 twice; bf16's 8 twice), so sgemm's fp32 multiply is exact, as a tensor core's is;
+ * Debian's OpenBLAS has no 16-bit GEMM (sbgemm, shgemm). */
+static const float *values16(Format16 format, float *dst, const float *src, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dst[i] = bf16_to_float(float_to_bf16(src[i]));
+        dst[i] = float16_to_float(format, float_to_float16(format, src[i]));
     return dst;
 }
 
-static void matmul_forward_bf16(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
-                                int OC, void *operands)
+static void matmul_forward_16(Format16 format, float *out, const float *inp, const float *weight, const float *bias,
+                              int N, int C, int OC, void *operands)
 {
     float *inp16 = operands, *weight16 = inp16 + (size_t)N * C;
-    matmul_forward(out, bf16_values(inp16, inp, (size_t)N * C), bf16_values(weight16, weight, (size_t)OC * C), bias,
-                   N, C, OC);
+    matmul_forward(out, values16(format, inp16, inp, (size_t)N * C),
+                   values16(format, weight16, weight, (size_t)OC * C), bias, N, C, OC);
 }
 
-static void matmul_backward_bf16(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                                 const float *weight, int N, int C, int OC, void *operands)
+static void matmul_backward_16(Format16 format, float *dinp, float *dweight, float *dbias, const float *dout,
+                               const float *inp, const float *weight, int N, int C, int OC, void *operands)
 {
     float *inp16 = operands, *weight16 = inp16 + (size_t)N * C, *dout16 = weight16 + (size_t)OC * C;
-    matmul_backward(dinp, dweight, NULL, bf16_values(dout16, dout, (size_t)N * OC),
-                    bf16_values(inp16, inp, (size_t)N * C), bf16_values(weight16, weight, (size_t)OC * C), N, C, OC);
+    matmul_backward(dinp, dweight, NULL, values16(format, dout16, dout, (size_t)N * OC),
+                    values16(format, inp16, inp, (size_t)N * C), values16(format, weight16, weight, (size_t)OC * C),
+                    N, C, OC);
     bias_backward(dbias, dout, N, OC);
 }
 
@@ -266,16 +268,16 @@ static void residual_forward(float *out, const float *a, const float *b, size_t 
         out[i] = a[i] + b[i];
 }
 
-static void round_to_bf16(bf16 *dst, const float *src, size_t n)
+static void round_to_16(Format16 format, bits16 *dst, const float *src, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dst[i] = float_to_bf16(src[i]);
+        dst[i] = float_to_float16(format, src[i]);
 }
 
-static void widen_bf16(float *dst, const bf16 *src, size_t n)
+static void widen_16(Format16 format, float *dst, const bits16 *src, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dst[i] = bf16_to_float(src[i]);
+        dst[i] = float16_to_float(format, src[i]);
 }
 
 static float softmax_crossentropy_forward(float *logits_to_probs, const int *targets, int N, int V)
@@ -337,7 +339,7 @@ static void cpu_synchronize(void) {}
 
 const Kernels cpu_kernels = {
     .device_name = "cpu",
-    .bf16_operand_bytes = sizeof(float),
+    .operand16_bytes = sizeof(float),
     .alloc = mem_alloc,
     .free = mem_free,
     .zero = cpu_zero,

@@ -43,8 +43,11 @@ int lesson_parse(const Lesson *lesson, int argc, char **argv, int first, TrainCo
             fprintf(stderr, "%s: %s\n", lesson->name, err);
         return -1;
     }
-    if (lesson->configure != NULL)
-        lesson->configure(cfg, lesson->flags.target);
+    if (lesson->configure != NULL && lesson->configure(cfg, lesson->flags.target, err, sizeof err) != 0) {
+        if (verbose)
+            fprintf(stderr, "%s: %s\n", lesson->name, err);
+        return -1;
+    }
     return 0;
 }
 
@@ -77,8 +80,9 @@ static void print_header(const Lesson *lesson, const Trainer *tr)
     }
     if (tr->model.kernels == &cpu_kernels)
         blas_kernels_print(stdout);
-    if (tr->model.bf16_matmuls)
-        printf("matmul operands: bf16, each product exact, summed in fp32 (activations stay fp32)\n");
+    if (tr->model.matmuls_16bit)
+        printf("matmul operands: %s, each product exact, summed in fp32 (activations stay fp32)\n",
+               format16_name(tr->model.matmul_format));
     train_config_print(&tr->cfg, stdout, "config ");
     printf("parameters %zu (%.3f MB of gradients)\n", tr->model.num_params,
            tr->model.num_params * sizeof(float) / 1e6);

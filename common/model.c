@@ -132,7 +132,8 @@ int gpt_create_with(GPT *model, const GPTConfig *cfg, const Kernels *kernels, Mo
     model->cfg = *cfg;
     model->kernels = kernels;
     model->loss_scale = 1.0f;
-    model->bf16_matmuls = storage.bf16_matmuls;
+    model->matmuls_16bit = storage.matmuls_16bit;
+    model->matmul_format = storage.matmul_format;
     model->num_params = gpt_num_params(cfg);
     size_t bytes = model->num_params * sizeof(float);
     model->params = kernels->alloc(bytes, MEM_PARAMS);
@@ -325,11 +326,11 @@ static int allocate_batch_buffers(GPT *model, int B, int T)
     model->scratch.block = k->alloc(model->scratch.floats * sizeof(float), MEM_SCRATCH);
     model->inputs = k->alloc((size_t)B * T * sizeof(int), MEM_DATA);
     model->targets = k->alloc((size_t)B * T * sizeof(int), MEM_DATA);
-    if (model->bf16_matmuls)
+    if (model->matmuls_16bit)
         model->scratch.gemm_operands =
-            k->alloc(most_gemm_operands(cfg, (size_t)B * T) * k->bf16_operand_bytes, MEM_SCRATCH);
+            k->alloc(most_gemm_operands(cfg, (size_t)B * T) * k->operand16_bytes, MEM_SCRATCH);
     if (!model->acts.block || !model->scratch.block || !model->inputs || !model->targets ||
-        (model->bf16_matmuls && !model->scratch.gemm_operands))
+        (model->matmuls_16bit && !model->scratch.gemm_operands))
         return -1;
     Carver acts_carver = {model->acts.block, 0};
     carve_activations(&model->acts, &acts_carver, cfg, B, T);
@@ -358,13 +359,13 @@ int gpt_set_batch(GPT *model, int B, int T, char *err, size_t err_len)
 
 /* ---------------------------------------------------------------- matmuls */
 
-/* The kernels' matmuls, on bf16 operands when the model was created with bf16_matmuls. */
+/* The kernels' matmuls, on 16-bit operands when the model was created with matmuls_16bit. */
 static void matmul_forward(GPT *model, float *out, const float *inp, const float *weight, const float *bias, int N,
                            int C, int OC)
 {
     const Kernels *k = model->kernels;
-    if (model->bf16_matmuls)
-        k->matmul_forward_bf16(out, inp, weight, bias, N, C, OC, model->scratch.gemm_operands);
+    if (model->matmuls_16bit)
+        k->matmul_forward_16(model->matmul_format, out, inp, weight, bias, N, C, OC, model->scratch.gemm_operands);
     else
         k->matmul_forward(out, inp, weight, bias, N, C, OC);
 }
@@ -373,8 +374,9 @@ static void matmul_backward(GPT *model, float *dinp, float *dweight, float *dbia
                             const float *inp, const float *weight, int N, int C, int OC)
 {
     const Kernels *k = model->kernels;
-    if (model->bf16_matmuls)
-        k->matmul_backward_bf16(dinp, dweight, dbias, dout, inp, weight, N, C, OC, model->scratch.gemm_operands);
+    if (model->matmuls_16bit)
+        k->matmul_backward_16(model->matmul_format, dinp, dweight, dbias, dout, inp, weight, N, C, OC,
+                              model->scratch.gemm_operands);
     else
         k->matmul_backward(dinp, dweight, dbias, dout, inp, weight, N, C, OC);
 }

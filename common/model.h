@@ -53,7 +53,7 @@ typedef struct {
     float *dresidual, *dbtc, *dqkv, *dfch, *attention; /* BTC, BTC, 3BTC, 4BTC, T*T */
     float *matmul_out;                                 /* BTC, forward projection output */
     size_t floats;
-    void *gemm_operands; /* with bf16 matmuls: their rounded operands (kernels.h), else NULL */
+    void *gemm_operands; /* with 16-bit matmuls: their rounded operands (kernels.h), else NULL */
 } Scratch;
 
 typedef struct {
@@ -75,17 +75,20 @@ typedef struct {
     int *inputs, *targets; /* device copies of the current batch, B*T each */
     int has_targets;
     int param_use;       /* the use in progress or last made, an index of gpt_param_use */
-    int bf16_matmuls;    /* every matmul rounds its operands to bf16 (ModelStorage) */
+    int matmuls_16bit;      /* every matmul rounds its operands to matmul_format (ModelStorage) */
+    Format16 matmul_format;
 } GPT;
 
 /* What the model allocates, declared before it does: the full buffers that a strategy does
  * without, keeping shards of its own instead (so no strategy frees what the model owns), and
- * the scratch that bf16 matmuls round their operands into. */
+ * the scratch that 16-bit matmuls round their operands into. */
 typedef struct {
     int no_gradients;  /* never allocated: backward writes where the unit_grads hook says */
     int no_parameters; /* kept only until the strategy has its share (gpt_drop_params) */
-    int bf16_matmuls;  /* every matmul multiplies bf16 operands, summing in fp32, as mixed
-                        * precision does (kernels.h); the activations stay fp32 */
+    int matmuls_16bit;      /* every matmul multiplies operands rounded to matmul_format, summing
+                             * in fp32, as mixed precision does (kernels.h); the activations
+                             * stay fp32 */
+    Format16 matmul_format; /* bf16 or fp16 (float16.h) */
 } ModelStorage;
 
 /* Allocates parameters and gradients (zeroed). Returns 0, or -1 with a reason. */

@@ -41,6 +41,9 @@ typedef struct {
     void *state;         /* whatever the strategy keeps between calls; its setup sets it */
     int accum_steps;     /* micro-batches per optimizer step: forward_backward's rows are
                           * accum_steps x the model's B rows of T tokens */
+    int overflowed;      /* optimizer_step sets it for a step it skipped on purpose: the fp16
+                          * gradients overflowed at this loss scale (model.h), so nothing
+                          * changed but the scale; the trainer reports the step as skipped */
 } RunContext;
 
 typedef struct {

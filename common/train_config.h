@@ -32,7 +32,8 @@ typedef struct {
     const char *device;       /* --device: cpu or cuda */
     const char *comm_backend; /* --comm: auto, mpi or nccl */
     int tf32;                 /* --tf32: matrix products on TF32 tensor cores (GPU only) */
-    int bf16_matmuls;         /* matmuls on bf16 operands (lesson 10 sets it; ModelStorage) */
+    int matmuls_16bit;        /* matmuls on 16-bit operands (lesson 10 sets it; ModelStorage) */
+    Format16 matmul_format;   /* their format: bf16 or fp16 */
     float mem_limit_mb; /* 0 = none; the tracking allocator refuses past it */
     const char *prompt;
     const char *tokenizer_path; /* --tokenizer, or NULL: the sample's tokens are bytes */

@@ -142,7 +142,8 @@ static void install_hooks(Trainer *tr)
 static ModelStorage model_storage(const Strategy *strategy, const TrainConfig *cfg)
 {
     ModelStorage storage = strategy->model_storage != NULL ? strategy->model_storage() : (ModelStorage){0};
-    storage.bf16_matmuls = cfg->bf16_matmuls;
+    storage.matmuls_16bit = cfg->matmuls_16bit;
+    storage.matmul_format = cfg->matmul_format;
     return storage;
 }
 
@@ -316,6 +317,8 @@ StepResult trainer_step(Trainer *tr, int step)
         max_norm = NAN; /* clip_scale is then NaN: every update of this step is skipped (optimizer.h) */
     comm_log_mark("optimizer_start", -1, NULL, 0);
     double optimizer_started = now_seconds();
+    result.loss_scale = model->loss_scale;
+    tr->run.overflowed = 0;
     if (tr->strategy.optimizer_step != NULL) {
         result.grad_norm = tr->strategy.optimizer_step(&tr->run, hyper, max_norm);
     } else {
@@ -324,6 +327,9 @@ StepResult trainer_step(Trainer *tr, int step)
     }
     model->kernels->synchronize(); /* a GPU queues work: the step ends when the device is done */
     double ended = now_seconds();
+    result.overflowed = tr->run.overflowed;
+    if (result.overflowed)
+        comm_log_mark("overflow", -1, NULL, 0);
     comm_log_mark("step_end", -1, NULL, 0);
     trace_record(TRACK_COMPUTE, "optimizer step", -1, optimizer_started, ended);
     trace_record(TRACK_COMPUTE, "step#", step + 1, start, ended);
@@ -462,6 +468,14 @@ static int stop_if_not_finite(Trainer *tr, int step, const StepResult *r, char *
 {
     if (isfinite(r->loss) && isfinite(r->grad_norm))
         return 0;
+    if (isfinite(r->loss) && r->overflowed) {
+        if (tr->overflows++ == 0)
+            tr->first_overflow = step + 1;
+        if (tr->rank == 0 && !tr->cfg.quiet)
+            printf("step %d: the fp16 gradients overflowed at loss scale %g: skipped, the loss scale is now %g\n",
+                   step + 1, r->loss_scale, tr->model.loss_scale);
+        return 0;
+    }
     double culprit = isfinite(r->local_loss) ? -1.0 : tr->rank;
     comm_check(tr->comm, comm_max_double(tr->comm, &culprit));
     char what[128] = "";
@@ -482,6 +496,9 @@ static int stop_if_not_finite(Trainer *tr, int step, const StepResult *r, char *
 
 static void report_skipped(const Trainer *tr)
 {
+    if (tr->overflows > 0 && tr->rank == 0 && !tr->cfg.quiet)
+        printf("skipped %d step(s) whose fp16 gradients overflowed, the first at step %d; the loss scale ended at "
+               "%g\n", tr->overflows, tr->first_overflow, tr->model.loss_scale);
     if (tr->skipped_steps > 0 && tr->rank == 0 && !tr->cfg.quiet)
         printf("skipped %d step(s) whose loss or gradient norm was not a number (--skip-nonfinite), the first at "
                "step %d\n", tr->skipped_steps, tr->first_skipped);

@@ -29,6 +29,8 @@ typedef struct {
     double seconds;      /* the slowest rank's step time */
     double comm_seconds; /* the slowest rank's time inside communication during the step */
     double comm_bytes;   /* this rank's communication, counted as CommStats does */
+    int overflowed;      /* the strategy skipped the step: its fp16 gradients overflowed */
+    float loss_scale;    /* what backward scaled the loss by (model.h) */
 } StepResult;
 
 typedef struct {
@@ -47,6 +49,7 @@ typedef struct {
     RunSummary summary;
     int first_step;        /* 0, or the steps a resumed run had done */
     int skipped_steps, first_skipped; /* --skip-nonfinite: how many, and the first (1-based) */
+    int overflows, first_overflow;    /* steps skipped for an fp16 overflow (RunContext) */
     ResumeState resumed;   /* --resume's state, held from set-up until the strategy has started */
     char settings[2048];   /* with --save-every or --resume: what a resume state must match */
     char deadline_message[320]; /* what the step's deadline says if it passes */

@@ -141,6 +141,7 @@ typedef struct {
     float bucket_mb;
     int accum, no_prefetch, copy_tensors;
     int stage; /* lesson 10's ZeRO stage */
+    int fp16, scale_window, fp32_matmuls; /* lesson 10's other flags: they change no rule */
 } RunFlags;
 
 typedef struct {
@@ -163,11 +164,13 @@ static int moves_data(const Event *e)
            strcmp(e->op, "barrier") != 0;
 }
 static int is_compute_start(const Event *e) { return is(e, "forward_start") || is(e, "backward_start"); }
-/* The call is `base` on floats or on bf16 ("reduce_scatter" or "reduce_scatter_bf16"). */
+/* The call is `base` on floats or on 16-bit floats ("reduce_scatter", "reduce_scatter_bf16"
+ * or "reduce_scatter_fp16"). */
 static int same_op(const Event *e, const char *base)
 {
     size_t length = strlen(base);
-    return strncmp(e->op, base, length) == 0 && (e->op[length] == '\0' || strcmp(e->op + length, LOG_BF16_SUFFIX) == 0);
+    return strncmp(e->op, base, length) == 0 &&
+           (e->op[length] == '\0' || strcmp(e->op + length, "_bf16") == 0 || strcmp(e->op + length, "_fp16") == 0);
 }
 static int is_collective_start(const Event *e) { return is_call(e) && (is(e, "blocking") || is(e, "start")); }
 
@@ -583,12 +586,15 @@ static int unit_of_shard(const Check *check, long shard, const int *taken)
 
 /* 07 (and 10 on ZeRO-1 and 2): each unit reduce-scattered and all-gathered once per step,
  * with its padded shard; no all-reduce of the gradient. ZeRO-1 keeps the whole gradient
- * until the step: nothing moves before backward is over. */
+ * until the step: nothing moves before backward is over. A step skipped because its fp16
+ * gradients overflowed (the trainer's "overflow" mark) changes no parameter, so it gathers
+ * none. */
 static int rule_zero1(Check *check)
 {
     Span span = {0};
     while (next_step(check, &span)) {
         int scattered[1024] = {0}, gathered[1024] = {0};
+        int skipped = last_mark(check, &span, "overflow", -1) < span.end;
         for (size_t i = span.first; i < span.end; i++) {
             const Event *e = &check->log->events[i];
             if (!moves_data(e) || is(e, "wait") || is(e, "test"))
@@ -599,6 +605,9 @@ static int rule_zero1(Check *check)
             if (!rs && !ag)
                 broke(check, "shards", e, "ZeRO moves gradients by reduce-scatter and parameters by all-gather; "
                       "an %s would give every rank what only one needs", e->op);
+            else if (ag && skipped)
+                broke(check, "shards", e, "an all-gather in a step skipped for an fp16 overflow: no parameter "
+                      "changed, so there is nothing new to gather");
             else if (unit < 0)
                 broke(check, "shards", e, "a %s with a shard of %ld elements, which is no unit's padded shard "
                       "(unit u's shard is ceil(count_u / %d))", e->op, shard, check->ranks);
@@ -606,7 +615,7 @@ static int rule_zero1(Check *check)
                 (rs ? scattered : gathered)[unit] = 1;
         }
         for (int unit = 0; unit < check->units; unit++)
-            if (!scattered[unit] || !gathered[unit])
+            if (!scattered[unit] || (!gathered[unit] && !skipped))
                 broke(check, "shards", &check->log->events[span.first], "unit %d (shard %ld) was not %s in this "
                       "step", unit, shard_count(check, unit), !scattered[unit] ? "reduce-scattered" : "all-gathered");
         if (zero_stage(check) == 1)
@@ -645,19 +654,19 @@ static int rule_scatter_from_hook(Check *check)
                        "padded shard");
 }
 
-/* 10: every collective that moves training data during a step moves bf16. */
+/* 10: every collective that moves training data during a step moves 16-bit floats. */
 static int rule_sixteen_bits(Check *check)
 {
     Span span = {0};
     while (next_step(check, &span))
         for (size_t i = span.first; i < span.end; i++) {
             const Event *e = &check->log->events[i];
-            if (is_collective_start(e) && moves_data(e) && !comm_log_op_is_bf16(e->op))
+            if (is_collective_start(e) && moves_data(e) && !comm_log_op_is_16bit(e->op))
                 broke(check, "sixteen_bits", e, "an %s of fp32 elements: mixed precision sends the gradients and "
-                      "the parameters as bf16, half the bytes (comm_reduce_scatter_bf16, comm_all_gather_bf16)",
+                      "the parameters in 16 bits, half the bytes (comm_reduce_scatter_16, comm_all_gather_16)",
                       e->op);
         }
-    return finish_rule(check, "sixteen_bits", "every collective during the steps moves bf16");
+    return finish_rule(check, "sixteen_bits", "every collective during the steps moves 16-bit floats");
 }
 
 /* ---------------------------------------------------------------- memory */
@@ -686,7 +695,7 @@ static const char *state_held(int kind, int stage, int mixed)
 
 /* 07-10: at every step end, model state per rank equals the ZeRO formula for this run's
  * padding: full or sharded (sum over units of ceil(count / N)) per kind; in mixed precision
- * (10) the parameters and gradients are bf16 (2 bytes) and the fp32 master is sharded too. */
+ * (10) the parameters and gradients are 16-bit (2 bytes) and the fp32 master is sharded too. */
 static int rule_model_state(Check *check, int stage, int mixed)
 {
     long shard_total = 0;
@@ -708,10 +717,10 @@ static int rule_model_state(Check *check, int stage, int mixed)
             if (mine[k] != expected[k])
                 broke(check, "model_state", e, "%s hold %ld bytes; %sZeRO-%d keeps %s%s: %ld bytes",
                       STATE_KINDS[k], mine[k], mixed ? "mixed-precision " : "", stage, state_held(k, stage, mixed),
-                      mixed && (k == KIND_PARAMS || k == KIND_GRADS) ? ", in bf16" : "", expected[k]);
+                      mixed && (k == KIND_PARAMS || k == KIND_GRADS) ? ", in 16 bits" : "", expected[k]);
     }
     free(live);
-    return finish_rule(check, "model_state", mixed ? "bf16 parameters and gradients, fp32 master and AdamW "
+    return finish_rule(check, "model_state", mixed ? "16-bit parameters and gradients, fp32 master and AdamW "
                        "moments per rank equal the mixed-precision ZeRO formula for this run's padding, exactly"
                                                   : "parameters, gradients and AdamW moments per rank equal the ZeRO "
                                                     "formula for this run's padding, exactly");
@@ -763,9 +772,9 @@ static void check_gradient_blocks(Check *check, const Span *span, int stage, lon
 /* 08-10: no buffer as large as the whole gradient exists during a step, but the
  * parameters (ZeRO-2 keeps them whole), the data and the activations; and the buffers
  * backward writes gradients into are smaller than it together. In mixed precision (10) the
- * whole gradient is bf16, half as large, and as large as an fp32 shard of the optimizer
+ * whole gradient is 16-bit, half as large, and as large as an fp32 shard of the optimizer
  * state at 2 ranks: those (measured by model_state) are allowed too, and on ZeRO-1 the
- * whole bf16 gradient itself, but no other copy of it. Backward still writes fp32, so its
+ * whole 16-bit gradient itself, but no other copy of it. Backward still writes fp32, so its
  * buffers are held to the fp32 gradient's size. */
 static int rule_no_full_buffer(Check *check, int stage, int mixed)
 {
@@ -789,7 +798,7 @@ static int rule_no_full_buffer(Check *check, int stage, int mixed)
             if (!ok && !freed_before_step)
                 broke(check, "no_full_buffer", e, "a %s buffer of %ld bytes is live during step %d: ZeRO-%d holds "
                       "no %sbuffer as large as the whole gradient (%ld bytes%s)", e->kind, e->bytes, span.step, stage,
-                      stage < 2 ? "other " : "", full, mixed ? " in bf16" : "");
+                      stage < 2 ? "other " : "", full, mixed ? " in 16 bits" : "");
         }
         check_gradient_blocks(check, &span, stage, fp32_full);
     }
@@ -901,29 +910,29 @@ static const Event *check_gathered(Check *check, size_t i)
     return NULL;
 }
 
-/* The last bf16 all-gather that rank started before event `at`, or NULL. */
-static const Event *last_bf16_gather(const Check *check, size_t at)
+/* The last 16-bit all-gather that rank started before event `at`, or NULL. */
+static const Event *last_16bit_gather(const Check *check, size_t at)
 {
     for (size_t i = at; i-- > 0;) {
         const Event *e = &check->log->events[i];
         if (e->rank != check->log->events[at].rank)
             break;
-        if (is_collective_start(e) && strcmp(e->op, "all_gather" LOG_BF16_SUFFIX) == 0)
+        if (is_collective_start(e) && same_op(e, "all_gather") && comm_log_op_is_16bit(e->op))
             return e;
     }
     return NULL;
 }
 
-/* 10 on ZeRO-3: a compute start on parameters widened from a bf16 gather: the rank's last
- * bf16 all-gather before it was of this unit's padded shard, since the last update, and
+/* 10 on ZeRO-3: a compute start on parameters widened from a 16-bit gather: the rank's last
+ * 16-bit all-gather before it was of this unit's padded shard, since the last update, and
  * over. */
-static void check_gathered_bf16(Check *check, size_t i)
+static void check_gathered_16bit(Check *check, size_t i)
 {
     const Event *e = &check->log->events[i];
-    const Event *gather = last_bf16_gather(check, i);
+    const Event *gather = last_16bit_gather(check, i);
     if (gather == NULL || (size_t)(gather - check->log->events) < last_update(check, i))
-        broke(check, "gathers", e, "unit %d computes with no bf16 all-gather since the last update: on ZeRO-3 each "
-              "unit's bf16 shards are gathered before its forward and its backward", e->unit);
+        broke(check, "gathers", e, "unit %d computes with no 16-bit all-gather since the last update: on ZeRO-3 "
+              "each unit's 16-bit shards are gathered before its forward and its backward", e->unit);
     else if (gather->count != shard_count(check, e->unit))
         broke(check, "gathers", e, "unit %d's padded shard is %ld elements, but the last all-gather before its "
               "compute (event %ld) moved %ld", e->unit, shard_count(check, e->unit), gather->seq, gather->count);
@@ -933,9 +942,9 @@ static void check_gathered_bf16(Check *check, size_t i)
 }
 
 /* 09: every unit's compute runs on parameters all-gathered for it since the last update,
- * and arrived, in at most two buffers at a time. Lesson 10 on ZeRO-3 gathers in bf16 and
+ * and arrived, in at most two buffers at a time. Lesson 10 on ZeRO-3 gathers in 16 bits and
  * computes with the unit widened into one fp32 buffer, which no gather fills: its check is
- * check_gathered_bf16. */
+ * check_gathered_16bit. */
 static int rule_gathers(Check *check)
 {
     const Log *log = check->log;
@@ -949,7 +958,7 @@ static int rule_gathers(Check *check)
         if (e->step == 0 || !is_compute_start(e) || e->buffer[0] == '\0')
             continue;
         if (check->lesson == 10)
-            check_gathered_bf16(check, i);
+            check_gathered_16bit(check, i);
         else
             check_gathered(check, i);
         note_buffer(check, &buffers, e);
@@ -1036,7 +1045,7 @@ static const Rule RULES[11][MAX_RULES] = {
 static int named(const Rule *rule, const char *name) { return strcmp(rule->name, name) == 0; }
 
 /* Lesson 10 is graded on its stage's rules: ZeRO-1 scatters in the step, keeping the whole
- * gradient (in bf16, and no other copy); ZeRO-3 gathers each unit for each use, not once per
+ * gradient (in 16 bits, and no other copy); ZeRO-3 gathers each unit for each use, not once per
  * step. */
 static int applies(const Rule *rule, int lesson, const RunFlags *flags)
 {
@@ -1097,6 +1106,9 @@ static const Flag lesson_flags[] = {
     {"accum", FLAG_INT, LESSON_FIELD(accum), "lesson 06's micro-batches per step", 1, 1 << 20, 0},
     {"no-prefetch", FLAG_SWITCH, LESSON_FIELD(no_prefetch), "lesson 09 run without prefetch", 0, 1, 0},
     {"stage", FLAG_INT, LESSON_FIELD(stage), "lesson 10's ZeRO stage", 1, 3, 0},
+    {"fp16", FLAG_SWITCH, LESSON_FIELD(fp16), "lesson 10 run in fp16", 0, 1, 0},
+    {"scale-window", FLAG_INT, LESSON_FIELD(scale_window), "lesson 10's fp16 loss-scale window", 1, 1 << 30, 0},
+    {"fp32-matmuls", FLAG_SWITCH, LESSON_FIELD(fp32_matmuls), "lesson 10 run with fp32 matmuls", 0, 1, 0},
     {"copy-tensors", FLAG_SWITCH, LESSON_FIELD(copy_tensors), "lesson 03 run packing its tensors", 0, 1, 0},
     {NULL, 0, 0, NULL, 0, 0, 0},
 };

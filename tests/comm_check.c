@@ -1,6 +1,7 @@
 /* Run under mpiexec by test_comm.c: checks every communicator call against a serial
  * computation of what it must produce. Values are small integers, so sums are exact in
  * any order and results compare with ==. Prints one line per failure; exits 1 on any. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,54 +89,69 @@ static void check_all_gather(Comm *comm, size_t block, int nonblocking)
     free(recv);
 }
 
-/* The bf16 calls on the same values: their sums (at most 4 x 50) are integers bf16 holds
- * exactly, so they too are exact in any order; the average is the sum times 1/size, rounded
- * to bf16. */
-static void check_bf16(Comm *comm, size_t block)
+/* The 16-bit calls of a format on the same values: their sums (at most 4 x 50) are integers
+ * bf16 and fp16 hold exactly, so they too are exact in any order; the average is the sum
+ * times 1/size, rounded to the format. */
+static void check_16bit(Comm *comm, Format16 format, size_t block)
 {
     int rank = comm_rank(comm), size = comm_size(comm);
-    bf16 *send = malloc(block * size * sizeof *send), *recv = calloc(block * size, sizeof *recv);
+    char scattered[32], gathered[32];
+    snprintf(scattered, sizeof scattered, "reduce_scatter_%s", format16_name(format));
+    snprintf(gathered, sizeof gathered, "all_gather_%s", format16_name(format));
+    bits16 *send = malloc(block * size * sizeof *send), *recv = calloc(block * size, sizeof *recv);
     for (ReduceOp op = REDUCE_SUM; op <= REDUCE_AVG; op++) {
         for (size_t i = 0; i < block * size; i++)
-            send[i] = float_to_bf16(value(rank, i));
-        comm_check(comm, comm_reduce_scatter_bf16(comm, send, recv, block, op));
+            send[i] = float_to_float16(format, value(rank, i));
+        comm_check(comm, comm_reduce_scatter_16(comm, format, send, recv, block, op));
         for (size_t i = 0; i < block; i++) {
             float sum = serial_sum(size, rank * block + i);
-            float want = op == REDUCE_AVG ? bf16_to_float(float_to_bf16(sum * (1.0f / (float)size))) : sum;
-            expect(comm, "reduce_scatter_bf16", i, bf16_to_float(recv[i]), want);
+            float want = op == REDUCE_AVG ? float16_to_float(format, float_to_float16(format, sum * (1.0f / (float)size))) : sum;
+            expect(comm, scattered, i, float16_to_float(format, recv[i]), want);
         }
     }
     for (int nonblocking = 0; nonblocking <= 1; nonblocking++) {
         CommRequest request = {0};
         if (nonblocking) {
-            comm_check(comm, comm_all_gather_bf16_start(comm, send, recv, block, &request));
+            comm_check(comm, comm_all_gather_16_start(comm, format, send, recv, block, &request));
             comm_check(comm, comm_wait(&request));
         } else {
-            comm_check(comm, comm_all_gather_bf16(comm, send, recv, block));
+            comm_check(comm, comm_all_gather_16(comm, format, send, recv, block));
         }
         for (int r = 0; r < size; r++)
             for (size_t i = 0; i < block; i++)
-                expect(comm, "all_gather_bf16", r * block + i, bf16_to_float(recv[r * block + i]), value(r, i));
+                expect(comm, gathered, r * block + i, float16_to_float(format, recv[r * block + i]), value(r, i));
     }
     free(send);
     free(recv);
 }
 
-/* A bf16 sum is rounded to the nearest bf16, ties to even: 1 + 2^-7 (an odd last bit) plus
- * 2^-8 lies halfway, and must become 1 + 2^-6, not 1 + 2^-7 (cut off) or a float bf16 cannot
- * hold. The other ranks add zeros, which round nothing. */
-static void check_bf16_rounding(Comm *comm)
+/* Rank 0's value and rank 1's summed in the format by a one-element reduce-scatter (the
+ * other ranks add zeros, which change nothing): what rank 0 receives. */
+static float sum_of_two(Comm *comm, Format16 format, float mine0, float mine1)
 {
     int rank = comm_rank(comm), size = comm_size(comm);
-    if (size < 2)
-        return;
-    bf16 *send = calloc((size_t)size, sizeof *send), recv = 0;
-    float mine = rank == 0 ? 1.0f + 0x1p-7f : rank == 1 ? 0x1p-8f : 0.0f;
-    send[0] = float_to_bf16(mine);
-    comm_check(comm, comm_reduce_scatter_bf16(comm, send, &recv, 1, REDUCE_SUM));
-    expect(comm, "reduce_scatter_bf16 rounding", 0, rank == 0 ? bf16_to_float(recv) : 0.0f,
-           rank == 0 ? 1.0f + 0x1p-6f : 0.0f);
+    bits16 *send = calloc((size_t)size, sizeof *send), recv = 0;
+    send[0] = float_to_float16(format, rank == 0 ? mine0 : rank == 1 ? mine1 : 0.0f);
+    comm_check(comm, comm_reduce_scatter_16(comm, format, send, &recv, 1, REDUCE_SUM));
     free(send);
+    return rank == 0 ? float16_to_float(format, recv) : 0.0f;
+}
+
+/* A 16-bit sum is rounded to the nearest value of the format, ties to even: 1 plus an odd
+ * last bit (2^-7 in bf16, 2^-10 in fp16) plus half a last bit lies halfway, and must become
+ * 1 + two last bits, not 1 + one (cut off) or a float the format cannot hold. And an fp16
+ * sum past 65504 is infinity, what loss scaling watches for. */
+static void check_16bit_rounding(Comm *comm)
+{
+    int rank = comm_rank(comm);
+    if (comm_size(comm) < 2)
+        return;
+    float got = sum_of_two(comm, FORMAT_BF16, 1.0f + 0x1p-7f, 0x1p-8f);
+    expect(comm, "reduce_scatter_bf16 rounding", 0, got, rank == 0 ? 1.0f + 0x1p-6f : 0.0f);
+    got = sum_of_two(comm, FORMAT_FP16, 1.0f + 0x1p-10f, 0x1p-11f);
+    expect(comm, "reduce_scatter_fp16 rounding", 0, got, rank == 0 ? 1.0f + 0x1p-9f : 0.0f);
+    got = sum_of_two(comm, FORMAT_FP16, 40000.0f, 30000.0f);
+    expect(comm, "reduce_scatter_fp16 overflow", 0, got, rank == 0 ? INFINITY : 0.0f);
 }
 
 static void check_broadcast_and_ring(Comm *comm, size_t count)
@@ -178,16 +194,17 @@ static void check_send_recv(Comm *comm, size_t count)
 
 /* The traffic the loop in main must have recorded: per count, four all-reduces (each 2n
  * floats), a reduce-scatter and two all-gathers (n * size floats each) and a broadcast (n
- * floats), then two bf16 reduce-scatters and two bf16 all-gathers (n * size at 2 bytes);
- * 12 collectives. Then the rounding check's bf16 reduce-scatter of one element each. */
+ * floats), then per 16-bit format two reduce-scatters and two all-gathers (n * size at 2
+ * bytes); 16 collectives. Then the rounding checks' three reduce-scatters of one 16-bit
+ * element each. */
 static void check_stats(Comm *comm, const size_t *counts, int num_counts)
 {
     int size = comm_size(comm);
     double want_bytes = 0.0;
     for (int c = 0; c < num_counts; c++)
-        want_bytes += 4.0 * counts[c] * (4 * 2 + 3 * size + 1) + 2.0 * counts[c] * 4 * size;
-    long want_calls = 12L * num_counts + (size > 1);
-    want_bytes += size > 1 ? 2.0 * size : 0.0;
+        want_bytes += 4.0 * counts[c] * (4 * 2 + 3 * size + 1) + 2 * 2.0 * counts[c] * 4 * size;
+    long want_calls = 16L * num_counts + 3 * (size > 1);
+    want_bytes += size > 1 ? 3 * 2.0 * size : 0.0;
     CommStats stats = comm_stats(comm);
     if ((stats.calls != want_calls || stats.bytes != want_bytes || !(stats.seconds > 0.0)) && failures++ < 10)
         printf("rank %d: stats say %ld calls, %.0f bytes, %g s; expected %ld calls, %.0f bytes, > 0 s\n",
@@ -234,9 +251,10 @@ int main(int argc, char **argv)
         check_all_gather(comm, counts[c], 1);
         check_broadcast_and_ring(comm, counts[c]);
         check_send_recv(comm, counts[c]);
-        check_bf16(comm, counts[c]);
+        check_16bit(comm, FORMAT_BF16, counts[c]);
+        check_16bit(comm, FORMAT_FP16, counts[c]);
     }
-    check_bf16_rounding(comm);
+    check_16bit_rounding(comm);
     check_stats(comm, counts, (int)(sizeof counts / sizeof counts[0]));
     check_error_reporting(comm);
     check_request_reuse(comm);

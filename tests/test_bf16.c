@@ -2,14 +2,15 @@
  * double: the bf16 nearest to x, ties to the one with an even last bit, infinity past the
  * largest finite bf16 by half an ulp or more (IEEE rounding), and a NaN for a NaN. The
  * candidates are the two bf16 that bracket x (cut off, and one further from zero), so the
- * bit tricks of float_to_bf16 are checked by distances, not by the same tricks. */
+ * bit tricks of float_to_bf16 are checked by distances, not by the same tricks. And the CPU's
+ * matmuls on 16-bit operands, bf16 and fp16, against products of the rounded values summed
+ * in double. */
 #include <criterion/criterion.h>
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "bf16.h"
 #include "kernels.h"
 
 static float from_bits(uint32_t bits)
@@ -95,8 +96,8 @@ Test(bf16, the_cpu_kernels_round_and_widen_whole_arrays)
     bf16 rounded[N];
     srand(7);
     fill_uniform(values, N, 500.0f);
-    cpu_kernels.round_to_bf16(rounded, values, N);
-    cpu_kernels.widen_bf16(back, rounded, N);
+    cpu_kernels.round_to_16(FORMAT_BF16, rounded, values, N);
+    cpu_kernels.widen_16(FORMAT_BF16, back, rounded, N);
     for (int i = 0; i < N; i++) {
         cr_assert_eq(rounded[i], nearest_by_distance(values[i]), "element %d", i);
         cr_assert_eq(back[i], bf16_to_float(rounded[i]), "element %d", i);
@@ -104,19 +105,20 @@ Test(bf16, the_cpu_kernels_round_and_widen_whole_arrays)
     }
 }
 
-/* ---------------------------------------------------------------- matmuls on bf16 operands */
+/* ---------------------------------------------------------------- matmuls on 16-bit operands */
 
 enum { MM_N = 5, MM_C = 96, MM_OC = 7 };
 
-static double bf16_value(float x) { return bf16_to_float(float_to_bf16(x)); }
+static double value16(Format16 format, float x) { return float16_to_float(format, float_to_float16(format, x)); }
 
-/* sum over k of bf16(a[k * a_step]) x bf16(b[k * b_step]) in double, and the bound on an
- * fp32 sum's error over the same terms: count x 2^-24 x the sum of their sizes */
-static double bf16_dot(const float *a, size_t a_step, const float *b, size_t b_step, int count, double *bound)
+/* sum over k of a[k * a_step] x b[k * b_step], each rounded to the format, in double, and the
+ * bound on an fp32 sum's error over the same terms: count x 2^-24 x the sum of their sizes */
+static double dot16(Format16 format, const float *a, size_t a_step, const float *b, size_t b_step, int count,
+                    double *bound)
 {
     double sum = 0.0, sizes = 0.0;
     for (int k = 0; k < count; k++) {
-        double term = bf16_value(a[k * a_step]) * bf16_value(b[k * b_step]);
+        double term = value16(format, a[k * a_step]) * value16(format, b[k * b_step]);
         sum += term;
         sizes += fabs(term);
     }
@@ -125,15 +127,15 @@ static double bf16_dot(const float *a, size_t a_step, const float *b, size_t b_s
 }
 
 /* Also 1 when fp32 operands would have been off by more than the bound somewhere: the check
- * can tell bf16 operands from fp32 ones. */
+ * can tell 16-bit operands from fp32 ones. */
 static int check_against(const char *what, float got, double want, double bound, double fp32_value)
 {
-    cr_assert_leq(fabs(got - want), bound + 1e-30, "%s: %.9g, bf16 operands give %.9g (bound %.3g)", what, got,
+    cr_assert_leq(fabs(got - want), bound + 1e-30, "%s: %.9g, 16-bit operands give %.9g (bound %.3g)", what, got,
                   want, bound);
     return fabs(fp32_value - want) > bound;
 }
 
-Test(bf16, the_cpu_matmuls_multiply_bf16_operands_and_sum_in_fp32)
+static void check_matmul_forward(Format16 format)
 {
     static float inp[MM_N * MM_C], weight[MM_OC * MM_C], bias[MM_OC];
     static float out[MM_N * MM_OC], out_fp32[MM_N * MM_OC], operands[MM_N * MM_C + MM_OC * MM_C + MM_N * MM_OC];
@@ -141,18 +143,18 @@ Test(bf16, the_cpu_matmuls_multiply_bf16_operands_and_sum_in_fp32)
     fill_uniform(inp, MM_N * MM_C, 1.0f);
     fill_uniform(weight, MM_OC * MM_C, 1.0f);
     fill_uniform(bias, MM_OC, 1.0f);
-    cpu_kernels.matmul_forward_bf16(out, inp, weight, bias, MM_N, MM_C, MM_OC, operands);
+    cpu_kernels.matmul_forward_16(format, out, inp, weight, bias, MM_N, MM_C, MM_OC, operands);
     cpu_kernels.matmul_forward(out_fp32, inp, weight, bias, MM_N, MM_C, MM_OC);
     int told_apart = 0;
     for (int n = 0; n < MM_N; n++)
         for (int o = 0; o < MM_OC; o++) {
-            double bound, want = bias[o] + bf16_dot(inp + n * MM_C, 1, weight + o * MM_C, 1, MM_C, &bound);
+            double bound, want = bias[o] + dot16(format, inp + n * MM_C, 1, weight + o * MM_C, 1, MM_C, &bound);
             told_apart |= check_against("out", out[n * MM_OC + o], want, bound + 0x1p-23, out_fp32[n * MM_OC + o]);
         }
     cr_assert(told_apart, "fp32 operands would pass this check too");
 }
 
-Test(bf16, the_cpu_matmul_backward_rounds_its_operands_but_not_the_bias_gradient)
+static void check_matmul_backward(Format16 format)
 {
     static float inp[MM_N * MM_C], weight[MM_OC * MM_C], dout[MM_N * MM_OC];
     static float dinp[MM_N * MM_C], dweight[MM_OC * MM_C], dbias[MM_OC];
@@ -161,18 +163,18 @@ Test(bf16, the_cpu_matmul_backward_rounds_its_operands_but_not_the_bias_gradient
     srand(12);
     fill_uniform(inp, MM_N * MM_C, 1.0f);
     fill_uniform(weight, MM_OC * MM_C, 1.0f);
-    fill_uniform(dout, MM_N * MM_OC, 1.001f); /* most not bf16 values */
-    cpu_kernels.matmul_backward_bf16(dinp, dweight, dbias, dout, inp, weight, MM_N, MM_C, MM_OC, operands);
+    fill_uniform(dout, MM_N * MM_OC, 1.001f); /* most not 16-bit values */
+    cpu_kernels.matmul_backward_16(format, dinp, dweight, dbias, dout, inp, weight, MM_N, MM_C, MM_OC, operands);
     cpu_kernels.matmul_backward(dinp_fp32, dweight_fp32, dbias_fp32, dout, inp, weight, MM_N, MM_C, MM_OC);
     int dinp_apart = 0, dweight_apart = 0;
     for (int n = 0; n < MM_N; n++)
         for (int c = 0; c < MM_C; c++) {
-            double bound, want = bf16_dot(dout + n * MM_OC, 1, weight + c, MM_C, MM_OC, &bound);
+            double bound, want = dot16(format, dout + n * MM_OC, 1, weight + c, MM_C, MM_OC, &bound);
             dinp_apart |= check_against("dinp", dinp[n * MM_C + c], want, bound, dinp_fp32[n * MM_C + c]);
         }
     for (int o = 0; o < MM_OC; o++)
         for (int c = 0; c < MM_C; c++) {
-            double bound, want = bf16_dot(dout + o, MM_OC, inp + c, MM_C, MM_N, &bound);
+            double bound, want = dot16(format, dout + o, MM_OC, inp + c, MM_C, MM_N, &bound);
             dweight_apart |= check_against("dweight", dweight[o * MM_C + c], want, bound, dweight_fp32[o * MM_C + c]);
         }
     cr_assert(dinp_apart && dweight_apart, "fp32 operands would pass this check too");
@@ -180,4 +182,24 @@ Test(bf16, the_cpu_matmul_backward_rounds_its_operands_but_not_the_bias_gradient
     for (int o = 0; o < MM_OC; o++)
         cr_assert_eq(dbias[o], dbias_fp32[o], "dbias[%d]: %.9g, the fp32 dout's sum is %.9g", o, dbias[o],
                      dbias_fp32[o]);
+}
+
+Test(bf16, the_cpu_matmuls_multiply_bf16_operands_and_sum_in_fp32)
+{
+    check_matmul_forward(FORMAT_BF16);
+}
+
+Test(bf16, the_cpu_matmul_backward_rounds_its_operands_but_not_the_bias_gradient)
+{
+    check_matmul_backward(FORMAT_BF16);
+}
+
+Test(bf16, the_cpu_matmuls_multiply_fp16_operands_and_sum_in_fp32)
+{
+    check_matmul_forward(FORMAT_FP16);
+}
+
+Test(bf16, the_cpu_matmul_backward_rounds_fp16_operands_but_not_the_bias_gradient)
+{
+    check_matmul_backward(FORMAT_FP16);
 }

@@ -190,6 +190,18 @@ Test(compare_runs, a_cell_that_is_not_a_number_fails)
     expect_contains(output, "'abc' in the actual file is not a number");
 }
 
+/* A step both runs skipped for an fp16 overflow has an infinite gradient norm in both: they
+ * agree. Infinity against a number differs, whatever the tolerance. */
+Test(compare_runs, infinities_agree_only_with_themselves)
+{
+    write_file("expected.csv", "step,grad_norm\n1,inf\n2,inf\n3,2.5\n");
+    write_file("actual.csv", "step,grad_norm\n1,inf\n2,2.5\n3,-inf\n");
+    char output[4096];
+    cr_assert_eq(compare("--columns grad_norm --rtol 1 --atol 1 --label n", output, sizeof output), 1, "%s",
+                 output);
+    expect_contains(output, "FAIL n grad_norm: 2 of 3 rows differ; first at step=2: 2.5 but expected inf");
+}
+
 Test(compare_runs, a_number_with_trailing_text_fails)
 {
     write_file("expected.csv", "step,loss\n1,5.5x\n");

@@ -106,6 +106,23 @@ static const Mistake mistakes[] = {
          "communication buffer of 482304 bytes is live during step 1", .numbers_pass_in = "dp_reference_n2_stage_1"},
     {.mutant = "10_mixed_precision/stage3_shard_not_updated", .fails_with = "FAIL dp_reference_n2_stage_3 loss",
      .also_says = {"PASS dp_reference_n2 loss: 30 rows"}},
+    /* fp16's loss scale: AdamW hardly notices a gradient 65536 times too large, the norm does */
+    {.mutant = "10_mixed_precision/no_unscale",
+     .fails_with = "FAIL dp_reference_n2_fp16 grad_norm: 30 of 30 rows differ; first at step=1: 169974.156 but "
+         "expected 2.5935998", .numbers_pass_in = "dp_reference_n2"},
+    /* a scale that never comes down: every step after the first overflow overflows too */
+    {.mutant = "10_mixed_precision/no_backoff",
+     .fails_with = "FAIL dp_reference_n2_fp16_scale-window_4 grad_norm: 22 of 30 rows differ; first at step=6: inf "
+         "but expected 1.98970258", .numbers_pass_in = "dp_reference_n2_fp16"},
+    /* a scale that never grows: the graded run's overflows never happen */
+    {.mutant = "10_mixed_precision/no_growth",
+     .fails_with = "FAIL dp_reference_n2_fp16_scale-window_4 grad_norm: 14 of 30 rows differ; first at step=5: "
+         "1.98541701 but expected inf", .numbers_pass_in = "dp_reference_n2_fp16"},
+    /* an overflowed step that changes nothing but still sends the unchanged parameters */
+    {.mutant = "10_mixed_precision/overflow_still_gathers",
+     .fails_with = "FAIL dp_reference_n2_fp16_scale-window_4 schedule shards: rank 0, step 5, event 219: blocking "
+         "all_gather_fp16", .also_says = {"PASS dp_reference_n2_fp16_scale-window_4 loss: 30 rows",
+                                          "an all-gather in a step skipped for an fp16 overflow"}},
 };
 
 /* Grades build/mutants/MUTANT as its lesson: the grader's exit status, its output in output. */

@@ -23,6 +23,9 @@ LOSS_ATOL=1e-6
 # mistake (2.6e-3); the gradient norm gets about 8x, which still catches a sum where an
 # average belongs (a factor 2) but no subtler mistake: the loss and the schedule's rules
 # grade the idea.
+# Its fp16 runs (--fp16, 11 significant bits) move 10x less between the same kernel sets
+# (loss 4.0e-6, validation loss 3.9e-6, gradient norm 1.9e-4, every set overflowing on the
+# same steps) and are held to the same tolerances.
 MIXED_LOSS_RTOL=3e-4
 MIXED_GRAD_NORM_RTOL=2.5e-1
 

@@ -87,7 +87,7 @@ static int on_gpu(const void *a, const void *b)
 
 static ncclDataType_t nccl_type(CommType type)
 {
-    return type == COMM_BF16 ? ncclBfloat16 : ncclFloat;
+    return type == COMM_BF16 ? ncclBfloat16 : type == COMM_FP16 ? ncclFloat16 : ncclFloat;
 }
 
 static ncclRedOp_t nccl_op(ReduceOp op)

@@ -118,13 +118,14 @@ static void gemm_batched(cublasOperation_t op_a, cublasOperation_t op_b, int M, 
                                            A, lda, stride_a, &beta, C, ldc, stride_c, count));
 }
 
-/* gemm() on bf16 A and B, as tensor cores multiply them: each product exact, the sums and C
- * in fp32. */
-static void gemm_bf16(cublasOperation_t op_a, cublasOperation_t op_b, int M, int N, int K, float alpha,
-                      const bf16 *A, int lda, const bf16 *B, int ldb, float beta, float *C, int ldc)
+/* gemm() on 16-bit A and B (bf16 or fp16), as tensor cores multiply them: each product
+ * exact, the sums and C in fp32. */
+static void gemm_16(Format16 format, cublasOperation_t op_a, cublasOperation_t op_b, int M, int N, int K,
+                    float alpha, const bits16 *A, int lda, const bits16 *B, int ldb, float beta, float *C, int ldc)
 {
-    CUBLAS_CHECK(cublasGemmEx(cuda_cublas_handle(), op_b, op_a, N, M, K, &alpha, B, CUDA_R_16BF, ldb, A,
-                              CUDA_R_16BF, lda, &beta, C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    cudaDataType type = format == FORMAT_FP16 ? CUDA_R_16F : CUDA_R_16BF;
+    CUBLAS_CHECK(cublasGemmEx(cuda_cublas_handle(), op_b, op_a, N, M, K, &alpha, B, type, ldb, A, type, lda, &beta,
+                              C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 static const cublasOperation_t NO_TRANS = CUBLAS_OP_N, TRANS = CUBLAS_OP_T;
@@ -555,59 +556,59 @@ __global__ void residual_forward_kernel(float *out, const float *a, const float 
         out[i] = a[i] + b[i];
 }
 
-__global__ void round_to_bf16_kernel(bf16 *dst, const float *src, size_t n)
+__global__ void round_to_16_kernel(Format16 format, bits16 *dst, const float *src, size_t n)
 {
     for (size_t i = grid_start(); i < n; i += grid_stride())
-        dst[i] = float_to_bf16(src[i]);
+        dst[i] = float_to_float16(format, src[i]);
 }
 
-__global__ void widen_bf16_kernel(float *dst, const bf16 *src, size_t n)
+__global__ void widen_16_kernel(Format16 format, float *dst, const bits16 *src, size_t n)
 {
     for (size_t i = grid_start(); i < n; i += grid_stride())
-        dst[i] = bf16_to_float(src[i]);
+        dst[i] = float16_to_float(format, src[i]);
 }
 
-static void round_to_bf16(bf16 *dst, const float *src, size_t n)
+static void round_to_16(Format16 format, bits16 *dst, const float *src, size_t n)
 {
     if (n == 0)
         return;
-    round_to_bf16_kernel<<<grid_for(n), BLOCK, 0, cuda_stream_checked()>>>(dst, src, n);
-    LAUNCH_CHECK(round_to_bf16_kernel);
+    round_to_16_kernel<<<grid_for(n), BLOCK, 0, cuda_stream_checked()>>>(format, dst, src, n);
+    LAUNCH_CHECK(round_to_16_kernel);
 }
 
-static void widen_bf16(float *dst, const bf16 *src, size_t n)
+static void widen_16(Format16 format, float *dst, const bits16 *src, size_t n)
 {
     if (n == 0)
         return;
-    widen_bf16_kernel<<<grid_for(n), BLOCK, 0, cuda_stream_checked()>>>(dst, src, n);
-    LAUNCH_CHECK(widen_bf16_kernel);
+    widen_16_kernel<<<grid_for(n), BLOCK, 0, cuda_stream_checked()>>>(format, dst, src, n);
+    LAUNCH_CHECK(widen_16_kernel);
 }
 
-/* ---------------------------------------------------------------- matmul on bf16 operands */
+/* ---------------------------------------------------------------- matmul on 16-bit operands */
 
-static void matmul_forward_bf16(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
-                                int OC, void *operands)
+static void matmul_forward_16(Format16 format, float *out, const float *inp, const float *weight, const float *bias,
+                              int N, int C, int OC, void *operands)
 {
     if (N == 0 || OC == 0)
         return;
-    bf16 *inp16 = (bf16 *)operands, *weight16 = inp16 + (size_t)N * C;
-    round_to_bf16(inp16, inp, (size_t)N * C);
-    round_to_bf16(weight16, weight, (size_t)OC * C);
-    gemm_bf16(NO_TRANS, TRANS, N, OC, C, 1.0f, inp16, C, weight16, C, 0.0f, out, OC);
+    bits16 *inp16 = (bits16 *)operands, *weight16 = inp16 + (size_t)N * C;
+    round_to_16(format, inp16, inp, (size_t)N * C);
+    round_to_16(format, weight16, weight, (size_t)OC * C);
+    gemm_16(format, NO_TRANS, TRANS, N, OC, C, 1.0f, inp16, C, weight16, C, 0.0f, out, OC);
     add_bias(out, bias, N, OC);
 }
 
-static void matmul_backward_bf16(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
-                                 const float *weight, int N, int C, int OC, void *operands)
+static void matmul_backward_16(Format16 format, float *dinp, float *dweight, float *dbias, const float *dout,
+                               const float *inp, const float *weight, int N, int C, int OC, void *operands)
 {
     if (N == 0 || C == 0 || OC == 0)
         return;
-    bf16 *inp16 = (bf16 *)operands, *weight16 = inp16 + (size_t)N * C, *dout16 = weight16 + (size_t)OC * C;
-    round_to_bf16(inp16, inp, (size_t)N * C);
-    round_to_bf16(weight16, weight, (size_t)OC * C);
-    round_to_bf16(dout16, dout, (size_t)N * OC);
-    gemm_bf16(NO_TRANS, NO_TRANS, N, C, OC, 1.0f, dout16, OC, weight16, C, 0.0f, dinp, C);
-    gemm_bf16(TRANS, NO_TRANS, OC, C, N, 1.0f, dout16, OC, inp16, C, 1.0f, dweight, C);
+    bits16 *inp16 = (bits16 *)operands, *weight16 = inp16 + (size_t)N * C, *dout16 = weight16 + (size_t)OC * C;
+    round_to_16(format, inp16, inp, (size_t)N * C);
+    round_to_16(format, weight16, weight, (size_t)OC * C);
+    round_to_16(format, dout16, dout, (size_t)N * OC);
+    gemm_16(format, NO_TRANS, NO_TRANS, N, C, OC, 1.0f, dout16, OC, weight16, C, 0.0f, dinp, C);
+    gemm_16(format, TRANS, NO_TRANS, OC, C, N, 1.0f, dout16, OC, inp16, C, 1.0f, dweight, C);
     bias_backward(dbias, dout, N, OC);
 }
 
@@ -829,7 +830,7 @@ static double sum_of_squares(const float *x, size_t n)
  * must stay in kernels.h's order (the compiler says so if they do not). */
 const Kernels cuda_kernels = {
     .device_name = "cuda",
-    .bf16_operand_bytes = sizeof(bf16),
+    .operand16_bytes = sizeof(bits16),
     .alloc = cuda_alloc_tracked,
     .free = cuda_free_tracked,
     .zero = cuda_zero,

@@ -13,10 +13,13 @@ static const Flag accum_flags[] = {
     {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
-static void configure(TrainConfig *cfg, const void *lesson_options)
+static int configure(TrainConfig *cfg, const void *lesson_options, char *err, size_t err_len)
 {
+    (void)err;
+    (void)err_len;
     const AccumOptions *accum_options = lesson_options;
     cfg->accum_steps = accum_options->accum;
+    return 0;
 }
 
 static const Lesson lesson = {

@@ -1,33 +1,47 @@
 /* Lesson 10: mixed precision on a ZeRO stage. `mpiexec -n N 10_mixed_precision train [--stage 1|2|3] [flags]` */
 #include <stddef.h>
+#include <stdio.h>
 
 #include "lesson.h"
 #include "mixed.h"
 
-static MixedOptions options = {.stage = 2};
+static MixedOptions options = {.stage = 2, .scale_window = 2000};
 
 static const Flag mixed_flags[] = {
     {"stage", FLAG_INT, offsetof(MixedOptions, stage),
      "the ZeRO stage mixed precision runs on: 1 (bf16 gradients whole), 2 (sharded; the default) or 3 (the bf16 "
      "parameters sharded too)", 1, 3, 0},
     {"fp32-matmuls", FLAG_SWITCH, offsetof(MixedOptions, fp32_matmuls),
-     "multiply the fp32 activations by the widened bf16 weights, not bf16 by bf16 (default: both operands bf16, "
-     "summed in fp32)", 0, 1, 0},
+     "multiply the fp32 activations by the widened 16-bit weights, not 16-bit by 16-bit (default: both operands "
+     "16-bit, summed in fp32)", 0, 1, 0},
+    {"fp16", FLAG_SWITCH, offsetof(MixedOptions, fp16),
+     "fp16 parameters, gradients and matmul operands, with a dynamic loss scale, instead of bf16", 0, 1, 0},
+    {"scale-window", FLAG_INT, offsetof(MixedOptions, scale_window),
+     "with --fp16: steps in a row without an overflow before the loss scale doubles (as PyTorch's GradScaler's "
+     "growth_interval)", 1, 1 << 30, 0},
     {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
-/* The matmuls' operands are bf16, as a GPU's tensor cores take them (kernels.h), unless
- * --fp32-matmuls asks for the comparison. */
-static void configure(TrainConfig *cfg, const void *lesson_options)
+/* The matmuls' operands are 16-bit, as a GPU's tensor cores take them (kernels.h), unless
+ * --fp32-matmuls asks for the comparison. A resume state holds no loss scale, so an fp16
+ * run cannot be saved for one or go on from one. */
+static int configure(TrainConfig *cfg, const void *lesson_options, char *err, size_t err_len)
 {
     const MixedOptions *mixed_options = lesson_options;
-    cfg->bf16_matmuls = !mixed_options->fp32_matmuls;
+    if (mixed_options->fp16 && (cfg->save_every > 0 || cfg->resume_path != NULL)) {
+        snprintf(err, err_len, "--fp16 runs cannot be resumed: a resume state does not hold the loss scale "
+                 "(leave out --%s)", cfg->save_every > 0 ? "save-every" : "resume");
+        return -1;
+    }
+    cfg->matmuls_16bit = !mixed_options->fp32_matmuls;
+    cfg->matmul_format = mixed_options->fp16 ? FORMAT_FP16 : FORMAT_BF16;
+    return 0;
 }
 
 static const Lesson lesson = {
     .name = "10_mixed_precision",
-    .title = "Mixed precision: bf16 parameters and gradients, computed with and sent in 16 bits; fp32 master "
-             "weights and AdamW, sharded",
+    .title = "Mixed precision: bf16 or fp16 parameters and gradients, computed with and sent in 16 bits; fp32 "
+             "master weights and AdamW, sharded",
     .strategy = {.name = "mixed_zero2", .model_storage = mixed_model_storage, .setup = mixed_setup,
                  .start = mixed_start, .acquire_params = mixed_acquire_params, .unit_grads = zero2_unit_grads,
                  .grads_ready = mixed_grads_ready, .optimizer_step = mixed_optimizer_step,

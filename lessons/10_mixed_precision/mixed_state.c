@@ -6,14 +6,16 @@
 #include <stdlib.h>
 
 /* Every shard's squares, widened unit by unit (a unit's shard at a time in grad_piece), and
- * summed over the ranks: the norm of the gradient the update will use. */
-float bf16_grad_norm(RunContext *run, Mixed *mixed)
+ * summed over the ranks: the norm of the gradient the update will use (before the loss
+ * scale is divided out). */
+float grad_norm_16(RunContext *run, Mixed *mixed)
 {
     const ShardPlan *plan = &mixed->zero2.zero1.plan;
     const Kernels *k = run->model->kernels;
     double sum_of_squares = 0.0;
     for (int unit = 0; unit < plan->num_units; unit++) {
-        k->widen_bf16(mixed->grad_piece, mixed->grad_shard + plan->shard_offset[unit], plan->shard_count[unit]);
+        k->widen_16(mixed->format, mixed->grad_piece, mixed->grad_shard + plan->shard_offset[unit],
+                    plan->shard_count[unit]);
         sum_of_squares += k->sum_of_squares(mixed->grad_piece, plan->shard_count[unit]);
     }
     comm_check(run->comm, comm_sum_double(run->comm, &sum_of_squares));
@@ -22,14 +24,14 @@ float bf16_grad_norm(RunContext *run, Mixed *mixed)
 
 /* Lesson 08's state, then the 16-bit buffers in place of lesson 07's fp32 gradient shard;
  * lesson 07's fp32 collective buffers stay, as the widened unit and gradient piece. The
- * stage decides which bf16 state is whole and which a shard: the parameters are whole up to
+ * stage decides which 16-bit state is whole and which a shard: the parameters are whole up to
  * ZeRO-2, the gradients whole on ZeRO-1 (beside the shard the step reduce-scatters into). */
 static int allocate_mixed(RunContext *run, Mixed *mixed, char *err, size_t err_len)
 {
     const Kernels *k = run->model->kernels;
     Zero1 *zero1 = &mixed->zero2.zero1;
     const ShardPlan *plan = &zero1->plan;
-    size_t whole = run->model->num_params * sizeof(bf16), sharded = plan->shard_total * sizeof(bf16);
+    size_t whole = run->model->num_params * sizeof(bits16), sharded = plan->shard_total * sizeof(bits16);
     k->free(zero1->grad_shard);
     zero1->grad_shard = NULL;
     mixed->widened = zero1->padded;
@@ -42,12 +44,12 @@ static int allocate_mixed(RunContext *run, Mixed *mixed, char *err, size_t err_l
         mixed->grads = k->alloc(whole, MEM_GRADS);
     mixed->master = k->alloc(plan->shard_total * sizeof(float), MEM_MASTER);
     mixed->grad_shard = k->alloc(sharded, mixed->stage == 1 ? MEM_COMM : MEM_GRADS);
-    mixed->padded = k->alloc(plan->largest_shard * plan->world * sizeof(bf16), MEM_COMM);
-    mixed->piece = k->alloc(plan->largest_shard * sizeof(bf16), MEM_COMM);
+    mixed->padded = k->alloc(plan->largest_shard * plan->world * sizeof(bits16), MEM_COMM);
+    mixed->piece = k->alloc(plan->largest_shard * sizeof(bits16), MEM_COMM);
     if ((mixed->params == NULL && mixed->param_shard == NULL) || (mixed->stage == 1 && mixed->grads == NULL) ||
         mixed->master == NULL || mixed->grad_shard == NULL || mixed->padded == NULL || mixed->piece == NULL) {
-        snprintf(err, err_len, "out of memory for the bf16 parameters or gradients, the fp32 master shard or the "
-                 "bf16 buffers");
+        snprintf(err, err_len, "out of memory for the 16-bit parameters or gradients, the fp32 master shard or "
+                 "the 16-bit buffers");
         return -1;
     }
     return 0;
@@ -67,7 +69,10 @@ int mixed_setup(RunContext *run, char *err, size_t err_len)
         snprintf(err, err_len, "out of memory");
         return -1;
     }
-    mixed->stage = ((const MixedOptions *)run->options)->stage;
+    const MixedOptions *options = run->options;
+    mixed->stage = options->stage;
+    mixed->format = options->fp16 ? FORMAT_FP16 : FORMAT_BF16;
+    mixed->scale_window = options->scale_window;
     mixed->widened_unit = -1;
     if (zero2_init(run, &mixed->zero2, err, err_len) != 0)
         return -1;
@@ -75,9 +80,9 @@ int mixed_setup(RunContext *run, char *err, size_t err_len)
 }
 
 /* Rank 0's fp32 parameters to every rank (lesson 07's start); this rank keeps its shard of
- * them as the master, and the bf16 parameters rounded from them: every one, or on ZeRO-3 its
- * shard, rounded from the master (the padding zero in both). The model then drops its fp32
- * buffer (mixed_model_storage). */
+ * them as the master, and the 16-bit parameters rounded from them: every one, or on ZeRO-3
+ * its shard, rounded from the master (the padding zero in both). The model then drops its
+ * fp32 buffer (mixed_model_storage). fp16 scales the loss from the first backward on. */
 void mixed_start(RunContext *run)
 {
     Mixed *mixed = run->state;
@@ -90,12 +95,13 @@ void mixed_start(RunContext *run)
                              owned_real_count(plan, &model->cfg, unit) * sizeof(float));
     }
     if (mixed->stage < 3)
-        model->kernels->round_to_bf16(mixed->params, model->params, model->num_params);
+        model->kernels->round_to_16(mixed->format, mixed->params, model->params, model->num_params);
     else
-        model->kernels->round_to_bf16(mixed->param_shard, mixed->master, plan->shard_total);
+        model->kernels->round_to_16(mixed->format, mixed->param_shard, mixed->master, plan->shard_total);
+    model->loss_scale = mixed->format == FORMAT_FP16 ? FIRST_LOSS_SCALE : 1.0f;
 }
 
-/* The fp32 master, whole on every rank (the checkpoint holds it, not its bf16 rounding):
+/* The fp32 master, whole on every rank (the checkpoint holds it, not its 16-bit rounding):
  * each unit's shards all-gathered in fp32 through the widened buffer, which then holds no
  * unit's parameters. A checkpoint gathers the parameters before the optimizer state
  * (zero1_gather_optimizer, which also writes widened), so this reset covers both; the next

@@ -1,10 +1,11 @@
 /* The emulated cuBLAS: the GEMMs the CUDA build calls, checked (leading dimensions,
  * every operand in device memory) and queued on the handle's stream, then run by
  * OpenBLAS. In TF32 mode the inputs are rounded to TF32's 10 mantissa bits first, as
- * tensor cores do; cublasGemmEx's bf16 inputs are widened, exactly, and summed in fp32. */
+ * tensor cores do; cublasGemmEx's bf16 or fp16 inputs are widened, exactly, and summed in
+ * fp32. */
 #include "emu.h"
 
-#include "bf16.h"
+#include "float16.h"
 
 #include <cblas.h>
 #include <cublas_v2.h>
@@ -53,16 +54,16 @@ const char *cublasGetStatusString(cublasStatus_t status)
     return status == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS_EMULATED_FAILURE";
 }
 
-/* One operand of a strided batch, column-major as cuBLAS sees it: floats, or bf16 for
- * cublasGemmEx. */
+/* One operand of a strided batch, column-major as cuBLAS sees it: floats, or bf16 or fp16
+ * for cublasGemmEx. */
 typedef struct {
     const void *data;
     int rows, cols, ld;
     long long stride;
-    int is_bf16;
+    cudaDataType type;
 } Operand;
 
-static size_t element_bytes(const Operand *m) { return m->is_bf16 ? sizeof(bf16) : sizeof(float); }
+static size_t element_bytes(const Operand *m) { return m->type == CUDA_R_32F ? sizeof(float) : sizeof(bits16); }
 
 /* Elements from the first to one past the last the batch reads. */
 static size_t extent(const Operand *m, int count)
@@ -79,7 +80,7 @@ static void check_operand(const char *name, const Operand *m, int count)
     size_t elements = extent(m, count);
     if (elements > 0 && !emu_is_device(m->data, elements * element_bytes(m)))
         emu_fail("cuBLAS: %s (%p, %zu %s) is not device memory", name, m->data, elements,
-                 m->is_bf16 ? "bf16" : "floats");
+                 m->type == CUDA_R_32F ? "floats" : m->type == CUDA_R_16F ? "fp16" : "bf16");
 }
 
 static float round_to_tf32(float x)
@@ -91,18 +92,19 @@ static float round_to_tf32(float x)
     return x;
 }
 
-/* The operand as the floats a tensor core multiplies (to be freed by the caller): bf16
- * widened, exactly; in TF32 mode, floats rounded to TF32; NULL when sgemm can read the
+/* The operand as the floats a tensor core multiplies (to be freed by the caller): bf16 or
+ * fp16 widened, exactly; in TF32 mode, floats rounded to TF32; NULL when sgemm can read the
  * data as it is. */
 static float *tensor_core_copy(const Operand *m, int count, int tf32)
 {
-    if (!m->is_bf16 && !tf32)
+    if (m->type == CUDA_R_32F && !tf32)
         return NULL;
     size_t elements = extent(m, count);
     float *copy = malloc(elements * sizeof(float) + 1);
+    Format16 format = m->type == CUDA_R_16F ? FORMAT_FP16 : FORMAT_BF16;
     for (size_t i = 0; i < elements; i++)
-        copy[i] = m->is_bf16 ? bf16_to_float(((const bf16 *)m->data)[i])
-                             : round_to_tf32(((const float *)m->data)[i]);
+        copy[i] = m->type == CUDA_R_32F ? round_to_tf32(((const float *)m->data)[i])
+                                        : float16_to_float(format, ((const bits16 *)m->data)[i]);
     return copy;
 }
 
@@ -148,9 +150,9 @@ static cublasStatus_t enqueue_gemm(cublasHandle_t handle, cublasOperation_t op_a
 
 /* op(X) is rows x cols; X itself, column-major, is that or its transpose. */
 static Operand operand(const void *data, cublasOperation_t op, int rows, int cols, int ld, long long stride,
-                       int is_bf16)
+                       cudaDataType type)
 {
-    return (Operand){data, op == CUBLAS_OP_N ? rows : cols, op == CUBLAS_OP_N ? cols : rows, ld, stride, is_bf16};
+    return (Operand){data, op == CUBLAS_OP_N ? rows : cols, op == CUBLAS_OP_N ? cols : rows, ld, stride, type};
 }
 
 cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b,
@@ -158,23 +160,24 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_
                                          long long stride_a, const float *B, int ldb, long long stride_b,
                                          const float *beta, float *C, int ldc, long long stride_c, int count)
 {
-    return enqueue_gemm(handle, op_a, op_b, m, n, k, *alpha, operand(A, op_a, m, k, lda, stride_a, 0),
-                        operand(B, op_b, k, n, ldb, stride_b, 0), *beta,
-                        operand(C, CUBLAS_OP_N, m, n, ldc, stride_c, 0), count);
+    return enqueue_gemm(handle, op_a, op_b, m, n, k, *alpha, operand(A, op_a, m, k, lda, stride_a, CUDA_R_32F),
+                        operand(B, op_b, k, n, ldb, stride_b, CUDA_R_32F), *beta,
+                        operand(C, CUBLAS_OP_N, m, n, ldc, stride_c, CUDA_R_32F), count);
 }
 
-/* Only the form the CUDA build calls: bf16 A and B, fp32 C and sums. */
+/* Only the forms the CUDA build calls: bf16 or fp16 A and B (the same), fp32 C and sums. */
 cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
                             int k, const void *alpha, const void *A, cudaDataType type_a, int lda, const void *B,
                             cudaDataType type_b, int ldb, const void *beta, void *C, cudaDataType type_c, int ldc,
                             cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
     (void)algo;
-    if (type_a != CUDA_R_16BF || type_b != CUDA_R_16BF || type_c != CUDA_R_32F || compute != CUBLAS_COMPUTE_32F)
-        emu_fail("cuBLAS: cublasGemmEx is emulated for bf16 A and B, fp32 C and CUBLAS_COMPUTE_32F only");
-    return enqueue_gemm(handle, op_a, op_b, m, n, k, *(const float *)alpha, operand(A, op_a, m, k, lda, 0, 1),
-                        operand(B, op_b, k, n, ldb, 0, 1), *(const float *)beta,
-                        operand(C, CUBLAS_OP_N, m, n, ldc, 0, 0), 1);
+    if ((type_a != CUDA_R_16BF && type_a != CUDA_R_16F) || type_b != type_a || type_c != CUDA_R_32F ||
+        compute != CUBLAS_COMPUTE_32F)
+        emu_fail("cuBLAS: cublasGemmEx is emulated for bf16 or fp16 A and B, fp32 C and CUBLAS_COMPUTE_32F only");
+    return enqueue_gemm(handle, op_a, op_b, m, n, k, *(const float *)alpha, operand(A, op_a, m, k, lda, 0, type_a),
+                        operand(B, op_b, k, n, ldb, 0, type_b), *(const float *)beta,
+                        operand(C, CUBLAS_OP_N, m, n, ldc, 0, CUDA_R_32F), 1);
 }
 
 cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,

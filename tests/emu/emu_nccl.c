@@ -1,8 +1,8 @@
 /* The emulated NCCL: a communicator is a duplicate of MPI_COMM_WORLD, and each collective
  * is queued on its stream and runs there as the MPI collective that computes the same
- * thing: float32 sums and averages, and the bf16 all-gather and reduce-scatter of mixed
- * precision (a bf16 sum rounded to bf16 after each addition, as the course's MPI backend
- * adds): what the CUDA build uses.
+ * thing: float32 sums and averages, and the bf16 and fp16 all-gathers and reduce-scatters of
+ * mixed precision (a 16-bit sum rounded to its format after each addition, as the course's
+ * MPI backend adds): what the CUDA build uses.
  *
  * A GPU runs queued work whatever its host does. Here it runs when something waits for it
  * and, so that a rank blocked in host MPI cannot leave a peer waiting in a queued
@@ -15,7 +15,7 @@
  * back one too large. */
 #include "emu.h"
 
-#include "bf16.h"
+#include "float16.h"
 
 #include <mpi.h>
 #include <nccl.h>
@@ -33,7 +33,7 @@ struct ncclComm {
 
 static const char ID_MARK[] = "dtc-emu";
 
-static MPI_Op bf16_sum = MPI_OP_NULL; /* made at the first bf16 reduce-scatter */
+static MPI_Op sums_16[2] = {MPI_OP_NULL, MPI_OP_NULL}; /* by Format16, made at its first reduce-scatter */
 
 ncclResult_t ncclGetVersion(int *version)
 {
@@ -108,8 +108,9 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm)
     emu_flush_all();
     PMPI_Comm_free(&comm->mpi);
     free(comm);
-    if (bf16_sum != MPI_OP_NULL)
-        PMPI_Op_free(&bf16_sum);
+    for (int format = 0; format < 2; format++)
+        if (sums_16[format] != MPI_OP_NULL)
+            PMPI_Op_free(&sums_16[format]);
     return ncclSuccess;
 }
 
@@ -138,13 +139,17 @@ typedef struct {
     int peer;
 } Transfer;
 
+/* What a collective's elements are: float32, or the 16-bit floats of the gathers and the
+ * reduce-scatter. */
+typedef enum { IN_FLOAT32, IN_BF16, IN_FP16 } Elements;
+
 typedef struct {
     Kind kind;
     const void *send;
     void *recv;
     size_t count; /* per rank */
     int average, root;
-    int in_bf16;  /* the elements are bf16 (the gathers and the reduce-scatter), else float32 */
+    Elements elements;
     ncclComm_t comm;
     Transfer *transfers; /* SEND_RECV */
     int transfer_count;
@@ -153,21 +158,34 @@ typedef struct {
 static void check_float(ncclDataType_t type)
 {
     if (type != ncclFloat32)
-        emu_fail("NCCL: data type %d (the emulation has float32 here, and bf16 in the gathers and the "
-                 "reduce-scatter only)", (int)type);
+        emu_fail("NCCL: data type %d (the emulation has float32 here, and bf16 and fp16 in the gathers and "
+                 "the reduce-scatter only)", (int)type);
 }
 
-/* 1 for bf16, 0 for float32: the types the gathers and the reduce-scatter take. */
-static int is_bf16(ncclDataType_t type)
+/* The types the gathers and the reduce-scatter take. */
+static Elements elements_of(ncclDataType_t type)
 {
-    if (type != ncclBfloat16)
-        check_float(type);
-    return type == ncclBfloat16;
+    if (type == ncclBfloat16)
+        return IN_BF16;
+    if (type == ncclFloat16)
+        return IN_FP16;
+    check_float(type);
+    return IN_FLOAT32;
 }
 
-static void check_buffer(const char *what, const void *buffer, size_t count, int in_bf16)
+static Format16 format_of(Elements elements)
 {
-    size_t bytes = count * (in_bf16 ? sizeof(bf16) : sizeof(float));
+    return elements == IN_FP16 ? FORMAT_FP16 : FORMAT_BF16;
+}
+
+static size_t bytes_of(Elements elements)
+{
+    return elements == IN_FLOAT32 ? sizeof(float) : sizeof(bits16);
+}
+
+static void check_buffer(const char *what, const void *buffer, size_t count, Elements elements)
+{
+    size_t bytes = count * bytes_of(elements);
     if (count > 0 && !emu_is_device(buffer, bytes))
         emu_fail("NCCL: the %s buffer (%p, %zu elements) is not device memory", what, buffer, count);
 }
@@ -185,31 +203,41 @@ static void divide(float *values, size_t count, int ranks)
         values[i] /= (float)ranks;
 }
 
-/* The MPI backend's bf16 average: the bf16 sum times 1/ranks, rounded to bf16 again (real
- * NCCL scales before it sums: the same at 1 and 2 ranks, where the GPU tests run). */
-static void divide_bf16(bf16 *values, size_t count, int ranks)
+/* The MPI backend's 16-bit average: the 16-bit sum times 1/ranks, rounded to the format
+ * again (real NCCL scales before it sums: the same at 1 and 2 ranks, where the GPU tests
+ * run, unless an fp16 sum overflows). */
+static void divide_16(Format16 format, bits16 *values, size_t count, int ranks)
 {
     for (size_t i = 0; i < count; i++)
-        values[i] = float_to_bf16(bf16_to_float(values[i]) * (1.0f / (float)ranks));
+        values[i] = float_to_float16(format, float16_to_float(format, values[i]) * (1.0f / (float)ranks));
+}
+
+static void add_16(Format16 format, const bits16 *addend, bits16 *sum, int count)
+{
+    for (int i = 0; i < count; i++)
+        sum[i] = float16_add(format, sum[i], addend[i]);
 }
 
 static void add_bf16(void *in, void *inout, int *count, MPI_Datatype *type)
 {
     (void)type;
-    const bf16 *addend = in;
-    bf16 *sum = inout;
-    for (int i = 0; i < *count; i++)
-        sum[i] = bf16_add(sum[i], addend[i]);
+    add_16(FORMAT_BF16, in, inout, *count);
+}
+
+static void add_fp16(void *in, void *inout, int *count, MPI_Datatype *type)
+{
+    (void)type;
+    add_16(FORMAT_FP16, in, inout, *count);
 }
 
 static MPI_Datatype element_type(const Collective *c)
 {
-    return c->in_bf16 ? MPI_UINT16_T : MPI_FLOAT;
+    return c->elements == IN_FLOAT32 ? MPI_FLOAT : MPI_UINT16_T;
 }
 
 static size_t element_bytes(const Collective *c)
 {
-    return c->in_bf16 ? sizeof(bf16) : sizeof(float);
+    return bytes_of(c->elements);
 }
 
 /* The duplicate communicator returns MPI's errors instead of aborting: none may pass. */
@@ -244,11 +272,16 @@ static void run_transfers(const Collective *c)
 
 static void run_reduce_scatter(const Collective *c)
 {
-    if (c->in_bf16 && bf16_sum == MPI_OP_NULL)
-        check_mpi(PMPI_Op_create(add_bf16, 1, &bf16_sum), "MPI_Op_create");
+    MPI_Op sum = MPI_SUM;
+    if (c->elements != IN_FLOAT32) {
+        Format16 format = format_of(c->elements);
+        if (sums_16[format] == MPI_OP_NULL)
+            check_mpi(PMPI_Op_create(format == FORMAT_FP16 ? add_fp16 : add_bf16, 1, &sums_16[format]),
+                      "MPI_Op_create");
+        sum = sums_16[format];
+    }
     void *sums = malloc(c->count * element_bytes(c) + 1);
-    check_mpi(PMPI_Reduce_scatter_block(c->send, sums, mpi_count(c->count), element_type(c),
-                                        c->in_bf16 ? bf16_sum : MPI_SUM, c->comm->mpi),
+    check_mpi(PMPI_Reduce_scatter_block(c->send, sums, mpi_count(c->count), element_type(c), sum, c->comm->mpi),
               "MPI_Reduce_scatter_block");
     memcpy(c->recv, sums, c->count * element_bytes(c));
     free(sums);
@@ -284,8 +317,8 @@ static void run_collective(void *ctx)
         run_transfers(c);
         break;
     }
-    if (c->average && c->in_bf16)
-        divide_bf16(c->recv, c->count, c->comm->ranks);
+    if (c->average && c->elements != IN_FLOAT32)
+        divide_16(format_of(c->elements), c->recv, c->count, c->comm->ranks);
     else if (c->average)
         divide(c->recv, c->count, c->comm->ranks);
     if (c->kind == ALL_REDUCE && c->count > 0 && faulty("DTC_EMU_NCCL_WRONG_RANK", c->comm->rank))
@@ -315,19 +348,20 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataT
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t count, ncclDataType_t type, ncclComm_t comm,
                            cudaStream_t stream)
 {
-    int in_bf16 = is_bf16(type);
-    check_buffer("send", send, count, in_bf16);
-    check_buffer("receive", recv, count * (size_t)comm->ranks, in_bf16);
-    return queue(stream, (Collective){ALL_GATHER, send, recv, count, 0, 0, in_bf16, comm, NULL, 0});
+    Elements elements = elements_of(type);
+    check_buffer("send", send, count, elements);
+    check_buffer("receive", recv, count * (size_t)comm->ranks, elements);
+    return queue(stream, (Collective){ALL_GATHER, send, recv, count, 0, 0, elements, comm, NULL, 0});
 }
 
 ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t count, ncclDataType_t type, ncclRedOp_t op,
                                ncclComm_t comm, cudaStream_t stream)
 {
-    int in_bf16 = is_bf16(type);
-    check_buffer("send", send, count * (size_t)comm->ranks, in_bf16);
-    check_buffer("receive", recv, count, in_bf16);
-    return queue(stream, (Collective){REDUCE_SCATTER, send, recv, count, is_average(op), 0, in_bf16, comm, NULL, 0});
+    Elements elements = elements_of(type);
+    check_buffer("send", send, count * (size_t)comm->ranks, elements);
+    check_buffer("receive", recv, count, elements);
+    return queue(stream, (Collective){REDUCE_SCATTER, send, recv, count, is_average(op), 0, elements, comm, NULL,
+                                      0});
 }
 
 ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count, ncclDataType_t type, int root,

@@ -304,79 +304,81 @@ Test(gpu_kernels, layernorm_backward_accumulates_deterministically)
 
 /* ---------------------------------------------------------------- matmul */
 
-/* Scratch for the operands the bf16 matmuls round (kernels.h), on k's device: a float each,
- * room enough on either. */
+/* What a matmul check multiplies: fp32 operands, or operands rounded to a 16-bit format. */
+typedef enum { OPERANDS_FP32, OPERANDS_BF16, OPERANDS_FP16 } Operands;
+
+static Format16 format_of(Operands operands) { return operands == OPERANDS_FP16 ? FORMAT_FP16 : FORMAT_BF16; }
+
+static const char *kernel_name(Operands operands, const char *fp32_name)
+{
+    static const char *const forward[] = {"matmul_forward", "matmul_forward_16 (bf16)", "matmul_forward_16 (fp16)"};
+    static const char *const backward[] = {"matmul_backward", "matmul_backward_16 (bf16)",
+                                           "matmul_backward_16 (fp16)"};
+    return strcmp(fp32_name, "matmul_forward") == 0 ? forward[operands] : backward[operands];
+}
+
+/* Scratch for the operands the 16-bit matmuls round (kernels.h), on k's device: a float
+ * each, room enough on either. */
 static void *operands_on(const Kernels *k, size_t N, size_t C, size_t OC)
 {
     size_t room = N * C + OC * C + N * OC;
     return k == &cpu_kernels ? (void *)host_filled(room, 0.0f) : (void *)device_garbage(room);
 }
 
-static void matmul_forward_on(const Kernels *k, int bf16, float *out, const float *inp, const float *weight,
+static void matmul_forward_on(const Kernels *k, Operands operands, float *out, const float *inp, const float *weight,
                               const float *bias, size_t N, size_t C, size_t OC)
 {
-    if (!bf16) {
+    if (operands == OPERANDS_FP32) {
         k->matmul_forward(out, inp, weight, bias, (int)N, (int)C, (int)OC);
         return;
     }
-    k->matmul_forward_bf16(out, inp, weight, bias, (int)N, (int)C, (int)OC, operands_on(k, N, C, OC));
+    k->matmul_forward_16(format_of(operands), out, inp, weight, bias, (int)N, (int)C, (int)OC,
+                         operands_on(k, N, C, OC));
 }
 
-static void matmul_backward_on(const Kernels *k, int bf16, float *dinp, float *dweight, float *dbias,
+static void matmul_backward_on(const Kernels *k, Operands operands, float *dinp, float *dweight, float *dbias,
                                const float *dout, const float *inp, const float *weight, size_t N, size_t C,
                                size_t OC)
 {
-    if (!bf16) {
+    if (operands == OPERANDS_FP32) {
         k->matmul_backward(dinp, dweight, dbias, dout, inp, weight, (int)N, (int)C, (int)OC);
         return;
     }
-    k->matmul_backward_bf16(dinp, dweight, dbias, dout, inp, weight, (int)N, (int)C, (int)OC,
-                            operands_on(k, N, C, OC));
+    k->matmul_backward_16(format_of(operands), dinp, dweight, dbias, dout, inp, weight, (int)N, (int)C, (int)OC,
+                          operands_on(k, N, C, OC));
 }
 
-/* With bf16, both devices round the same operands and multiply them exactly, so only the
- * order of the fp32 sums differs, as in fp32. */
-static void check_matmul_forward(const Shape *s, Rng *rng, int with_bias, int bf16)
+/* With 16-bit operands, both devices round the same operands and multiply them exactly, so
+ * only the order of the fp32 sums differs, as in fp32. */
+static void check_matmul_forward(const Shape *s, Rng *rng, int with_bias, Operands operands)
 {
     size_t N = rows_of(s), C = (size_t)s->C, OC = (size_t)s->OC;
     float *inp = host_uniform(rng, N * C, -1.0f, 1.0f), *weight = host_uniform(rng, OC * C, -1.0f, 1.0f);
     float *bias = with_bias ? host_uniform(rng, OC, -1.0f, 1.0f) : NULL;
     float *expected = host_filled(N * OC, 0.0f);
-    matmul_forward_on(&cpu_kernels, bf16, expected, inp, weight, bias, N, C, OC);
+    matmul_forward_on(&cpu_kernels, operands, expected, inp, weight, bias, N, C, OC);
 
     float *out = device_garbage(N * OC);
-    matmul_forward_on(&cuda_kernels, bf16, out, device_upload(inp, N * C), device_upload(weight, OC * C),
+    matmul_forward_on(&cuda_kernels, operands, out, device_upload(inp, N * C), device_upload(weight, OC * C),
                       with_bias ? device_upload(bias, OC) : NULL, N, C, OC);
     /* C products within 1 (plus the bias, within 1, added in either order) */
     Tolerance tol = {sum_atol(C + 1, 1.0), 0.0};
-    Label kernel = label(s->name, bf16 ? "matmul_forward_bf16" : "matmul_forward");
+    Label kernel = label(s->name, kernel_name(operands, "matmul_forward"));
     expect_device_close(label(kernel.text, with_bias ? "out (bias)" : "out (no bias)").text, out, expected, N * OC,
                         tol);
 }
 
-static void check_matmul_forward_both(const Shape *s, Rng *rng)
-{
-    check_matmul_forward(s, rng, 1, 0);
-    check_matmul_forward(s, rng, 0, 0);
-}
-
-static void check_matmul_forward_bf16_both(const Shape *s, Rng *rng)
-{
-    check_matmul_forward(s, rng, 1, 1);
-    check_matmul_forward(s, rng, 0, 1);
-}
-
-static void check_matmul_backward(const Shape *s, Rng *rng, int with_dbias, int bf16)
+static void check_matmul_backward(const Shape *s, Rng *rng, int with_dbias, Operands operands)
 {
     size_t N = rows_of(s), C = (size_t)s->C, OC = (size_t)s->OC;
-    Label kernel = label(s->name, bf16 ? "matmul_backward_bf16" : "matmul_backward");
+    Label kernel = label(s->name, kernel_name(operands, "matmul_backward"));
     Label tag = with_dbias ? kernel : label(kernel.text, "(dbias NULL)");
     float *dout = host_uniform(rng, N * OC, -1.0f, 1.0f);
     float *inp = host_uniform(rng, N * C, -1.0f, 1.0f), *weight = host_uniform(rng, OC * C, -1.0f, 1.0f);
     float *dweight_start = host_uniform(rng, OC * C, -1.0f, 1.0f), *dbias_start = host_uniform(rng, OC, -1.0f, 1.0f);
     float *dinp_cpu = host_filled(N * C, 0.0f);
     float *dweight_cpu = host_copy(dweight_start, OC * C), *dbias_cpu = host_copy(dbias_start, OC);
-    matmul_backward_on(&cpu_kernels, bf16, dinp_cpu, dweight_cpu, with_dbias ? dbias_cpu : NULL, dout, inp, weight,
+    matmul_backward_on(&cpu_kernels, operands, dinp_cpu, dweight_cpu, with_dbias ? dbias_cpu : NULL, dout, inp, weight,
                        N, C, OC);
 
     float *dinp = device_garbage(N * C); /* overwritten */
@@ -384,7 +386,7 @@ static void check_matmul_backward(const Shape *s, Rng *rng, int with_dbias, int 
     float *dout_dev = device_upload(dout, N * OC), *inp_dev = device_upload(inp, N * C);
     float *weight_dev = device_upload(weight, OC * C);
     float *dbias_arg = with_dbias ? dbias : NULL;
-    matmul_backward_on(&cuda_kernels, bf16, dinp, dweight, dbias_arg, dout_dev, inp_dev, weight_dev, N, C, OC);
+    matmul_backward_on(&cuda_kernels, operands, dinp, dweight, dbias_arg, dout_dev, inp_dev, weight_dev, N, C, OC);
     float *dinp_gpu = device_download(dinp, N * C, "dinp");
     float *dweight_gpu = device_download(dweight, OC * C, "dweight");
     float *dbias_gpu = device_download(dbias, OC, "dbias");
@@ -402,23 +404,43 @@ static void check_matmul_backward(const Shape *s, Rng *rng, int with_dbias, int 
     device_refill(dinp, host_filled(N * C, nan_float()), N * C);
     device_refill(dweight, dweight_start, OC * C);
     device_refill(dbias, dbias_start, OC);
-    matmul_backward_on(&cuda_kernels, bf16, dinp, dweight, dbias_arg, dout_dev, inp_dev, weight_dev, N, C, OC);
+    matmul_backward_on(&cuda_kernels, operands, dinp, dweight, dbias_arg, dout_dev, inp_dev, weight_dev, N, C, OC);
     expect_identical(label(tag.text, "dinp, run twice").text, device_download(dinp, N * C, "dinp"), dinp_gpu, N * C);
     expect_identical(label(tag.text, "dweight, run twice").text, device_download(dweight, OC * C, "dweight"),
                      dweight_gpu, OC * C);
     expect_identical(label(tag.text, "dbias, run twice").text, device_download(dbias, OC, "dbias"), dbias_gpu, OC);
 }
 
-static void check_matmul_backward_both(const Shape *s, Rng *rng)
+/* A matmul check, with and without the bias (or dbias), on each of the operands from first
+ * to last. */
+typedef void (*MatmulCheck)(const Shape *s, Rng *rng, int with_bias, Operands operands);
+
+static void check_operands(MatmulCheck check, const Shape *s, Rng *rng, Operands first, Operands last)
 {
-    check_matmul_backward(s, rng, 1, 0);
-    check_matmul_backward(s, rng, 0, 0);
+    for (Operands operands = first; operands <= last; operands++) {
+        check(s, rng, 1, operands);
+        check(s, rng, 0, operands);
+    }
 }
 
-static void check_matmul_backward_bf16_both(const Shape *s, Rng *rng)
+static void check_matmul_forward_both(const Shape *s, Rng *rng)
 {
-    check_matmul_backward(s, rng, 1, 1);
-    check_matmul_backward(s, rng, 0, 1);
+    check_operands(check_matmul_forward, s, rng, OPERANDS_FP32, OPERANDS_FP32);
+}
+
+static void check_matmul_forward_16bit(const Shape *s, Rng *rng)
+{
+    check_operands(check_matmul_forward, s, rng, OPERANDS_BF16, OPERANDS_FP16);
+}
+
+static void check_matmul_backward_both(const Shape *s, Rng *rng)
+{
+    check_operands(check_matmul_backward, s, rng, OPERANDS_FP32, OPERANDS_FP32);
+}
+
+static void check_matmul_backward_16bit(const Shape *s, Rng *rng)
+{
+    check_operands(check_matmul_backward, s, rng, OPERANDS_BF16, OPERANDS_FP16);
 }
 
 Test(gpu_kernels, matmul_forward_with_and_without_bias)
@@ -433,16 +455,16 @@ Test(gpu_kernels, matmul_backward_with_and_without_dbias_deterministically)
     for_each_shape(check_matmul_backward_both, 600);
 }
 
-Test(gpu_kernels, matmul_forward_on_bf16_operands)
+Test(gpu_kernels, matmul_forward_on_bf16_and_fp16_operands)
 {
     require_gpu();
-    for_each_shape(check_matmul_forward_bf16_both, 510);
+    for_each_shape(check_matmul_forward_16bit, 510);
 }
 
-Test(gpu_kernels, matmul_backward_on_bf16_operands_deterministically)
+Test(gpu_kernels, matmul_backward_on_bf16_and_fp16_operands_deterministically)
 {
     require_gpu();
-    for_each_shape(check_matmul_backward_bf16_both, 610);
+    for_each_shape(check_matmul_backward_16bit, 610);
 }
 
 /* ---------------------------------------------------------------- attention */
@@ -693,12 +715,13 @@ Test(gpu_kernels, residual_forward)
 }
 
 /* Every float whose low 16 bits are one of a spread of patterns (ties both ways, NaNs,
- * infinities, subnormals: tests/test_bf16.c holds the CPU to the definition), rounded to
- * bf16 on the GPU and widened back there: the CPU's bits exactly. */
-Test(gpu_kernels, bf16_rounding_and_widening_match_the_cpu_bit_for_bit)
+ * infinities, subnormals: tests/test_bf16.c and test_fp16.c hold the CPU to the
+ * definitions), rounded to the format on the GPU and widened back there: the CPU's bits
+ * exactly. */
+static void check_rounding(Format16 format)
 {
-    require_gpu();
-    const uint32_t low_bits[] = {0x0000, 0x0001, 0x7fff, 0x8000, 0x8001, 0xffff};
+    const uint32_t low_bits[] = {0x0000, 0x0001, 0x0fff, 0x1000, 0x1001, 0x2000, 0x3000,
+                                 0x4000, 0x7fff, 0x8000, 0x8001, 0xffff};
     enum { PATTERNS = sizeof low_bits / sizeof low_bits[0] };
     size_t n = (size_t)0x10000 * PATTERNS;
     float *values = host_filled(n, 0.0f), *expected = host_filled(n, 0.0f);
@@ -706,15 +729,23 @@ Test(gpu_kernels, bf16_rounding_and_widening_match_the_cpu_bit_for_bit)
         uint32_t bits = (uint32_t)(i / PATTERNS) << 16 | low_bits[i % PATTERNS];
         memcpy(&values[i], &bits, sizeof bits);
     }
-    bf16 *rounded = malloc(n * sizeof *rounded);
-    cpu_kernels.round_to_bf16(rounded, values, n);
-    cpu_kernels.widen_bf16(expected, rounded, n);
+    bits16 *rounded = malloc(n * sizeof *rounded);
+    cpu_kernels.round_to_16(format, rounded, values, n);
+    cpu_kernels.widen_16(format, expected, rounded, n);
     free(rounded);
     float *on_gpu = device_garbage(n);
-    bf16 *rounded_on_gpu = (bf16 *)device_garbage(n / 2); /* n bf16 in the bytes of n / 2 floats */
-    cuda_kernels.round_to_bf16(rounded_on_gpu, device_upload(values, n), n);
-    cuda_kernels.widen_bf16(on_gpu, rounded_on_gpu, n);
-    expect_identical("bf16 round then widen", device_download(on_gpu, n, "widened"), expected, n);
+    bits16 *rounded_on_gpu = (bits16 *)device_garbage(n / 2); /* n 16-bit values in the bytes of n / 2 floats */
+    cuda_kernels.round_to_16(format, rounded_on_gpu, device_upload(values, n), n);
+    cuda_kernels.widen_16(format, on_gpu, rounded_on_gpu, n);
+    expect_identical(format == FORMAT_FP16 ? "fp16 round then widen" : "bf16 round then widen",
+                     device_download(on_gpu, n, "widened"), expected, n);
+}
+
+Test(gpu_kernels, bf16_and_fp16_rounding_and_widening_match_the_cpu_bit_for_bit)
+{
+    require_gpu();
+    check_rounding(FORMAT_BF16);
+    check_rounding(FORMAT_FP16);
 }
 
 /* ---------------------------------------------------------------- softmax cross-entropy */

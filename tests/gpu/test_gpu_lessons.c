@@ -84,7 +84,8 @@ static const struct {
 } DATA_PARALLEL[] = {{"02_naive_ddp", ""},     {"03_flat_ddp", ""}, {"04_overlap_ddp", ""},
                      {"05_bucketed_ddp", "--bucket-mb 0.1"}, {"06_grad_accum", "--accum 2"},
                      {"07_zero1", ""},         {"08_zero2", ""},    {"09_zero3", ""},
-                     {"10_mixed_precision", ""}, {"10_mixed_precision", "--stage 3"}};
+                     {"10_mixed_precision", ""}, {"10_mixed_precision", "--stage 3"},
+                     {"10_mixed_precision", "--fp16"}};
 enum { FIRST_ZERO = 5, DATA_PARALLEL_COUNT = sizeof DATA_PARALLEL / sizeof DATA_PARALLEL[0] };
 
 /* Two ranks on one GPU: NCCL refuses that, the MPI backend stages through host memory. */
@@ -167,7 +168,7 @@ Test(gpu_lessons, nccl_at_1_rank_runs_every_collective_correctly)
 
 /* Even at 1 rank NCCL runs on its own stream, so these exercise the ordering between the
  * streams: requests waited on from backward (04, 05), ZeRO-3's prefetched gathers (09) and
- * the bf16 collectives (10). */
+ * the 16-bit collectives (10, bf16 and fp16). */
 static void check_lesson_on_nccl(const char *lesson, const char *flags)
 {
     check_gpu_lesson("", lesson, "nccl", flags, "over nccl");
@@ -180,6 +181,7 @@ Test(gpu_lessons, nccl_at_1_rank_trains_like_lesson_00)
     check_lesson_on_nccl("05_bucketed_ddp", "--bucket-mb 0.1");
     check_lesson_on_nccl("09_zero3", "");
     check_lesson_on_nccl("10_mixed_precision", "");
+    check_lesson_on_nccl("10_mixed_precision", "--fp16");
 }
 
 Test(gpu_lessons, collectives_on_gpu_buffers_through_mpi_at_2_ranks)
