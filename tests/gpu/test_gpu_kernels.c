@@ -309,13 +309,10 @@ typedef enum { OPERANDS_FP32, OPERANDS_BF16, OPERANDS_FP16 } Operands;
 
 static Format16 format_of(Operands operands) { return operands == OPERANDS_FP16 ? FORMAT_FP16 : FORMAT_BF16; }
 
-static const char *kernel_name(Operands operands, const char *fp32_name)
-{
-    static const char *const forward[] = {"matmul_forward", "matmul_forward_16 (bf16)", "matmul_forward_16 (fp16)"};
-    static const char *const backward[] = {"matmul_backward", "matmul_backward_16 (bf16)",
-                                           "matmul_backward_16 (fp16)"};
-    return strcmp(fp32_name, "matmul_forward") == 0 ? forward[operands] : backward[operands];
-}
+/* The kernel a check runs, by its operands, for the failure messages. */
+static const char *const FORWARD_NAMES[] = {"matmul_forward", "matmul_forward_16 (bf16)", "matmul_forward_16 (fp16)"};
+static const char *const BACKWARD_NAMES[] = {"matmul_backward", "matmul_backward_16 (bf16)",
+                                             "matmul_backward_16 (fp16)"};
 
 /* Scratch for the operands the 16-bit matmuls round (kernels.h), on k's device: a float
  * each, room enough on either. */
@@ -363,7 +360,7 @@ static void check_matmul_forward(const Shape *s, Rng *rng, int with_bias, Operan
                       with_bias ? device_upload(bias, OC) : NULL, N, C, OC);
     /* C products within 1 (plus the bias, within 1, added in either order) */
     Tolerance tol = {sum_atol(C + 1, 1.0), 0.0};
-    Label kernel = label(s->name, kernel_name(operands, "matmul_forward"));
+    Label kernel = label(s->name, FORWARD_NAMES[operands]);
     expect_device_close(label(kernel.text, with_bias ? "out (bias)" : "out (no bias)").text, out, expected, N * OC,
                         tol);
 }
@@ -371,7 +368,7 @@ static void check_matmul_forward(const Shape *s, Rng *rng, int with_bias, Operan
 static void check_matmul_backward(const Shape *s, Rng *rng, int with_dbias, Operands operands)
 {
     size_t N = rows_of(s), C = (size_t)s->C, OC = (size_t)s->OC;
-    Label kernel = label(s->name, kernel_name(operands, "matmul_backward"));
+    Label kernel = label(s->name, BACKWARD_NAMES[operands]);
     Label tag = with_dbias ? kernel : label(kernel.text, "(dbias NULL)");
     float *dout = host_uniform(rng, N * OC, -1.0f, 1.0f);
     float *inp = host_uniform(rng, N * C, -1.0f, 1.0f), *weight = host_uniform(rng, OC * C, -1.0f, 1.0f);
