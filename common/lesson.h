@@ -18,8 +18,9 @@ typedef struct {
     Strategy strategy;
     FlagSet flags;     /* the lesson's own flags (flags.flags NULL if none); flags.target is
                         * what the strategy sees as run->options */
-    /* Applies the lesson's flags to the training configuration (NULL: nothing to apply).
-     * Returns 0, or -1 with a one-line reason when they cannot go together with it. */
+    /* Applies the lesson's flags to the training configuration (NULL: nothing to apply),
+     * writing those that shape the run's numbers into cfg->lesson_settings for the resume
+     * state. Returns 0, or -1 with a one-line reason when they cannot go together with it. */
     int (*configure)(TrainConfig *cfg, const void *options, char *err, size_t err_len);
     /* The strategy's name in the header and the summary for the lesson's flags (NULL:
      * strategy.name), when a flag changes what runs. */

@@ -1,6 +1,7 @@
 #include "resume.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,8 @@
 #include "paths.h"
 #include "replicas.h"
 
-#define STATE_MAGIC_LINE "dtc resume state 1\n"
+#define STATE_MAGIC "dtc resume state "
+#define STATE_VERSION 2
 #define SETTINGS_END "end\n"
 
 /* The flags that shape a run's trajectory; the rest (logging, outputs, threads, the
@@ -38,6 +40,8 @@ void resume_describe(const TrainConfig *cfg, uint64_t train_hash, char *out, siz
     append(out, out_len, "accum", value);
     snprintf(value, sizeof value, "%016llx", (unsigned long long)train_hash);
     append(out, out_len, "train-tokens-hash", value);
+    size_t used = strlen(out);
+    snprintf(out + used, out_len - used, "%s", cfg->lesson_settings);
 }
 
 int resume_alloc(ResumeState *state, size_t num_params)
@@ -62,7 +66,11 @@ void resume_free(ResumeState *state)
 typedef struct {
     int32_t steps_done, adam_steps;
     uint64_t data_position, num_params;
+    float loss_scale;
+    int32_t good_steps;
 } Counters;
+
+_Static_assert(sizeof(Counters) == 32, "the counters are written as they lie in memory: no padding");
 
 /* The hash of the binary part: counters, then parameters, m and v. */
 static uint64_t state_hash(const Counters *counters, const ResumeState *state)
@@ -82,9 +90,11 @@ static int write_state(FILE *fp, const char *path, const void *what, char *err, 
 {
     const StateFile *file = what;
     const ResumeState *state = file->state;
-    Counters counters = {state->steps_done, state->adam_steps, state->data_position, state->num_params};
+    Counters counters = {state->steps_done, state->adam_steps, state->data_position, state->num_params,
+                         state->loss_scale, state->good_steps};
     uint64_t hash = state_hash(&counters, state);
-    int ok = fputs(STATE_MAGIC_LINE, fp) >= 0 && fputs(file->settings, fp) >= 0 && fputs(SETTINGS_END, fp) >= 0 &&
+    int ok = fprintf(fp, "%s%d\n", STATE_MAGIC, STATE_VERSION) > 0 && fputs(file->settings, fp) >= 0 &&
+             fputs(SETTINGS_END, fp) >= 0 &&
              fwrite(&counters, sizeof counters, 1, fp) == 1 &&
              fwrite(state->params, sizeof(float), state->num_params, fp) == state->num_params &&
              fwrite(state->m, sizeof(float), state->num_params, fp) == state->num_params &&
@@ -103,14 +113,21 @@ int resume_save(const char *path, const char *settings, const ResumeState *state
 
 /* ---------------------------------------------------------------- reading */
 
-/* The first setting line that differs, as "the state has NAME A, this run NAME B". */
+/* The first setting line that differs, as "it was saved with NAME A, this run has NAME B"
+ * (or "without NAME B" where the state has no line there). */
 static void first_difference(const char *saved, const char *wanted, char *out, size_t out_len)
 {
     while (*saved != '\0' || *wanted != '\0') {
         size_t saved_len = strcspn(saved, "\n"), wanted_len = strcspn(wanted, "\n");
         if (saved_len != wanted_len || strncmp(saved, wanted, saved_len) != 0) {
-            snprintf(out, out_len, "it was saved with %.*s, this run has %.*s", (int)saved_len, saved,
-                     (int)wanted_len, wanted);
+            if (saved_len == 0)
+                snprintf(out, out_len, "it was saved without %.*s", (int)wanted_len, wanted);
+            else if (wanted_len == 0)
+                snprintf(out, out_len, "it was saved with %.*s, this run has no such setting", (int)saved_len,
+                         saved);
+            else
+                snprintf(out, out_len, "it was saved with %.*s, this run has %.*s", (int)saved_len, saved,
+                         (int)wanted_len, wanted);
             return;
         }
         saved += saved_len + (saved[saved_len] == '\n');
@@ -123,9 +140,17 @@ static void first_difference(const char *saved, const char *wanted, char *out, s
 static int read_settings(FILE *fp, const char *path, const char *settings, char *err, size_t err_len)
 {
     char line[256], saved[4096] = "", why[512];
-    if (fgets(line, sizeof line, fp) == NULL || strcmp(line, STATE_MAGIC_LINE) != 0) {
-        snprintf(err, err_len, "--resume %s: not a resume state (it does not start with \"dtc resume state 1\")",
-                 path);
+    int version = 0, length = 0;
+    if (fgets(line, sizeof line, fp) == NULL || strncmp(line, STATE_MAGIC, strlen(STATE_MAGIC)) != 0 ||
+        sscanf(line + strlen(STATE_MAGIC), "%d\n%n", &version, &length) != 1 ||
+        line[strlen(STATE_MAGIC) + length] != '\0') {
+        snprintf(err, err_len, "--resume %s: not a resume state (it does not start with \"%s%d\")", path,
+                 STATE_MAGIC, STATE_VERSION);
+        return -1;
+    }
+    if (version != STATE_VERSION) {
+        snprintf(err, err_len, "--resume %s: a resume state of format %d; this program reads format %d only", path,
+                 version, STATE_VERSION);
         return -1;
     }
     while (fgets(line, sizeof line, fp) != NULL && strcmp(line, SETTINGS_END) != 0)
@@ -139,6 +164,12 @@ static int read_settings(FILE *fp, const char *path, const char *settings, char 
         return -1;
     }
     return 0;
+}
+
+static int counters_in_range(const Counters *counters)
+{
+    return counters->steps_done >= 0 && counters->adam_steps >= 0 && counters->loss_scale > 0.0f &&
+           isfinite(counters->loss_scale) && counters->good_steps >= 0;
 }
 
 static int read_binary(FILE *fp, const char *path, size_t expected_params, ResumeState *state, char *err,
@@ -159,14 +190,19 @@ static int read_binary(FILE *fp, const char *path, size_t expected_params, Resum
                 fread(state->m, sizeof(float), expected_params, fp) == expected_params &&
                 fread(state->v, sizeof(float), expected_params, fp) == expected_params &&
                 fread(&hash, sizeof hash, 1, fp) == 1 && fgetc(fp) == EOF;
-    if (!whole || hash != state_hash(&counters, state) || counters.steps_done < 0 || counters.adam_steps < 0) {
-        snprintf(err, err_len, "--resume %s: damaged (%s)", path,
-                 whole ? "its contents do not match their hash" : "not the size its header says");
+    const char *damage = !whole                               ? "not the size its header says"
+                         : hash != state_hash(&counters, state) ? "its contents do not match their hash"
+                         : !counters_in_range(&counters)        ? "a step count or the loss scale is out of range"
+                                                                : NULL;
+    if (damage != NULL) {
+        snprintf(err, err_len, "--resume %s: damaged (%s)", path, damage);
         return -1;
     }
     state->steps_done = counters.steps_done;
     state->adam_steps = counters.adam_steps;
     state->data_position = counters.data_position;
+    state->loss_scale = counters.loss_scale;
+    state->good_steps = counters.good_steps;
     return 0;
 }
 

@@ -44,6 +44,9 @@ typedef struct {
     int overflowed;      /* optimizer_step sets it for a step it skipped on purpose: the fp16
                           * gradients overflowed at this loss scale (model.h), so nothing
                           * changed but the scale; the trainer reports the step as skipped */
+    int good_steps;      /* fp16: the steps in a row without an overflow since the loss scale
+                          * last changed, counted by optimizer_step; kept here, beside
+                          * model->loss_scale, so that a resume state holds both */
 } RunContext;
 
 typedef struct {

@@ -34,6 +34,9 @@ typedef struct {
     int tf32;                 /* --tf32: matrix products on TF32 tensor cores (GPU only) */
     int matmuls_16bit;        /* matmuls on 16-bit operands (lesson 10 sets it; ModelStorage) */
     Format16 matmul_format;   /* their format: bf16 or fp16 */
+    char lesson_settings[256]; /* the lesson's own flags that shape the run's numbers, as "name
+                                * value" lines (its configure hook writes them; "" for none):
+                                * a resume state records them and must match them (resume.h) */
     float mem_limit_mb; /* 0 = none; the tracking allocator refuses past it */
     const char *prompt;
     const char *tokenizer_path; /* --tokenizer, or NULL: the sample's tokens are bytes */

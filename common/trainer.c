@@ -216,6 +216,8 @@ static void restore_resumed(Trainer *tr)
         tr->opt.step = state->adam_steps;
     }
     tr->train.batch_start = state->data_position;
+    tr->model.loss_scale = state->loss_scale; /* over what the strategy's start set */
+    tr->run.good_steps = state->good_steps;
     tr->first_step = state->steps_done;
     if (tr->rank == 0 && !tr->cfg.quiet)
         printf("resumed from %s after step %d\n", tr->cfg.resume_path, state->steps_done);
@@ -568,6 +570,8 @@ static void collect_state(Trainer *tr, ResumeState *state)
         state->adam_steps = tr->opt.step;
     }
     state->data_position = tr->train.batch_start;
+    state->loss_scale = tr->model.loss_scale;
+    state->good_steps = tr->run.good_steps;
 }
 
 /* --save-every: the resume state (PATH.state) and the model (PATH), written by rank 0 after

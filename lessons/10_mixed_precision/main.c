@@ -5,7 +5,7 @@
 #include "lesson.h"
 #include "mixed.h"
 
-static MixedOptions options = {.stage = 2, .scale_window = 2000};
+static MixedOptions options = {.stage = 2, .scale_window = DEFAULT_SCALE_WINDOW};
 
 static const Flag mixed_flags[] = {
     {"stage", FLAG_INT, offsetof(MixedOptions, stage),
@@ -23,18 +23,23 @@ static const Flag mixed_flags[] = {
 };
 
 /* The matmuls' operands are 16-bit, as a GPU's tensor cores take them (kernels.h), unless
- * --fp32-matmuls asks for the comparison. A resume state holds no loss scale, so an fp16
- * run cannot be saved for one or go on from one. */
+ * --fp32-matmuls asks for the comparison. The format, the matmuls and fp16's scale window
+ * shape the run's numbers (--stage does not: every stage computes the same), so a resume
+ * state records them. */
 static int configure(TrainConfig *cfg, const void *lesson_options, char *err, size_t err_len)
 {
     const MixedOptions *mixed_options = lesson_options;
-    if (mixed_options->fp16 && (cfg->save_every > 0 || cfg->resume_path != NULL)) {
-        snprintf(err, err_len, "--fp16 runs cannot be resumed: a resume state does not hold the loss scale "
-                 "(leave out --%s)", cfg->save_every > 0 ? "save-every" : "resume");
+    if (!mixed_options->fp16 && mixed_options->scale_window != DEFAULT_SCALE_WINDOW) {
+        snprintf(err, err_len, "--scale-window is for --fp16's loss scale: bf16 has none (add --fp16)");
         return -1;
     }
     cfg->matmuls_16bit = !mixed_options->fp32_matmuls;
     cfg->matmul_format = mixed_options->fp16 ? FORMAT_FP16 : FORMAT_BF16;
+    char window[32] = "";
+    if (mixed_options->fp16)
+        snprintf(window, sizeof window, "scale-window %d\n", mixed_options->scale_window);
+    snprintf(cfg->lesson_settings, sizeof cfg->lesson_settings, "precision %s\nmatmuls %s\n%s",
+             format16_name(cfg->matmul_format), cfg->matmuls_16bit ? "16-bit" : "fp32", window);
     return 0;
 }
 

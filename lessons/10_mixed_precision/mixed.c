@@ -17,7 +17,7 @@
  * (65536 at the start), so the gradients arrive scaled into fp16's range; the step divides
  * the scale out (a power of two: exactly), and when a scaled gradient overflowed to infinity
  * the step changes nothing, halves the scale and sets run->overflowed; after
- * mixed->scale_window good steps in a row the scale doubles (mixed->good_steps counts them).
+ * mixed->scale_window good steps in a row the scale doubles (run->good_steps counts them).
  * bf16 keeps a scale of 1.
  *
  * The pieces (mixed.h): mixed->stage; mixed->params holds every parameter in 16 bits (stages

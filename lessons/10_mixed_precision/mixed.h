@@ -15,8 +15,10 @@ typedef struct {
                         * loss scale doubles */
 } MixedOptions;
 
-/* fp16's loss scale starts here, as PyTorch's GradScaler does: 2^16. */
+/* fp16's loss scale starts here, as PyTorch's GradScaler does: 2^16; and doubles after this
+ * many good steps in a row unless --scale-window says otherwise (GradScaler's too). */
 #define FIRST_LOSS_SCALE 65536.0f
+#define DEFAULT_SCALE_WINDOW 2000
 
 typedef struct {
     Zero2 zero2;       /* lesson 08's shard plan, AdamW's m and v for this rank's shard, and
@@ -25,10 +27,10 @@ typedef struct {
                         * parameters too */
     Format16 format;   /* what every 16-bit buffer below holds: FORMAT_BF16, or FORMAT_FP16
                         * with --fp16 */
-    int good_steps;    /* fp16: steps in a row since the loss scale last changed */
-    int scale_window;  /* fp16: how many of them double it (--scale-window); the scale
-                        * itself is run->model->loss_scale, what backward multiplies the
-                        * loss by: FIRST_LOSS_SCALE at the start with fp16, 1 with bf16 */
+    int scale_window;  /* fp16: how many good steps in a row (run->good_steps counts them)
+                        * double the loss scale (--scale-window); the scale itself is
+                        * run->model->loss_scale, what backward multiplies the loss by:
+                        * FIRST_LOSS_SCALE at the start with fp16, 1 with bf16 */
     bits16 *params;      /* stages 1 and 2: every parameter in 16 bits, laid out as the model's
                           * units: what forward and backward compute with; stage 3: NULL */
     bits16 *param_shard; /* stage 3: plan.shard_total, this rank's shard of the 16-bit

@@ -90,13 +90,13 @@ static int overflowed(RunContext *run, Mixed *mixed, float norm)
         return 0;
     if (!isfinite(norm)) {
         run->model->loss_scale /= 2.0f;
-        mixed->good_steps = 0;
+        run->good_steps = 0;
         run->overflowed = 1;
         return 1;
     }
-    if (++mixed->good_steps == mixed->scale_window) {
+    if (++run->good_steps == mixed->scale_window) {
         run->model->loss_scale *= 2.0f;
-        mixed->good_steps = 0;
+        run->good_steps = 0;
     }
     return 0;
 }
