@@ -460,8 +460,6 @@ static void print_sample(const char *text)
     printf("\n");
 }
 
-/* Every rank: the whole parameter vector on the host (a collective when the strategy
- * shards the parameters). NULL when out of memory. */
 /* A loss or gradient norm that is not a number poisons every step after it: stop at the
  * first, naming a rank whose own rows gave it (the loss is the same on every rank, so every
  * rank stops here together). With --skip-nonfinite the step changed nothing (trainer_step):
@@ -548,6 +546,8 @@ static void gather_params_into(Trainer *tr, float *host)
         tr->model.kernels->to_host(host, tr->model.params, tr->model.num_params * sizeof(float));
 }
 
+/* Every rank: the whole parameter vector on the host (a collective when the strategy
+ * shards the parameters). NULL when out of memory. */
 static float *gather_full_params(Trainer *tr)
 {
     float *host = mem_alloc(tr->model.num_params * sizeof(float), MEM_OTHER);
