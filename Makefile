@@ -286,6 +286,11 @@ endif
 setup:
 	@scripts/setup.sh
 
+# PyPI's PyTorch in build/torch (scripts/setup_torch.sh; about 5.5 GB): the PyTorch that runs
+# FSDP beside lessons 08 and 09 in make run and make bench. Nothing else needs it.
+torch:
+	@scripts/setup_torch.sh
+
 # make run CLUSTER="1 10" (root) also runs the lessons across two hosts linked at those rates.
 run: setup
 	@$(MAKE) --no-print-directory all data
@@ -394,5 +399,5 @@ clean:
 
 grading-tools: $(BUILD)/tools/compare_runs $(BUILD)/tools/check_schedule
 
-.PHONY: built-lessons sanitized grading-tools all data setup run test test-gpu test-emu grade grade-class bench clean fuzz fuzzers check print-solution-objs print-lesson-includes
+.PHONY: built-lessons sanitized grading-tools all data setup torch run test test-gpu test-emu grade grade-class bench clean fuzz fuzzers check print-solution-objs print-lesson-includes
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

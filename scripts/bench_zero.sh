@@ -6,10 +6,12 @@
 # forward and again before backward, and the reduce-scatter), and half of each stage's for
 # lesson 10's mixed precision on it (the same collectives in bf16): 1 psi on ZeRO-1 and
 # ZeRO-2, 1.5 psi on ZeRO-3; lesson 10 with --fp32-matmuls too, the cost of rounding every
-# matmul's operands to bf16 on a CPU whose BLAS has no bf16 GEMM. OpenBLAS's auto-detected
-# kernels; median step time of BENCH_ROUNDS runs (default 3). Where python3-torch is
-# installed, PyTorch's DDP and its ZeRO-1 (ZeroRedundancyOptimizer) on the same shape follow,
-# with AdamW's state per rank (PyTorch's ZeRO-1 gives each rank whole parameters).
+# matmul's operands to bf16 on a CPU whose BLAS has no bf16 GEMM. The kernels the lessons
+# choose from the CPU's features; median step time of BENCH_ROUNDS runs (default 3). Where
+# PyTorch is installed (scripts/pytorch_ddp.sh), its DDP and its ZeRO-1
+# (ZeroRedundancyOptimizer) on the same shape follow, and where it runs FSDP (make torch),
+# FSDP in both modes (grad_op beside ZeRO-2, full beside ZeRO-3), each with the model state
+# per rank between steps and the torch and BLAS that ran it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
@@ -53,29 +55,44 @@ for entry in "07_zero1:zero1:2 psi" "08_zero2:zero2:2 psi" "09_zero3:zero3:3 psi
     row "$name" "$s" "$mb" "$formula"
 done
 
-# Prints "median_step_seconds adam_mb" of $repeats PyTorch runs at 2 ranks (FLAGS: --zero1 or
-# none), or nothing when PyTorch is not installed.
+# Prints "median_step_seconds params_mb grads_mb adam_mb TORCH" of $repeats PyTorch runs at 2
+# ranks (FLAGS: --zero1, --fsdp MODE or none; TORCH: its version and BLAS, as the run's
+# header names them), or "skipped: WHY" (no PyTorch, or one that cannot run FSDP).
 measure_pytorch() {
-    local times=() summary=$work/pt/pytorch_ddp_summary.csv adam_mb=""
+    local times=() summary=$work/pt/pytorch_ddp_summary.csv
     for _ in $(seq "$repeats"); do
         rm -f "$summary"
         # shellcheck disable=SC2086 # flag lists are words
-        scripts/pytorch_ddp.sh run "$work/pt" --ranks 2 "$@" $shape >"$work/log" 2>&1 </dev/null ||
+        OPENBLAS_CORETYPE=$kernels scripts/pytorch_ddp.sh run "$work/pt" --ranks 2 "$@" $shape >"$work/log" 2>&1 </dev/null ||
             { cat "$work/log" >&2; return 1; }
-        [ -f "$summary" ] || return 0 # skipped: no PyTorch
+        [ -f "$summary" ] || { grep -m 1 -o 'skipped: .*' "$work/log"; return 0; }
         times+=("$(summary_field "$summary" step_time_avg_s)")
-        adam_mb=$(summary_field "$summary" adam_mb)
     done
-    echo "$(printf '%s\n' "${times[@]}" | median)" "$adam_mb"
+    echo "$(printf '%s\n' "${times[@]}" | median)" "$(summary_field "$summary" params_mb)" \
+        "$(summary_field "$summary" grads_mb)" "$(summary_field "$summary" adam_mb)" \
+        "$(grep -m 1 -o 'torch [^ ]* | BLAS .*' "$work/log" | sed 's/ | BLAS/,/')"
 }
-echo "PyTorch on the same shape, 2 ranks x 1 thread (gloo), median of $repeats"
-printf '  %-26s %9s %12s %18s\n' run "step ms" "x bucketed" "AdamW m, v MB/rank"
-for entry in "pytorch_ddp:" "pytorch_zero1:--zero1"; do
-    # shellcheck disable=SC2086 # the flag, or none
-    result=$(measure_pytorch ${entry#*:}) # a run that fails stops the script, its log shown
-    [ -n "$result" ] ||
-        { echo "  pytorch: skipped: python3-torch is not installed (apt-get install python3-torch)"; break; }
-    read -r s adam_mb <<<"$result"
-    awk -v name="${entry%%:*}" -v s="$s" -v base="$base_s" -v adam="$adam_mb" \
-        'BEGIN { printf "  %-26s %9.2f %12.3f %18.3f\n", name, 1e3 * s, s / base, adam }'
+# A PyTorch on OpenBLAS (Debian's) runs the kernels the lessons chose, which OpenBLAS's own
+# pick may not be (blas_kernels.h); PyPI's runs MKL whatever this says.
+kernels=$(chosen_kernels)
+# DDP and ZeRO-1 run on the first PyTorch found, FSDP on the first that runs it
+# (scripts/pytorch_ddp.sh): where those differ, DDP runs again on FSDP's, so that FSDP is
+# also compared with a DDP of the same build and BLAS.
+entries=("pytorch_ddp:" "pytorch_zero1:--zero1" "pytorch_fsdp_grad_op:--fsdp grad_op" "pytorch_fsdp_full:--fsdp full")
+if fsdp_python=$(scripts/pytorch_ddp.sh which fsdp) && [ "$fsdp_python" != "$(scripts/pytorch_ddp.sh which)" ]; then
+    entries+=("pytorch_ddp:PYTHON=$fsdp_python")
+fi
+echo "PyTorch on the same shape, 2 ranks x 1 thread (gloo), median of $repeats; model state per rank"
+echo "between steps (the largest rank's)"
+printf '  %-22s %9s %11s %9s %9s %9s  %s\n' run "step ms" "x bucketed" "params MB" "grads MB" "AdamW MB" torch
+for entry in "${entries[@]}"; do
+    flags=${entry#*:} python=${PYTHON:-}
+    [ "${flags#PYTHON=}" != "$flags" ] && python=${flags#PYTHON=} flags=
+    # shellcheck disable=SC2086 # the flags, or none
+    result=$(PYTHON=$python measure_pytorch $flags) # a run that fails stops the script, its log shown
+    [ "${result%%:*}" = skipped ] && { echo "  ${entry%%:*}: $result"; continue; }
+    read -r s params_mb grads_mb adam_mb torch <<<"$result"
+    awk -v name="${entry%%:*}" -v s="$s" -v base="$base_s" -v p="$params_mb" -v g="$grads_mb" -v a="$adam_mb" \
+        -v torch="$torch" \
+        'BEGIN { printf "  %-22s %9.2f %11.3f %9.3f %9.3f %9.3f  %s\n", name, 1e3 * s, s / base, p, g, a, torch }'
 done

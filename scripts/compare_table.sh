@@ -30,9 +30,9 @@ awk -F, '
     function fixed(name, fmt) { v = get(name); return v == "" ? "-" : sprintf(fmt, v) }
     function state() { if (get("params_mb") == "") return "-"
                        return sprintf("%.3f", get("params_mb") + get("grads_mb") + get("adam_mb") + get("master_mb")) }
-    BEGIN { printf "%-16s %5s %14s %14s %10s %10s %11s %9s %9s %11s\n", "strategy", "ranks", "step ms (std)",
+    BEGIN { printf "%-20s %5s %14s %14s %10s %10s %11s %9s %9s %11s\n", "strategy", "ranks", "step ms (std)",
                    "comm ms (std)", "comm frac", "tokens/s", "last loss", "comm MB", "state MB", "peak RSS MB" }
-    { printf "%-16s %5s %7s (%4s) %7s (%4s) %10s %10s %11s %9s %9s %11s\n", get("strategy"), get("ranks"),
+    { printf "%-20s %5s %7s (%4s) %7s (%4s) %10s %10s %11s %9s %9s %11s\n", get("strategy"), get("ranks"),
              ms("step_time_avg_s"), ms("step_time_std_s"), ms("comm_time_avg_s"), ms("comm_time_std_s"),
              fixed("comm_frac_avg", "%.4f"), fixed("tokens_per_s", "%.0f"), fixed("last_loss", "%.6f"),
              fixed("comm_mb_per_step", "%.2f"), state(), fixed("peak_rss_mb", "%.1f") }

@@ -113,7 +113,8 @@ for copied in bucket_sweep.csv comparison.csv; do publish "$data/$copied" cat "$
 # Loss curves: every lesson's per-step CSV, and PyTorch's when it ran.
 loss_files=() loss_names=()
 for lesson in "${lessons[@]}"; do loss_files+=("$runs/$lesson.csv") loss_names+=("$lesson"); done
-for pytorch in pytorch:pytorch_ddp pytorch_zero1:pytorch_zero1; do # FOLDER:STRATEGY
+for pytorch in pytorch:pytorch_ddp pytorch_zero1:pytorch_zero1 pytorch_fsdp_grad_op:pytorch_fsdp_grad_op \
+    pytorch_fsdp_full:pytorch_fsdp_full; do # FOLDER:STRATEGY
     if [ -f "$runs/${pytorch%%:*}/pytorch_ddp.csv" ] && grep -q "^${pytorch#*:}," "$runs/comparison.csv"; then
         loss_files+=("$runs/${pytorch%%:*}/pytorch_ddp.csv") loss_names+=("${pytorch#*:}")
     fi

@@ -12,16 +12,25 @@ The configuration is never written down here: it is asked from lesson 00 itself
 this script trains exactly what lesson 00 would train with the same flags.
 
     pytorch_ddp.py --init-from CKPT [--config PRESET] [lesson 00 flags] [--csv PATH]
-                   [--summary PATH] [--ranks N [--zero1] | --eager] [--steps N]
+                   [--summary PATH] [--ranks N [--zero1 | --fsdp MODE] | --eager] [--steps N]
 
 --eager trains in one process without DDP or a process group: PyTorch eager, the baseline
 beside lesson 00 on one device (strategy "pytorch_eager" in the summary).
 
 --zero1 keeps DDP and shards AdamW's state with PyTorch's own ZeRO-1, ZeroRedundancyOptimizer
-(strategy "pytorch_zero1"): the baseline beside lesson 07. The summary's params_mb, grads_mb
-and adam_mb are what one rank keeps, the largest over the ranks. PyTorch's FSDP (ZeRO-2 and
--3) is not offered: Debian 12's python3-torch (1.13) cannot import torch.distributed.fsdp on
-its Python 3.11 (a dataclass default that Python 3.11 refuses; PyTorch 2.0 fixed it).
+(strategy "pytorch_zero1"): the baseline beside lesson 07.
+
+--fsdp MODE trains with PyTorch's FSDP (fully_shard, one FSDP unit per transformer block and
+one for the rest: the embeddings and the final LayerNorm) instead of DDP. MODE grad_op
+(strategy "pytorch_fsdp_grad_op") keeps each unit's gathered parameters from its forward to
+its backward, ShardingStrategy.SHARD_GRAD_OP's schedule, the baseline beside lesson 08;
+MODE full (strategy "pytorch_fsdp_full") frees them after forward and gathers them again
+for backward, FULL_SHARD's, beside lesson 09. Both keep a shard of the parameters, of the
+gradients and of AdamW's state between steps. FSDP needs PyTorch 2.x: Debian 12's
+python3-torch (1.13) cannot import it on Python 3.11, PyPI's torch can (make torch).
+
+The summary's params_mb, grads_mb and adam_mb are what one rank keeps between steps, the
+largest over the ranks.
 
 --csv and --summary are written whole: to a temporary file in the same folder, renamed into
 place, so a run that fails leaves an earlier file as it was. Their folders are checked before
@@ -60,6 +69,9 @@ EMBEDDING_KINDS = ["wte", "wpe"]
 BLOCK_KINDS = ["ln1w", "ln1b", "qkvw", "qkvb", "attprojw", "attprojb",
                "ln2w", "ln2b", "fcw", "fcb", "fcprojw", "fcprojb"]
 FINAL_KINDS = ["lnfw", "lnfb"]
+
+# --fsdp MODE: FSDP's reshard_after_forward, and the strategy's name in the summary.
+FSDP_MODES = {"grad_op": (False, "pytorch_fsdp_grad_op"), "full": (True, "pytorch_fsdp_full")}
 
 CSV_HEADER = "step,loss,grad_norm,lr,ms,tokens_per_s,val_loss"
 SUMMARY_HEADER = ("strategy,ranks,threads,steps_measured,step_time_avg_s,step_time_std_s,"
@@ -107,6 +119,11 @@ def parse_args(argv):
     parser.add_argument("--zero1", action="store_true",
                         help="DDP with PyTorch's ZeroRedundancyOptimizer (ZeRO-1): each rank keeps "
                              "AdamW's state of its share of the parameters (strategy pytorch_zero1)")
+    parser.add_argument("--fsdp", choices=sorted(FSDP_MODES), metavar="MODE",
+                        help="PyTorch's FSDP instead of DDP: grad_op keeps a unit's gathered "
+                             "parameters from forward to backward (SHARD_GRAD_OP, beside lesson "
+                             "08), full gathers them again for backward (FULL_SHARD, beside "
+                             "lesson 09); needs PyTorch 2.x")
     parser.add_argument("--steps", type=int, metavar="N",
                         help="optimizer steps (the preset's when left out)")
     parser.add_argument("--lesson-binary", default=DEFAULT_LESSON_BINARY, metavar="PATH",
@@ -115,8 +132,11 @@ def parse_args(argv):
     args, pass_through = parser.parse_known_args(argv)
     if args.eager and "--ranks" in argv:
         raise InputError("--eager runs one process: leave out --ranks")
-    if args.eager and args.zero1:
-        raise InputError("--eager runs one process without a process group: ZeRO-1 needs ranks")
+    if args.eager and (args.zero1 or args.fsdp):
+        raise InputError("--eager runs one process without a process group: "
+                         f"{'--zero1' if args.zero1 else '--fsdp'} needs ranks")
+    if args.zero1 and args.fsdp:
+        raise InputError("--zero1 and --fsdp are two strategies: choose one")
     if args.eager:
         args.ranks = 1
     check_pass_through(pass_through)
@@ -359,66 +379,87 @@ def torch_available():
     return True
 
 
+def fsdp_missing():
+    """Why this torch cannot run --fsdp, or None when it can: fully_shard is public from
+    PyTorch 2.6 on, and Debian 12's 1.13 fails even to import its older FSDP on Python 3.11."""
+    try:
+        from torch.distributed.fsdp import fully_shard, FSDPModule  # noqa: F401
+    except Exception as error:  # 1.13 raises ValueError from a dataclass, not ImportError
+        version = importlib.import_module("torch").__version__
+        return (f"FSDP needs PyTorch 2.6 or later, and torch {version} cannot import "
+                f"fully_shard ({type(error).__name__}); 'make torch' installs PyPI's torch into "
+                "build/torch")
+    return None
+
+
 def make_model_class(torch):
     """The GPT module (defined here so that importing this file does not need torch)."""
     nn, F = torch.nn, torch.nn.functional
 
+    def attention(qkv, heads, scale, future):
+        B, T, threeC = qkv.shape
+        C = threeC // 3
+        q, k, v = (x.view(B, T, heads, C // heads).transpose(1, 2) for x in qkv.split(C, dim=2))
+        scores = (q @ k.transpose(2, 3)) * scale
+        weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+        return (weights @ v).transpose(1, 2).reshape(B, T, C)
+
+    class Block(nn.Module):
+        """One transformer block, a unit of the flat layout: its own module, so that FSDP
+        can make it a unit of its own too, gathered around its forward and backward."""
+
+        def __init__(self, heads, scale):
+            super().__init__()
+            self.heads, self.scale = heads, scale
+
+        def forward(self, x, future):
+            p = lambda kind: getattr(self, kind)
+            C = x.shape[-1]
+            h = F.layer_norm(x, (C,), p("ln1w"), p("ln1b"), LAYERNORM_EPS)
+            qkv = F.linear(h, p("qkvw"), p("qkvb"))
+            x = x + F.linear(attention(qkv, self.heads, self.scale, future), p("attprojw"), p("attprojb"))
+            h = F.layer_norm(x, (C,), p("ln2w"), p("ln2b"), LAYERNORM_EPS)
+            h = F.gelu(F.linear(h, p("fcw"), p("fcb")), approximate="tanh")
+            return x + F.linear(h, p("fcprojw"), p("fcprojb"))
+
     class GPT(nn.Module):
         """GPT-2 as common/model.c computes it; every parameter is a view of one flat
-        buffer in the C unit-major layout, so AdamW runs on that buffer in a few ops."""
+        buffer in the C unit-major layout, so AdamW runs on that buffer in a few ops. The
+        embeddings and the final LayerNorm belong to the model itself, each block's
+        parameters to its Block."""
 
         def __init__(self, config, flat_params):
             super().__init__()
-            self.vocab, self.heads = config["vocab"], config["heads"]
-            head_size = config["channels"] // self.heads
+            self.vocab = config["vocab"]
             # 1.0f / sqrtf(hs): exactly representable, so the float32 product matches
-            self.attention_scale = float(f32(1.0) / np.sqrt(f32(head_size)))
-            self.layers = config["layers"]
+            scale = float(f32(1.0) / np.sqrt(f32(config["channels"] // config["heads"])))
+            self.blocks = nn.ModuleList(Block(config["heads"], scale) for _ in range(config["layers"]))
             self.future_masks = {}  # T -> the T x T mask of positions after each query
             offsets, _ = flat_offsets(config)
-            self.ordered = []  # parameters in flat layout order, for gathering gradients
+            self.layout = []  # (module, name) of every parameter in flat layout order
             for kind, layer, shape in unit_tensors(config):
                 offset, _ = offsets[(kind, layer)]
                 view = flat_params[offset:offset + math.prod(shape)].view(shape)
-                parameter = nn.Parameter(view)  # shares the flat buffer's storage
-                name = kind if kind not in BLOCK_KINDS else f"h{layer}_{kind}"
-                self.register_parameter(name, parameter)
-                self.ordered.append(parameter)
+                owner = self.blocks[layer] if kind in BLOCK_KINDS else self
+                owner.register_parameter(kind, nn.Parameter(view))  # shares the flat buffer's storage
+                self.layout.append((owner, kind))
 
-        def tensor(self, kind, layer):
-            return getattr(self, f"h{layer}_{kind}")
+        def layout_parameters(self):
+            """The parameters in flat layout order, looked up each time: FSDP replaces each
+            with its shard."""
+            return [getattr(owner, kind) for owner, kind in self.layout]
 
         def future_mask(self, T):
             if T not in self.future_masks:
                 self.future_masks[T] = torch.ones(T, T, dtype=torch.bool).triu(1)
             return self.future_masks[T]
 
-        def attention(self, qkv):
-            B, T, threeC = qkv.shape
-            C = threeC // 3
-            q, k, v = (x.view(B, T, self.heads, C // self.heads).transpose(1, 2)
-                       for x in qkv.split(C, dim=2))
-            scores = (q @ k.transpose(2, 3)) * self.attention_scale
-            future = self.future_mask(T)
-            weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
-            return (weights @ v).transpose(1, 2).reshape(B, T, C)
-
-        def block(self, x, layer):
-            p = lambda kind: self.tensor(kind, layer)
-            C = x.shape[-1]
-            h = F.layer_norm(x, (C,), p("ln1w"), p("ln1b"), LAYERNORM_EPS)
-            x = x + F.linear(self.attention(F.linear(h, p("qkvw"), p("qkvb"))),
-                             p("attprojw"), p("attprojb"))
-            h = F.layer_norm(x, (C,), p("ln2w"), p("ln2b"), LAYERNORM_EPS)
-            h = F.gelu(F.linear(h, p("fcw"), p("fcb")), approximate="tanh")
-            return x + F.linear(h, p("fcprojw"), p("fcprojb"))
-
         def forward(self, inputs, targets):
             """Mean cross-entropy over every position of this batch."""
             T = inputs.shape[1]
             x = self.wte[inputs] + self.wpe[:T]
-            for layer in range(self.layers):
-                x = self.block(x, layer)
+            for block in self.blocks:
+                x = block(x, self.future_mask(T))
             x = F.layer_norm(x, (x.shape[-1],), self.lnfw, self.lnfb, LAYERNORM_EPS)
             # tied LM head over the V real rows only: the padding rows are not logits
             logits = F.linear(x, self.wte[:self.vocab])
@@ -457,6 +498,29 @@ class AdamW:
 
     def state_bytes(self):
         return 4 * (self.m.numel() + self.v.numel())
+
+
+class ShardAdamW:
+    """The course's AdamW on this rank's shards of FSDP's parameters (FSDP keeps each as a
+    DTensor sharded by rows): elementwise, so each element is updated as in the flat buffer,
+    and m and v exist for the shard alone."""
+
+    def __init__(self, torch, parameters, config):
+        with torch.no_grad():
+            shards = [parameter.to_local() for parameter in parameters]
+        self.parameters = parameters
+        self.m = [torch.zeros_like(shard) for shard in shards]
+        self.v = [torch.zeros_like(shard) for shard in shards]
+        self.config = config
+        self.step_count = 0
+
+    def step(self, grad_shards, lr, grad_scale):
+        self.step_count += 1
+        for parameter, grad, m, v in zip(self.parameters, grad_shards, self.m, self.v):
+            adamw_update(parameter.to_local(), grad, m, v, self.config, self.step_count, lr, grad_scale)
+
+    def state_bytes(self):
+        return sum(4 * (m.numel() + v.numel()) for m, v in zip(self.m, self.v))
 
 
 def make_sharded_adamw(torch):
@@ -502,11 +566,24 @@ def make_sharded_adamw(torch):
     return ShardedAdamW
 
 
+def shard_with_fsdp(torch, model, mode):
+    """FSDP2's fully_shard on each block, then on the model (the embeddings and the final
+    LayerNorm, and the root that starts and ends every step). reshard_after_forward False
+    keeps a unit's gathered parameters until its backward (SHARD_GRAD_OP), True frees them
+    after forward and gathers them again for backward (FULL_SHARD)."""
+    from torch.distributed.fsdp import fully_shard
+    reshard_after_forward = FSDP_MODES[mode][0]
+    for block in model.blocks:
+        fully_shard(block, reshard_after_forward=reshard_after_forward)
+    fully_shard(model, reshard_after_forward=reshard_after_forward)
+
+
 # ---------------------------------------------------------------- one rank
 
 class Rank:
-    """One DDP process: its model replica, data cursors and optimizer. Eager (one process,
-    no process group): the model itself stands where DDP's wrapper would."""
+    """One process: its model replica (or, under FSDP, its shard of the model), data cursors
+    and optimizer. Eager (one process, no process group): the model itself stands where
+    DDP's wrapper would."""
 
     def __init__(self, torch, rank, settings):
         self.torch, self.rank, self.settings = torch, rank, settings
@@ -517,11 +594,15 @@ class Rank:
         self.flat_params = torch.from_numpy(load_checkpoint(settings["init_from"], config))
         model = make_model_class(torch)(config, self.flat_params)
         self.model = model
-        self.eager = settings["eager"]
-        self.ddp = model if self.eager else torch.nn.parallel.DistributedDataParallel(model)
-        self.zero1 = settings["zero1"]
-        self.optimizer = (make_sharded_adamw(torch)(model.ordered, config) if self.zero1
-                          else AdamW(torch, self.flat_params, config))
+        self.eager, self.fsdp = settings["eager"], settings["fsdp"]
+        if self.fsdp:
+            shard_with_fsdp(torch, model, self.fsdp)
+            self.wrapped = model  # fully_shard changes the module in place
+            self.optimizer = ShardAdamW(torch, model.layout_parameters(), config)
+        else:
+            self.wrapped = model if self.eager else torch.nn.parallel.DistributedDataParallel(model)
+            self.optimizer = (make_sharded_adamw(torch)(model.layout_parameters(), config)
+                              if settings["zero1"] else AdamW(torch, self.flat_params, config))
         self.train = BatchCursor(load_shard(config["train"], config), config["batch"],
                                  config["seq"], rank, self.world)
         self.val = None
@@ -529,24 +610,37 @@ class Rank:
             self.val = BatchCursor(load_shard(config["val"], config), config["batch"],
                                    config["seq"], rank, self.world)
 
-    def gathered_grads(self):
-        return self.torch.cat([p.grad.reshape(-1) for p in self.model.ordered])
+    def gradients(self):
+        """The averaged gradient as the optimizer takes it: the flat buffer's layout in one
+        tensor, or under FSDP this rank's shard of each parameter's."""
+        parameters = self.model.layout_parameters()
+        if self.fsdp:
+            return [parameter.grad.to_local() for parameter in parameters]
+        return self.torch.cat([parameter.grad.reshape(-1) for parameter in parameters])
+
+    def grad_norm(self, gradients):
+        """The norm of the averaged gradient, summed in double like sum_of_squares(); under
+        FSDP each rank sums its shards and the ranks add their sums."""
+        if not self.fsdp:
+            return f32(math.sqrt(gradients.double().square().sum().item()))
+        total = sum(shard.double().square().sum() for shard in gradients).reshape(1)
+        self.torch.distributed.all_reduce(total)
+        return f32(math.sqrt(total.item()))
 
     def train_step(self, step):
         """One step as trainer_step() does it; returns (local loss, grad norm, lr, seconds).
-        DDP averages the gradients over the ranks during backward."""
+        DDP and FSDP average the gradients over the ranks during backward."""
         torch = self.torch
         start = time.perf_counter()
         inputs, targets = self.train.next()
-        self.ddp.zero_grad(set_to_none=True)
-        loss = self.ddp(torch.from_numpy(inputs), torch.from_numpy(targets))
+        self.wrapped.zero_grad(set_to_none=True)
+        loss = self.wrapped(torch.from_numpy(inputs), torch.from_numpy(targets))
         loss.backward()
-        flat_grads = self.gathered_grads()
-        # the norm of the averaged gradient, summed in double like sum_of_squares()
-        grad_norm = f32(math.sqrt(flat_grads.double().square().sum().item()))
+        gradients = self.gradients()
+        grad_norm = self.grad_norm(gradients)
         lr = lr_at(self.config, step)
         with torch.no_grad():
-            self.optimizer.step(flat_grads, lr, clip_scale(grad_norm, self.config["grad-clip"]))
+            self.optimizer.step(gradients, lr, clip_scale(grad_norm, self.config["grad-clip"]))
         return loss.item(), grad_norm, lr, time.perf_counter() - start
 
     def global_mean(self, local_value):
@@ -564,19 +658,34 @@ class Rank:
         with self.torch.no_grad():
             for _ in range(self.config["val-batches"]):
                 inputs, targets = self.val.next()
-                local = self.model(self.torch.from_numpy(inputs), self.torch.from_numpy(targets))
+                local = self.wrapped(self.torch.from_numpy(inputs), self.torch.from_numpy(targets))
                 total += float(f32(self.global_mean(local.item())))
+        if self.fsdp:
+            self.reshard()
         return float(f32(total / self.config["val-batches"]))
+
+    def reshard(self):
+        """A forward without backward can leave FSDP's gathered parameters in place (there
+        is no backward to free them after); free them, so that between steps every rank
+        keeps its shards alone."""
+        from torch.distributed.fsdp import FSDPModule
+        for module in self.model.modules():
+            if isinstance(module, FSDPModule):
+                module.reshard()
 
     def is_val_step(self, step):
         every, steps = self.config["val-every"], self.config["steps"]
         return self.val is not None and ((step + 1) % every == 0 or step + 1 == steps)
 
     def model_state_mb(self):
-        """Parameters, gradients and AdamW state this rank keeps (MB), each the largest over
-        the ranks: ZeRO-1's shares of whole parameters are not all the same size."""
-        grads = sum(4 * p.grad.numel() for p in self.model.ordered if p.grad is not None)
-        figures = self.torch.tensor([4 * self.flat_params.numel(), grads, self.optimizer.state_bytes()],
+        """Parameters, gradients and AdamW state this rank keeps between steps (MB), each the
+        largest over the ranks: ZeRO-1's shares of whole parameters are not all the same
+        size, and FSDP's row shards need not be either."""
+        parameters = self.model.layout_parameters()
+        local = (lambda tensor: tensor.to_local()) if self.fsdp else (lambda tensor: tensor)
+        params = sum(4 * local(p).numel() for p in parameters)
+        grads = sum(4 * local(p.grad).numel() for p in parameters if p.grad is not None)
+        figures = self.torch.tensor([params, grads, self.optimizer.state_bytes()],
                                     dtype=self.torch.float64)
         if not self.eager:
             self.torch.distributed.all_reduce(figures, op=self.torch.distributed.ReduceOp.MAX)
@@ -664,6 +773,8 @@ def write_csv(path, rows):
 def strategy_name(settings):
     if settings["eager"]:
         return "pytorch_eager"
+    if settings["fsdp"]:
+        return FSDP_MODES[settings["fsdp"]][1]
     return "pytorch_zero1" if settings["zero1"] else "pytorch_ddp"
 
 
@@ -726,6 +837,9 @@ def describe(torch, args, config):
     how = "eager, one process" if args.eager else f"{args.ranks} ranks over gloo"
     if args.zero1:
         how += ", AdamW state sharded (ZeroRedundancyOptimizer)"
+    if args.fsdp:
+        how += (f", FSDP instead of DDP (fully_shard per block, reshard_after_forward="
+                f"{FSDP_MODES[args.fsdp][0]})")
     print(f"pytorch_ddp: {how} x {config['threads']} thread(s) | torch "
           f"{torch.__version__} | BLAS {blas_name(torch)}")
     print(f"model L{config['layers']} H{config['heads']} C{config['channels']} "
@@ -734,17 +848,21 @@ def describe(torch, args, config):
 
 
 def blas_name(torch):
-    """Which BLAS runs torch's matrix products. Debian's torch is built against the
-    generic libblas.so.3, which on our machines is OpenBLAS; when it is, name the kernel
-    set OpenBLAS picked (OPENBLAS_CORETYPE decides it, as for the C programs)."""
+    """Which BLAS runs torch's matrix products. PyPI's torch carries MKL inside it; Debian's
+    is built against the generic libblas.so.3, which on our machines is OpenBLAS: when it
+    is, name the kernel set OpenBLAS picked (OPENBLAS_CORETYPE decides it, as for the C
+    programs)."""
+    found = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
+    built_with = found.group(1) if found else "unknown"
+    if built_with == "mkl":
+        return "MKL"
     try:
         import ctypes
         openblas = ctypes.CDLL("libopenblas.so.0")
         openblas.openblas_get_corename.restype = ctypes.c_char_p
         return "OpenBLAS core " + openblas.openblas_get_corename().decode()
     except (OSError, AttributeError):
-        found = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
-        return found.group(1) if found else "unknown"
+        return built_with
 
 
 def launch(args, config):
@@ -756,7 +874,8 @@ def launch(args, config):
     import torch.multiprocessing as mp
     describe(torch, args, config)
     settings = {"config": config, "ranks": args.ranks, "init_from": args.init_from,
-                "csv": args.csv, "summary": args.summary, "eager": args.eager, "zero1": args.zero1}
+                "csv": args.csv, "summary": args.summary, "eager": args.eager, "zero1": args.zero1,
+                "fsdp": args.fsdp}
     if args.eager:
         train_rank(0, settings, None)
         return
@@ -770,6 +889,9 @@ def main(argv):
         args = parse_args(argv)
         if not torch_available():
             print(f"{PROG}: skipped: python3-torch is not installed (apt-get install python3-torch)")
+            return SKIP_EXIT
+        if args.fsdp and fsdp_missing():
+            print(f"{PROG}: skipped: {fsdp_missing()}")
             return SKIP_EXIT
         config = query_config(args)
         check_inputs(args, config)

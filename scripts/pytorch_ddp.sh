@@ -1,22 +1,32 @@
 #!/usr/bin/env bash
-# PyTorch DDP beside our C code: an optional cross-check and a baseline row.
+# PyTorch's DDP, ZeRO-1 and FSDP beside our C code: an optional cross-check and baseline rows.
 #
 #   scripts/pytorch_ddp.sh check
-#       Lesson 00 (single device), PyTorch DDP at 2 ranks and PyTorch's ZeRO-1 (DDP with
-#       ZeroRedundancyOptimizer) at 2 ranks train the reference preset from the same
-#       initial weights; each PyTorch run's loss, grad norm and validation loss must agree
-#       with lesson 00's within tests/tolerance.sh. Exit 0 agree, 1 disagree, 77 skipped
-#       (no PyTorch), 2 anything else went wrong.
-#   scripts/pytorch_ddp.sh run OUT_DIR [--config PRESET] [--ranks N [--zero1] | --eager] [lesson 00 flags]
+#       Lesson 00 (single device), PyTorch DDP at 2 ranks, PyTorch's ZeRO-1 (DDP with
+#       ZeroRedundancyOptimizer) and, where the PyTorch runs it, FSDP in both modes (grad_op,
+#       full) at 2 ranks train the reference preset from the same initial weights; each
+#       PyTorch run's loss, grad norm and validation loss must agree with lesson 00's within
+#       tests/tolerance.sh. Exit 0 agree, 1 disagree, 77 skipped (no PyTorch), 2 anything
+#       else went wrong.
+#   scripts/pytorch_ddp.sh run OUT_DIR [--config PRESET] [--ranks N [--zero1 | --fsdp MODE] | --eager]
+#                          [lesson 00 flags]
 #       Saves lesson 00's initial weights for that configuration in OUT_DIR/init.bin and
 #       trains them with PyTorch DDP (2 ranks unless --ranks; --zero1 shards AdamW's state
-#       with ZeroRedundancyOptimizer), or with --eager in one process without DDP:
-#       OUT_DIR/pytorch_ddp.csv and OUT_DIR/pytorch_ddp_summary.csv.
-#       Exit 0 (also when skipped: no PyTorch). Paths inside the flags (--train, --val) are
-#       relative to the repository root.
+#       with ZeroRedundancyOptimizer), with FSDP instead of DDP (--fsdp grad_op or full), or
+#       with --eager in one process without DDP: OUT_DIR/pytorch_ddp.csv and
+#       OUT_DIR/pytorch_ddp_summary.csv. Exit 0 (also when skipped: no PyTorch, or one
+#       without FSDP). Paths inside the flags (--train, --val) are relative to the
+#       repository root.
+#   scripts/pytorch_ddp.sh which [fsdp]
+#       Prints the interpreter that runs would use (with fsdp: FSDP runs); exit 1 if none.
 #
-# PyTorch is never required: Debian's python3-torch is used when some python3 on this
-# machine can import it (PYTHON=... picks one), otherwise the script says so and skips.
+# PyTorch is never required. DDP, ZeRO-1 and eager runs take the first of these that
+# imports torch: PYTHON=..., python3, and Debian's /usr/bin/python3 with python3-torch,
+# whose matrix products run on OpenBLAS, so on the kernels the lessons use when
+# OPENBLAS_CORETYPE names them. FSDP runs take the first that can run FSDP: PYTHON=...,
+# build/torch/bin/python (PyPI's PyTorch 2, which 'make torch' installs; its products run
+# on MKL), python3 and /usr/bin/python3 (Debian 12's python3-torch cannot). Without one the
+# script says so and skips.
 set -euo pipefail
 
 # shellcheck source=scripts/summary_lib.sh
@@ -33,13 +43,19 @@ absolute() {
     case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac
 }
 
-# The first interpreter that can import torch: an activated virtual environment or pyenv
-# python3 usually cannot, Debian's /usr/bin/python3 can once python3-torch is installed.
+# The first interpreter that can import torch (an activated virtual environment or pyenv
+# python3 usually cannot, Debian's /usr/bin/python3 can once python3-torch is installed);
+# with "fsdp", the first whose torch runs FSDP.
 find_torch_python() {
-    local candidate
-    for candidate in ${PYTHON:-} python3 /usr/bin/python3; do
-        if command -v "$candidate" >/dev/null 2>&1 &&
-            "$candidate" -c 'import torch' >/dev/null 2>&1; then
+    local candidate candidates=(python3 /usr/bin/python3)
+    local test='import torch'
+    if [ "${1:-}" = fsdp ]; then
+        candidates=(build/torch/bin/python python3 /usr/bin/python3)
+        test='from torch.distributed.fsdp import fully_shard, FSDPModule'
+    fi
+    [ -z "${PYTHON:-}" ] || candidates=("$PYTHON" "${candidates[@]}")
+    for candidate in "${candidates[@]}"; do
+        if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c "$test" >/dev/null 2>&1; then
             echo "$candidate"
             return 0
         fi
@@ -49,6 +65,11 @@ find_torch_python() {
 
 skip_message() {
     echo "pytorch_ddp: skipped: python3-torch is not installed (apt-get install python3-torch)"
+}
+
+fsdp_skip_message() {
+    echo "pytorch_ddp: FSDP skipped: no PyTorch here runs it (Debian 12's python3-torch cannot;" \
+        "make torch installs PyPI's, which can)"
 }
 
 lesson=build/solutions/00_single_device
@@ -101,13 +122,30 @@ check() {
     local status=0
     compare_with_lesson_00 "$python" "$work" pytorch_ddp || status=$?
     compare_with_lesson_00 "$python" "$work" pytorch_zero1 --zero1 || status=$?
+    if python=$(find_torch_python fsdp); then
+        compare_with_lesson_00 "$python" "$work" pytorch_fsdp_grad_op --fsdp grad_op || status=$?
+        compare_with_lesson_00 "$python" "$work" pytorch_fsdp_full --fsdp full || status=$?
+    else
+        fsdp_skip_message
+    fi
     return "$status"
 }
 
 # Splits "--ranks N" and "--eager" (ours) from the lesson 00 flags, which go to both programs.
+# The interpreter for the run (FSDP's when --fsdp), or a line saying why none and status 1.
+run_python() {
+    local python
+    if [ "${1:-}" = --fsdp ]; then
+        python=$(find_torch_python fsdp) || { fsdp_skip_message; return 1; }
+    else
+        python=$(find_torch_python) || { skip_message; return 1; }
+    fi
+    echo "$python"
+}
+
 run() {
-    local python=$1 out_dir=$2 how=(--ranks 2) zero1=()
-    shift 2
+    local out_dir=$1 how=(--ranks 2) strategy=()
+    shift
     local flags=()
     while [ $# -gt 0 ]; do
         if [ "$1" = --ranks ]; then
@@ -118,16 +156,23 @@ run() {
             how=(--eager)
             shift
         elif [ "$1" = --zero1 ]; then
-            zero1=(--zero1)
+            strategy=(--zero1)
             shift
+        elif [ "$1" = --fsdp ]; then
+            [ $# -ge 2 ] || die "--fsdp needs a mode: grad_op or full"
+            strategy=(--fsdp "$2")
+            shift 2
         else
             flags+=("$1")
             shift
         fi
     done
+    local python
+    python=$(run_python "${strategy[@]}") || { echo "$python"; return 0; }
+    need_built
     mkdir -p "$out_dir" || die "cannot create $out_dir"
     save_initial_weights "$out_dir/init.bin" "${flags[@]}"
-    "$python" scripts/pytorch_ddp.py "${how[@]}" "${zero1[@]}" --init-from "$out_dir/init.bin" \
+    "$python" scripts/pytorch_ddp.py "${how[@]}" "${strategy[@]}" --init-from "$out_dir/init.bin" \
         --csv "$out_dir/pytorch_ddp.csv" --summary "$out_dir/pytorch_ddp_summary.csv" "${flags[@]}"
 }
 
@@ -136,25 +181,26 @@ main() {
     case "$mode" in
     -h | --help) usage; exit 0 ;;
     check) [ $# -eq 1 ] || die "check takes no arguments" ;;
+    which)
+        if [ $# -gt 2 ] || [ "${2:-fsdp}" != fsdp ]; then die "which takes one word at most: fsdp"; fi
+        cd "$(dirname "$0")/.."
+        find_torch_python "${2:-}" || exit 1
+        exit 0 ;;
     run) [ $# -ge 2 ] || die "run needs an output folder: run OUT_DIR [flags]" ;;
     *) usage >&2; exit 2 ;;
     esac
     local out_dir=
     [ "$mode" = run ] && out_dir=$(absolute "$2")
     cd "$(dirname "$0")/.."
-    local python
-    if ! python=$(find_torch_python); then
-        skip_message
-        [ "$mode" = check ] && exit 77
-        exit 0
-    fi
-    need_built
-    if [ "$mode" = check ]; then
-        check "$python"
-    else
+    if [ "$mode" = run ]; then
         shift 2
-        run "$python" "$out_dir" "$@"
+        run "$out_dir" "$@"
+        return
     fi
+    local python
+    python=$(find_torch_python) || { skip_message; exit 77; }
+    need_built
+    check "$python"
 }
 
 main "$@"

@@ -6,8 +6,9 @@
 # Writes DIR (default runs/): lesson 00 on one device (train, then profile); lesson 01's
 # collective benchmark (collectives.csv); lessons 02-10 on 2 ranks (NN_name.csv per step and
 # NN_name.summary.csv); a short traced run of each lesson (traces/NN_name/, analysed);
-# lesson 05's bucket-size sweep (bucket_sweep.csv); PyTorch's own DDP when python3-torch is
-# installed; one comparison table of them all (comparison.csv); and the model state per rank
+# lesson 05's bucket-size sweep (bucket_sweep.csv); PyTorch's own DDP and ZeRO-1 when
+# python3-torch is installed, and its FSDP when 'make torch' has installed a PyTorch that
+# runs it (scripts/pytorch_ddp.sh); one comparison table of them all (comparison.csv); and the model state per rank
 # of DDP and ZeRO-1/2/3 at 1, 2 and 4 ranks (zero_memory.csv) with ZeRO's shard plan at 3
 # ranks (shard_plan.csv). Then scripts/make_report.sh
 # turns them into the report (default reports/: index.html and summary.md).
@@ -61,9 +62,11 @@ trace_steps=$([ "$small" = 1 ] && echo 6 || echo 30)
 
 # The run's parts in order, with the seconds each took in one full run (2-core AMD EPYC,
 # Zen 4): lesson 00 train, profile, lesson 01, lessons 02-10, traces, bucket sweep,
-# PyTorch DDP, comparison, ZeRO memory, report. The estimate of the time left scales the
-# parts still to come by how this run's pace so far compares with that one's.
-part_seconds=(164 5 6 93 87 83 87 90 88 90 89 90 15 6 188 1 8 15)
+# PyTorch, comparison, ZeRO memory, report. The estimate of the time left scales the
+# parts still to come by how this run's pace so far compares with that one's. PyTorch's
+# part there was DDP and ZeRO-1 alone (188 s); its two FSDP runs are counted as as long
+# again (on a 2-core Emerald Rapids they took 0.99x as long as those two).
+part_seconds=(164 5 6 93 87 83 87 90 88 90 89 90 15 6 376 1 8 15)
 [ -n "$cluster" ] && part_seconds=("${part_seconds[@]:0:17}" 137 15)
 [ "$student" = 1 ] && part_seconds=(95 90 90 90 95 95 95 95 95 15)
 part_index=0
@@ -173,14 +176,19 @@ mpiexec -n "$ranks" build/solutions/05_bucketed_ddp sweep "${config[@]}" --sizes
     --csv "$runs/bucket_sweep.csv" </dev/null
 
 echo
-part "PyTorch DDP and PyTorch's ZeRO-1 (gloo, $ranks ranks)"
-rm -f "$runs/pytorch/pytorch_ddp_summary.csv" "$runs/pytorch_zero1/pytorch_ddp_summary.csv"
-if scripts/pytorch_ddp.sh run "$runs/pytorch" --ranks "$ranks" "${config[@]}"; then
-    [ -f "$runs/pytorch/pytorch_ddp_summary.csv" ] && summaries+=("$runs/pytorch/pytorch_ddp_summary.csv")
-fi
-if scripts/pytorch_ddp.sh run "$runs/pytorch_zero1" --ranks "$ranks" --zero1 "${config[@]}"; then
-    [ -f "$runs/pytorch_zero1/pytorch_ddp_summary.csv" ] && summaries+=("$runs/pytorch_zero1/pytorch_ddp_summary.csv")
-fi
+part "PyTorch's DDP, ZeRO-1 and FSDP (gloo, $ranks ranks)"
+# A PyTorch on OpenBLAS (Debian's) gets the kernels the lessons run, which OpenBLAS's own pick
+# may not be (common/blas_kernels.h); PyPI's runs MKL whatever this says.
+pytorch_kernels=${OPENBLAS_CORETYPE:-$(chosen_kernels)}
+for pytorch in pytorch: pytorch_zero1:--zero1 "pytorch_fsdp_grad_op:--fsdp grad_op" "pytorch_fsdp_full:--fsdp full"; do
+    summary=$runs/${pytorch%%:*}/pytorch_ddp_summary.csv # FOLDER:FLAGS
+    rm -f "$summary"
+    # shellcheck disable=SC2086 # the flags are words
+    if OPENBLAS_CORETYPE=$pytorch_kernels scripts/pytorch_ddp.sh run "$runs/${pytorch%%:*}" --ranks "$ranks" \
+        ${pytorch#*:} "${config[@]}"; then
+        [ -f "$summary" ] && summaries+=("$summary")
+    fi
+done
 
 echo
 part "comparison (${config[*]}; per-step figures in $runs/*.csv)"
