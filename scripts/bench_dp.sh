@@ -3,7 +3,7 @@
 # device x 1 thread, and PyTorch's DDP over gloo (2 ranks x 1 thread) when python3-torch is
 # installed. Every program runs the same OpenBLAS kernels: the C programs choose theirs from
 # the CPU's features, and PyTorch, whose OpenBLAS would pick by itself, is given the same in
-# OPENBLAS_CORETYPE. Two shapes: the course's (L4 H4 C128 T128, global batch 8) and a
+# OPENBLAS_CORETYPE by scripts/pytorch_ddp.sh. Two shapes: the course's (L4 H4 C128 T128, global batch 8) and a
 # larger one (L6 H4 C256 T256, global batch 8). Rounds are interleaved (each round runs
 # every configuration once, so a slow minute of the machine falls on all of them); each
 # figure is the median over BENCH_ROUNDS rounds (default 3) of the summary's steady-state
@@ -41,7 +41,7 @@ bench_shape() {
                 $(lesson_flags "$lesson")
         done
         # shellcheck disable=SC2086
-        record_run "$work" pytorch "$work/pt/pytorch_ddp_summary.csv" env OPENBLAS_CORETYPE="$kernels" \
+        record_run "$work" pytorch "$work/pt/pytorch_ddp_summary.csv" \
             scripts/pytorch_ddp.sh run "$work/pt" $flags --steps "$steps"
     done
     local single pytorch=""

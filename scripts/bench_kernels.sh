@@ -42,7 +42,8 @@ bench_shape() {
             record_run "$work" "$set" "$work/s.csv" "${kernels[@]}" $lesson train $train
         done
         # shellcheck disable=SC2086
-        record_run "$work" pytorch "$work/pt/pytorch_ddp_summary.csv" env OPENBLAS_CORETYPE="$chosen" \
+        # scripts/pytorch_ddp.sh gives PyTorch the automatic choice, $chosen
+        record_run "$work" pytorch "$work/pt/pytorch_ddp_summary.csv" \
             scripts/pytorch_ddp.sh run "$work/pt" --eager $flags --steps "$steps"
     done
     # A peak is a maximum, and a busy moment of the machine only lowers a measurement of it:

@@ -63,7 +63,7 @@ measure_pytorch() {
     for _ in $(seq "$repeats"); do
         rm -f "$summary"
         # shellcheck disable=SC2086 # flag lists are words
-        OPENBLAS_CORETYPE=$kernels scripts/pytorch_ddp.sh run "$work/pt" --ranks 2 "$@" $shape >"$work/log" 2>&1 </dev/null ||
+        scripts/pytorch_ddp.sh run "$work/pt" --ranks 2 "$@" $shape >"$work/log" 2>&1 </dev/null ||
             { cat "$work/log" >&2; return 1; }
         [ -f "$summary" ] || { grep -m 1 -o 'skipped: .*' "$work/log"; return 0; }
         times+=("$(summary_field "$summary" step_time_avg_s)")
@@ -72,27 +72,27 @@ measure_pytorch() {
         "$(summary_field "$summary" grads_mb)" "$(summary_field "$summary" adam_mb)" \
         "$(grep -m 1 -o 'torch [^ ]* | BLAS .*' "$work/log" | sed 's/ | BLAS/,/')"
 }
-# A PyTorch on OpenBLAS (Debian's) runs the kernels the lessons chose, which OpenBLAS's own
-# pick may not be (blas_kernels.h); PyPI's runs MKL whatever this says.
-kernels=$(chosen_kernels)
-# DDP and ZeRO-1 run on the first PyTorch found, FSDP on the first that runs it
-# (scripts/pytorch_ddp.sh): where those differ, DDP runs again on FSDP's, so that FSDP is
-# also compared with a DDP of the same build and BLAS.
-entries=("pytorch_ddp:" "pytorch_zero1:--zero1" "pytorch_fsdp_grad_op:--fsdp grad_op" "pytorch_fsdp_full:--fsdp full")
-if fsdp_python=$(scripts/pytorch_ddp.sh which fsdp) && [ "$fsdp_python" != "$(scripts/pytorch_ddp.sh which)" ]; then
-    entries+=("pytorch_ddp:PYTHON=$fsdp_python")
-fi
+# One row: NAME and the run's flags (--zero1, --fsdp MODE or none), or why it was skipped.
+pytorch_row() {
+    local name=$1 result s params_mb grads_mb adam_mb torch
+    shift
+    result=$(measure_pytorch "$@") # a run that fails stops the script, its log shown
+    [ "${result%%:*}" = skipped ] && { echo "  $name: $result"; return 0; }
+    read -r s params_mb grads_mb adam_mb torch <<<"$result"
+    awk -v name="$name" -v s="$s" -v base="$base_s" -v p="$params_mb" -v g="$grads_mb" -v a="$adam_mb" \
+        -v torch="$torch" \
+        'BEGIN { printf "  %-22s %9.2f %11.3f %9.3f %9.3f %9.3f  %s\n", name, 1e3 * s, s / base, p, g, a, torch }'
+}
 echo "PyTorch on the same shape, 2 ranks x 1 thread (gloo), median of $repeats; model state per rank"
 echo "between steps (the largest rank's)"
 printf '  %-22s %9s %11s %9s %9s %9s  %s\n' run "step ms" "x bucketed" "params MB" "grads MB" "AdamW MB" torch
-for entry in "${entries[@]}"; do
-    flags=${entry#*:} python=${PYTHON:-}
-    [ "${flags#PYTHON=}" != "$flags" ] && python=${flags#PYTHON=} flags=
-    # shellcheck disable=SC2086 # the flags, or none
-    result=$(PYTHON=$python measure_pytorch $flags) # a run that fails stops the script, its log shown
-    [ "${result%%:*}" = skipped ] && { echo "  ${entry%%:*}: $result"; continue; }
-    read -r s params_mb grads_mb adam_mb torch <<<"$result"
-    awk -v name="${entry%%:*}" -v s="$s" -v base="$base_s" -v p="$params_mb" -v g="$grads_mb" -v a="$adam_mb" \
-        -v torch="$torch" \
-        'BEGIN { printf "  %-22s %9.2f %11.3f %9.3f %9.3f %9.3f  %s\n", name, 1e3 * s, s / base, p, g, a, torch }'
-done
+pytorch_row pytorch_ddp
+pytorch_row pytorch_zero1 --zero1
+pytorch_row pytorch_fsdp_grad_op --fsdp grad_op
+pytorch_row pytorch_fsdp_full --fsdp full
+# DDP and ZeRO-1 run on the first PyTorch found, FSDP on the first that runs it
+# (scripts/pytorch_ddp.sh): where those differ, DDP runs again on FSDP's, so that FSDP is
+# also compared with a DDP of the same build and BLAS.
+if fsdp_python=$(scripts/pytorch_ddp.sh which fsdp) && [ "$fsdp_python" != "$(scripts/pytorch_ddp.sh which)" ]; then
+    PYTHON=$fsdp_python pytorch_row pytorch_ddp
+fi

@@ -483,41 +483,23 @@ def adamw_update(params, grads, m, v, cfg, step_count, lr, grad_scale):
 
 
 class AdamW:
-    """The course's AdamW over the flat buffers (DDP and eager: every rank keeps all of m, v)."""
+    """The course's AdamW on the tensors this rank updates, with their m and v: the flat
+    buffer whole (DDP and eager: every rank keeps all of m, v), or under FSDP the rank's
+    shard of each parameter (m and v exist for the shard alone). Elementwise, so each
+    element is updated as in the flat buffer either way."""
 
-    def __init__(self, torch, flat_params, config):
-        self.params = flat_params
-        self.m = torch.zeros_like(flat_params)
-        self.v = torch.zeros_like(flat_params)
-        self.config = config
-        self.step_count = 0
-
-    def step(self, flat_grads, lr, grad_scale):
-        self.step_count += 1
-        adamw_update(self.params, flat_grads, self.m, self.v, self.config, self.step_count, lr, grad_scale)
-
-    def state_bytes(self):
-        return 4 * (self.m.numel() + self.v.numel())
-
-
-class ShardAdamW:
-    """The course's AdamW on this rank's shards of FSDP's parameters (FSDP keeps each as a
-    DTensor sharded by rows): elementwise, so each element is updated as in the flat buffer,
-    and m and v exist for the shard alone."""
-
-    def __init__(self, torch, parameters, config):
+    def __init__(self, torch, tensors, config):
+        self.tensors = tensors  # () -> the tensors to update, looked up at each step
         with torch.no_grad():
-            shards = [parameter.to_local() for parameter in parameters]
-        self.parameters = parameters
-        self.m = [torch.zeros_like(shard) for shard in shards]
-        self.v = [torch.zeros_like(shard) for shard in shards]
+            self.m = [torch.zeros_like(tensor) for tensor in tensors()]
+            self.v = [torch.zeros_like(tensor) for tensor in tensors()]
         self.config = config
         self.step_count = 0
 
-    def step(self, grad_shards, lr, grad_scale):
+    def step(self, gradients, lr, grad_scale):
         self.step_count += 1
-        for parameter, grad, m, v in zip(self.parameters, grad_shards, self.m, self.v):
-            adamw_update(parameter.to_local(), grad, m, v, self.config, self.step_count, lr, grad_scale)
+        for params, grads, m, v in zip(self.tensors(), gradients, self.m, self.v):
+            adamw_update(params, grads, m, v, self.config, self.step_count, lr, grad_scale)
 
     def state_bytes(self):
         return sum(4 * (m.numel() + v.numel()) for m, v in zip(self.m, self.v))
@@ -553,8 +535,8 @@ def make_sharded_adamw(torch):
             from torch.distributed.optim import ZeroRedundancyOptimizer
             self.zero = ZeroRedundancyOptimizer(parameters, optimizer_class=CourseAdamW, config=config)
 
-        def step(self, flat_grads, lr, grad_scale):
-            del flat_grads  # each parameter's .grad holds its part, averaged by DDP
+        def step(self, gradients, lr, grad_scale):
+            del gradients  # each parameter's .grad holds its part, averaged by DDP
             for group in self.zero.param_groups:
                 group["lr"], group["grad_scale"] = float(lr), float(grad_scale)
             self.zero.step()
@@ -598,11 +580,10 @@ class Rank:
         if self.fsdp:
             shard_with_fsdp(torch, model, self.fsdp)
             self.wrapped = model  # fully_shard changes the module in place
-            self.optimizer = ShardAdamW(torch, model.layout_parameters(), config)
         else:
             self.wrapped = model if self.eager else torch.nn.parallel.DistributedDataParallel(model)
-            self.optimizer = (make_sharded_adamw(torch)(model.layout_parameters(), config)
-                              if settings["zero1"] else AdamW(torch, self.flat_params, config))
+        self.optimizer = (make_sharded_adamw(torch)(model.layout_parameters(), config)
+                          if settings["zero1"] else AdamW(torch, self.updated_tensors, config))
         self.train = BatchCursor(load_shard(config["train"], config), config["batch"],
                                  config["seq"], rank, self.world)
         self.val = None
@@ -610,21 +591,30 @@ class Rank:
             self.val = BatchCursor(load_shard(config["val"], config), config["batch"],
                                    config["seq"], rank, self.world)
 
-    def gradients(self):
-        """The averaged gradient as the optimizer takes it: the flat buffer's layout in one
-        tensor, or under FSDP this rank's shard of each parameter's."""
-        parameters = self.model.layout_parameters()
+    def local(self, tensor):
+        """This rank's part of a parameter or of its gradient: under FSDP its shard (FSDP
+        keeps each as a DTensor sharded by rows), otherwise the whole tensor."""
+        return tensor.to_local() if self.fsdp else tensor
+
+    def updated_tensors(self):
+        """What AdamW updates on this rank: under FSDP its shard of each parameter, otherwise
+        the flat buffer every parameter is a view of."""
         if self.fsdp:
-            return [parameter.grad.to_local() for parameter in parameters]
-        return self.torch.cat([parameter.grad.reshape(-1) for parameter in parameters])
+            return [self.local(parameter) for parameter in self.model.layout_parameters()]
+        return [self.flat_params]
+
+    def gradients(self):
+        """The averaged gradient, matching updated_tensors(): each parameter's shard, or the
+        flat buffer's layout in one tensor."""
+        grads = [self.local(parameter.grad) for parameter in self.model.layout_parameters()]
+        return grads if self.fsdp else [self.torch.cat([grad.reshape(-1) for grad in grads])]
 
     def grad_norm(self, gradients):
         """The norm of the averaged gradient, summed in double like sum_of_squares(); under
         FSDP each rank sums its shards and the ranks add their sums."""
-        if not self.fsdp:
-            return f32(math.sqrt(gradients.double().square().sum().item()))
-        total = sum(shard.double().square().sum() for shard in gradients).reshape(1)
-        self.torch.distributed.all_reduce(total)
+        total = sum(part.double().square().sum() for part in gradients).reshape(1)
+        if self.fsdp:
+            self.torch.distributed.all_reduce(total)
         return f32(math.sqrt(total.item()))
 
     def train_step(self, step):
@@ -682,9 +672,8 @@ class Rank:
         largest over the ranks: ZeRO-1's shares of whole parameters are not all the same
         size, and FSDP's row shards need not be either."""
         parameters = self.model.layout_parameters()
-        local = (lambda tensor: tensor.to_local()) if self.fsdp else (lambda tensor: tensor)
-        params = sum(4 * local(p).numel() for p in parameters)
-        grads = sum(4 * local(p.grad).numel() for p in parameters if p.grad is not None)
+        params = sum(4 * self.local(p).numel() for p in parameters)
+        grads = sum(4 * self.local(p.grad).numel() for p in parameters if p.grad is not None)
         figures = self.torch.tensor([params, grads, self.optimizer.state_bytes()],
                                     dtype=self.torch.float64)
         if not self.eager:
@@ -890,8 +879,9 @@ def main(argv):
         if not torch_available():
             print(f"{PROG}: skipped: python3-torch is not installed (apt-get install python3-torch)")
             return SKIP_EXIT
-        if args.fsdp and fsdp_missing():
-            print(f"{PROG}: skipped: {fsdp_missing()}")
+        why_no_fsdp = fsdp_missing() if args.fsdp else None
+        if why_no_fsdp:
+            print(f"{PROG}: skipped: {why_no_fsdp}")
             return SKIP_EXIT
         config = query_config(args)
         check_inputs(args, config)

@@ -22,11 +22,11 @@
 #
 # PyTorch is never required. DDP, ZeRO-1 and eager runs take the first of these that
 # imports torch: PYTHON=..., python3, and Debian's /usr/bin/python3 with python3-torch,
-# whose matrix products run on OpenBLAS, so on the kernels the lessons use when
-# OPENBLAS_CORETYPE names them. FSDP runs take the first that can run FSDP: PYTHON=...,
-# build/torch/bin/python (PyPI's PyTorch 2, which 'make torch' installs; its products run
-# on MKL), python3 and /usr/bin/python3 (Debian 12's python3-torch cannot). Without one the
-# script says so and skips.
+# whose matrix products run on OpenBLAS: run gives it the kernels the lessons choose, in
+# OPENBLAS_CORETYPE unless that is set already. FSDP runs take the first that can run FSDP:
+# PYTHON=..., build/torch/bin/python (PyPI's PyTorch 2, which 'make torch' installs; its
+# products run on MKL), python3 and /usr/bin/python3 (Debian 12's python3-torch cannot).
+# Without one the script says so and skips.
 set -euo pipefail
 
 # shellcheck source=scripts/summary_lib.sh
@@ -45,13 +45,13 @@ absolute() {
 
 # The first interpreter that can import torch (an activated virtual environment or pyenv
 # python3 usually cannot, Debian's /usr/bin/python3 can once python3-torch is installed);
-# with "fsdp", the first whose torch runs FSDP.
+# with "fsdp", the first whose torch runs FSDP, as pytorch_ddp.py's fsdp_missing() judges.
 find_torch_python() {
     local candidate candidates=(python3 /usr/bin/python3)
     local test='import torch'
     if [ "${1:-}" = fsdp ]; then
         candidates=(build/torch/bin/python python3 /usr/bin/python3)
-        test='from torch.distributed.fsdp import fully_shard, FSDPModule'
+        test='import sys; sys.path[:0] = ["scripts"]; import pytorch_ddp; sys.exit(pytorch_ddp.fsdp_missing() is not None)'
     fi
     [ -z "${PYTHON:-}" ] || candidates=("$PYTHON" "${candidates[@]}")
     for candidate in "${candidates[@]}"; do
@@ -131,18 +131,10 @@ check() {
     return "$status"
 }
 
-# Splits "--ranks N" and "--eager" (ours) from the lesson 00 flags, which go to both programs.
-# The interpreter for the run (FSDP's when --fsdp), or a line saying why none and status 1.
-run_python() {
-    local python
-    if [ "${1:-}" = --fsdp ]; then
-        python=$(find_torch_python fsdp) || { fsdp_skip_message; return 1; }
-    else
-        python=$(find_torch_python) || { skip_message; return 1; }
-    fi
-    echo "$python"
-}
-
+# Splits "--ranks N", "--eager", "--zero1" and "--fsdp MODE" (ours) from the lesson 00 flags,
+# which go to both programs, and trains on FSDP's interpreter when --fsdp, else on DDP's. A
+# PyTorch on OpenBLAS (Debian's) runs the kernels the lessons choose unless OPENBLAS_CORETYPE
+# names others: OpenBLAS's own pick can be narrower (common/blas_kernels.h). PyPI's runs MKL.
 run() {
     local out_dir=$1 how=(--ranks 2) strategy=()
     shift
@@ -168,11 +160,16 @@ run() {
         fi
     done
     local python
-    python=$(run_python "${strategy[@]}") || { echo "$python"; return 0; }
+    if [ "${strategy[0]:-}" = --fsdp ]; then
+        python=$(find_torch_python fsdp) || { fsdp_skip_message; return 0; }
+    else
+        python=$(find_torch_python) || { skip_message; return 0; }
+    fi
     need_built
+    local kernels=${OPENBLAS_CORETYPE:-$(chosen_kernels)}
     mkdir -p "$out_dir" || die "cannot create $out_dir"
     save_initial_weights "$out_dir/init.bin" "${flags[@]}"
-    "$python" scripts/pytorch_ddp.py "${how[@]}" "${strategy[@]}" --init-from "$out_dir/init.bin" \
+    env ${kernels:+OPENBLAS_CORETYPE="$kernels"} "$python" scripts/pytorch_ddp.py "${how[@]}" "${strategy[@]}" --init-from "$out_dir/init.bin" \
         --csv "$out_dir/pytorch_ddp.csv" --summary "$out_dir/pytorch_ddp_summary.csv" "${flags[@]}"
 }
 

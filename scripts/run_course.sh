@@ -177,15 +177,11 @@ mpiexec -n "$ranks" build/solutions/05_bucketed_ddp sweep "${config[@]}" --sizes
 
 echo
 part "PyTorch's DDP, ZeRO-1 and FSDP (gloo, $ranks ranks)"
-# A PyTorch on OpenBLAS (Debian's) gets the kernels the lessons run, which OpenBLAS's own pick
-# may not be (common/blas_kernels.h); PyPI's runs MKL whatever this says.
-pytorch_kernels=${OPENBLAS_CORETYPE:-$(chosen_kernels)}
 for pytorch in pytorch: pytorch_zero1:--zero1 "pytorch_fsdp_grad_op:--fsdp grad_op" "pytorch_fsdp_full:--fsdp full"; do
     summary=$runs/${pytorch%%:*}/pytorch_ddp_summary.csv # FOLDER:FLAGS
     rm -f "$summary"
     # shellcheck disable=SC2086 # the flags are words
-    if OPENBLAS_CORETYPE=$pytorch_kernels scripts/pytorch_ddp.sh run "$runs/${pytorch%%:*}" --ranks "$ranks" \
-        ${pytorch#*:} "${config[@]}"; then
+    if scripts/pytorch_ddp.sh run "$runs/${pytorch%%:*}" --ranks "$ranks" ${pytorch#*:} "${config[@]}"; then
         [ -f "$summary" ] && summaries+=("$summary")
     fi
 done
