@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Trains the course's GPT with PyTorch DistributedDataParallel on CPU ranks (gloo).
+"""Trains the course's GPT with PyTorch's DDP, ZeRO-1 or FSDP on CPU ranks (gloo).
 
 This is an outside check of the C code: it loads the same llm.c-format checkpoint, reads
 the same token shards in the same global-batch order, and applies the same AdamW, clipping
@@ -26,7 +26,7 @@ one for the rest: the embeddings and the final LayerNorm) instead of DDP. MODE g
 its backward, ShardingStrategy.SHARD_GRAD_OP's schedule, the baseline beside lesson 08;
 MODE full (strategy "pytorch_fsdp_full") frees them after forward and gathers them again
 for backward, FULL_SHARD's, beside lesson 09. Both keep a shard of the parameters, of the
-gradients and of AdamW's state between steps. FSDP needs PyTorch 2.x: Debian 12's
+gradients and of AdamW's state between steps. FSDP needs PyTorch 2.6 or later: Debian 12's
 python3-torch (1.13) cannot import it on Python 3.11, PyPI's torch can (make torch).
 
 The summary's params_mb, grads_mb and adam_mb are what one rank keeps between steps, the
@@ -99,8 +99,8 @@ def f32(value):
 def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="pytorch_ddp.py", allow_abbrev=False,
-        description="Train the course GPT with PyTorch DDP (gloo, CPU) from an llm.c "
-                    "checkpoint, with lesson 00's configuration, data order and optimizer.",
+        description="Train the course GPT with PyTorch DDP, ZeRO-1 or FSDP (gloo, CPU) from an "
+                    "llm.c checkpoint, with lesson 00's configuration, data order and optimizer.",
         epilog="Any other flag (--layers 6 --channels 256 --seq 256 --max-seq 256 --lr X "
                "...) is a lesson 00 training flag: it is passed to '00_single_device train' "
                "to resolve the configuration. Exit status 77 when PyTorch is missing.")
@@ -112,7 +112,7 @@ def parse_args(argv):
     parser.add_argument("--csv", metavar="PATH", help="write per-step figures here")
     parser.add_argument("--summary", metavar="PATH", help="write a one-row summary CSV here")
     parser.add_argument("--ranks", type=int, default=2, metavar="N",
-                        help="DDP ranks (CPU processes) [2]")
+                        help="ranks (CPU processes) [2]")
     parser.add_argument("--eager", action="store_true",
                         help="one process, no DDP: plain PyTorch eager (the baseline for "
                              "lesson 00); --ranks is then 1")
@@ -123,7 +123,7 @@ def parse_args(argv):
                         help="PyTorch's FSDP instead of DDP: grad_op keeps a unit's gathered "
                              "parameters from forward to backward (SHARD_GRAD_OP, beside lesson "
                              "08), full gathers them again for backward (FULL_SHARD, beside "
-                             "lesson 09); needs PyTorch 2.x")
+                             "lesson 09); needs PyTorch 2.6 or later")
     parser.add_argument("--steps", type=int, metavar="N",
                         help="optimizer steps (the preset's when left out)")
     parser.add_argument("--lesson-binary", default=DEFAULT_LESSON_BINARY, metavar="PATH",
