@@ -374,12 +374,16 @@ fuzz: setup
 LESSON ?=
 CHECK ?=
 JSON ?=
+# DEVICE=cuda: the lessons' training runs on the GPU, from the CUDA build (no sanitizer build)
+DEVICE ?= cpu
+GRADE_ON_GPU := $(filter cuda,$(DEVICE))
 GRADED := $(if $(LESSON),$(filter $(LESSON)_%,$(LESSONS)),$(LESSONS))
 grade: setup
 	@$(if $(GRADED),,echo "make grade: no lesson numbered '$(LESSON)' (LESSON=00 .. $(lastword $(LESSONS)))" >&2; exit 2)
+	@$(if $(filter-out cpu cuda,$(DEVICE)),echo "make grade: DEVICE=$(DEVICE) is not cpu or cuda" >&2; exit 2)
 	@$(MAKE) --no-print-directory data grading-tools BUILT="$(GRADED)" built-lessons
-	@$(MAKE) --no-print-directory SANITIZE=1 BUILT="$(GRADED)" built-lessons
-	@CHECK="$(CHECK)" scripts/grade.sh $(LESSON) $(if $(JSON),--json $(JSON))
+	@$(MAKE) --no-print-directory $(if $(GRADE_ON_GPU),CUDA=1,SANITIZE=1) BUILT="$(GRADED)" built-lessons
+	@CHECK="$(CHECK)" scripts/grade.sh $(LESSON) $(if $(JSON),--json $(JSON)) $(if $(GRADE_ON_GPU),--build build/cuda --device cuda)
 
 # make grade-class SUBMISSIONS=DIR [LESSON=00,02] [OUT=DIR]: a whole class, each submission
 # built and run in the sandbox, into one gradebook (scripts/grade_class.sh).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Grades lessons against the expected values in tests/expected/ and the rules they teach.
 #
-#   scripts/grade.sh [NN[,NN...] [BINARY]] [--build DIR] [--json FILE] [--check NAME]
+#   scripts/grade.sh [NN[,NN...] [BINARY]] [--build DIR] [--device cpu|cuda] [--json FILE] [--check NAME]
 #   (make grade [LESSON=NN] [CHECK=NAME] [JSON=FILE])
 #
 # NN: the lesson, or a list of them (all lessons when left out; several end with one table).
@@ -25,6 +25,10 @@
 #   sanitize CHECK...      the run of CHECK (one of the lines above), 4 steps of it, with the
 #                          AddressSanitizer + UndefinedBehaviorSanitizer build: any report fails
 # Every PASS/FAIL line is one check; a failed one is followed by the commands that reproduce it.
+# --device cuda runs every train, dp and drift check on the GPU (a CUDA build: --build
+# build/cuda), ranks sharing one GPU through MPI: the GPU against the CPU's expected values,
+# at the CPU's tolerance. Estimates and lesson 01's ring (host memory) run as they do on the
+# CPU, and sanitize lines are left out (the sanitizers check the CPU build).
 # --json FILE also writes the results in Gradescope's results.json format. --check NAME (or
 # CHECK=NAME) runs only the line whose name (as printed: dp_reference_n2_bucket-mb_0.1) is NAME.
 # With GRADE_SANDBOX set to a scripts/sandbox.sh command (what scripts/grade_class.sh
@@ -40,12 +44,14 @@ source scripts/check_name.sh
 
 usage() { header_help "$0"; }
 
-number="" binary="" json="" only=${CHECK:-} build=build
+number="" binary="" json="" only=${CHECK:-} build=build device=cpu
 while [ $# -gt 0 ]; do
     case $1 in
     -h|--help) usage; exit 0 ;;
     --json) json=${2:?grade: --json needs a file}; shift 2 ;;
     --build) build=${2:?grade: --build needs a folder}; shift 2 ;;
+    --device) device=${2:?grade: --device needs cpu or cuda}; shift 2
+              [[ $device =~ ^(cpu|cuda)$ ]] || { echo "grade: --device '$device' is not cpu or cuda" >&2; exit 2; } ;;
     --check) only=${2:?grade: --check needs a check name}; shift 2 ;;
     -*) echo "grade: unknown flag $1 (see --help)" >&2; exit 2 ;;
     *) if [ -z "$number" ]; then number=$1; elif [ -z "$binary" ]; then binary=$1
@@ -103,14 +109,17 @@ sanitizer_build() {
     esac
 }
 
+# What a training run adds for --device: nothing on the CPU.
+device_flags() { [ "$device" = cpu ] || echo " --device $device"; }
+
 # The words of the command that runs `mode args...` with BINARY (no output files).
 run_command() {
     local binary=$1 mode=$2 preset=${3:-}
     case $mode in
-    train) echo "$binary train --config $preset ${*:4}" ;;
+    train) echo "$binary train --config $preset ${*:4}$(device_flags)" ;;
     estimate) echo "$binary estimate --config $preset ${*:4}" ;;
     ring) echo "mpiexec -disable-auto-cleanup -n $preset $binary --verify-ring" ;;
-    dp|drift) echo "mpiexec -disable-auto-cleanup -n $4 $binary train --config $preset ${*:5}" ;;
+    dp|drift) echo "mpiexec -disable-auto-cleanup -n $4 $binary train --config $preset ${*:5}$(device_flags)" ;;
     esac
 }
 
@@ -336,13 +345,19 @@ grade_lesson() {
     fi
     local kernels="chosen from the CPU's features"
     [ -z "${OPENBLAS_CORETYPE:-}" ] || kernels="OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE"
-    echo "grading $binary (OpenBLAS kernels: $kernels)"
+    local where=""
+    [ "$device" = cpu ] || where=", training runs on --device $device"
+    echo "grading $binary (OpenBLAS kernels: $kernels$where)"
     lesson_checks=0 lesson_failed=0
     local ran=0
     while read -r -a words; do
         [ "${#words[@]}" -eq 0 ] && continue
         [ -n "$only" ] && [ "$(check_name "${words[@]}")" != "$only" ] && continue
         ran=1
+        if [ "${words[0]}" = sanitize ] && [ "$device" != cpu ]; then
+            echo "($(check_name "${words[@]}") left out on --device $device: the sanitizers check the CPU build)"
+            continue
+        fi
         run_check "$number" "$lesson" "$binary" "${words[@]}" </dev/null >"$work/check.out" 2>&1
         local status=$?
         if [ $status -ne 0 ] && ! grep -qE '^FAIL ' "$work/check.out"; then

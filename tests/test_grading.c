@@ -279,7 +279,8 @@ Test(grading, json_results_in_gradescope_format)
     cr_expect_str_eq(output, "8 7 8 ['lesson 04: dp_reference_n2 schedule overlap']\n");
 }
 
-/* A results.json that could not be written is found before grading, not after it. */
+/* A results.json that could not be written, or a device grade.sh does not know, is found
+ * before grading, not after it. */
 Test(grading, an_unwritable_json_is_refused_before_grading)
 {
     char output[4096];
@@ -287,4 +288,6 @@ Test(grading, an_unwritable_json_is_refused_before_grading)
     cr_expect_str_eq(output, "grade: --json /nonexistent/r.json: cannot write into /nonexistent\n");
     cr_expect_eq(shell_output("scripts/grade.sh 02 --json /dev/null", output, sizeof output), 2);
     cr_expect_str_eq(output, "grade: --json /dev/null: exists and is not a regular file\n");
+    cr_expect_eq(shell_output("scripts/grade.sh 02 --device gpu", output, sizeof output), 2);
+    cr_expect_str_eq(output, "grade: --device 'gpu' is not cpu or cuda\n");
 }
