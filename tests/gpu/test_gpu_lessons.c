@@ -7,7 +7,9 @@
 #include <criterion/criterion.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../shell.h"
 #include "gpu_test_util.h"
@@ -227,4 +229,32 @@ Test(gpu_lessons, batch_sweep_stops_at_the_gpus_own_out_of_memory)
     static const char *const lines[] = {"OOM at batch size", "MFU", "GPU memory in use", "extrapolation"};
     for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
         cr_expect_not_null(strstr(output, lines[i]), "no '%s' in:\n%s", lines[i], output);
+}
+
+/* scripts/check_gpu.sh refuses what it cannot do before running anything: a part it does
+ * not know, a log it would overwrite, an llm.c folder without llm.c. */
+Test(gpu_lessons, check_gpu_refuses_bad_input_before_any_work)
+{
+    char dir[] = "/tmp/check_gpu_XXXXXX", log_path[64], command[512];
+    cr_assert_not_null(mkdtemp(dir), "mkdtemp failed");
+    snprintf(log_path, sizeof log_path, "%s/grade.log", dir);
+    FILE *log = fopen(log_path, "w");
+    cr_assert_not_null(log, "cannot write %s", log_path);
+    fclose(log);
+    char there_already[128];
+    snprintf(there_already, sizeof there_already, "check_gpu: %s is there already: choose another --out\n", log_path);
+    const char *const refused[][2] = {
+        {"--parts tests,bogus", "check_gpu: 'bogus' is not a part (tests, grade, sanitize, trace, bench)\n"},
+        {"--parts grade --out ", there_already},
+        {"--llmc tests --parts tests --out ", "check_gpu: --llmc tests: no train_gpt2_fp32.cu there\n"},
+    };
+    static char output[4096];
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        snprintf(command, sizeof command, "DTC_GPU_BUILD='%s' scripts/check_gpu.sh %s%s", gpu_build_dir(),
+                 refused[i][0], i > 0 ? dir : "");
+        cr_expect_eq(shell_output(command, output, sizeof output), 2, "%s: %s", command, output);
+        cr_expect_str_eq(output, refused[i][1], "%s", command);
+    }
+    remove(log_path);
+    rmdir(dir);
 }
