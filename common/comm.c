@@ -25,15 +25,19 @@ int comm_fail(Comm *comm, const char *operation, const char *reason)
     return -1;
 }
 
-int comm_account(Comm *comm, const char *operation, double started, double bytes, int collectives)
+int comm_count(Comm *comm, double started, double bytes, int collectives)
 {
-    double ended = now_seconds();
-    int is_wait = strcmp(operation, "wait") == 0 || strcmp(operation, "test") == 0;
-    trace_record(is_wait ? TRACK_WAIT : TRACK_COMM, operation, -1, started, ended);
-    comm->stats.seconds += ended - started;
+    comm->stats.seconds += now_seconds() - started;
     comm->stats.bytes += bytes;
     comm->stats.calls += collectives;
     return 0;
+}
+
+int comm_account(Comm *comm, const char *operation, double started, double bytes, int collectives)
+{
+    int is_wait = strcmp(operation, "wait") == 0 || strcmp(operation, "test") == 0;
+    trace_record(is_wait ? TRACK_WAIT : TRACK_COMM, operation, -1, started, now_seconds());
+    return comm_count(comm, started, bytes, collectives);
 }
 
 CommStats comm_stats(const Comm *comm)

@@ -92,6 +92,9 @@ int comm_fail(Comm *comm, const char *operation, const char *reason);
 /* Every counted call opens with `double started = now_seconds();` and closes through here;
  * with --trace it also lands on the communication track (waits and tests on their own). */
 int comm_account(Comm *comm, const char *operation, double started, double bytes, int collectives);
+/* The same counting, with no trace event: for a backend that traces its calls where their
+ * work runs (NCCL, on its stream). */
+int comm_count(Comm *comm, double started, double bytes, int collectives);
 
 /* The bytes of count elements: a buffer's size, and the traffic comm_stats counts. */
 static inline size_t buffer_bytes(size_t count, CommType type)

@@ -88,6 +88,9 @@ typedef struct Kernels {
     /* Returns when every operation queued so far has finished (a GPU runs them
      * asynchronously; the CPU has nothing to wait for). Step timers call it. */
     void (*synchronize)(void);
+
+    /* The clock a trace of this device's work is timed on (trace.h); NULL: the host's. */
+    const struct TraceDeviceClock *trace_clock;
 } Kernels;
 
 /* Every device names its layer and optimizer kernels as the table does, so its table binds

@@ -348,4 +348,5 @@ const Kernels cpu_kernels = {
     .copy = cpu_copy,
     KERNELS_BY_NAME
     .synchronize = cpu_synchronize,
+    .trace_clock = NULL, /* one thread: the host's clock is the CPU's */
 };

@@ -17,6 +17,7 @@ typedef struct {
     int unit;
     TraceTrack track;
     double start, end;
+    int start_marker, end_marker; /* a device clock's, until trace_settle reads them; else -1 */
 } TraceEvent;
 
 /* A counter's value from this time on. */
@@ -36,6 +37,8 @@ static struct {
     size_t count, capacity;
     CounterSample *samples, counters[MAX_COUNTERS]; /* counters: each one's latest */
     size_t num_samples, samples_capacity;
+    const TraceDeviceClock *device_clock; /* NULL: the host's clock */
+    size_t settled;                       /* events before this one hold times, not markers */
 } trace;
 
 static const char *const track_names[NUM_TRACKS] = {"compute", "communication", "waits"};
@@ -80,13 +83,14 @@ int trace_start(const char *dir, int rank, int world, double clock_offset, char 
     trace.rank = rank;
     trace.world = world;
     trace.clock_offset = clock_offset;
-    trace.count = trace.num_samples = 0;
+    trace.count = trace.num_samples = trace.settled = 0;
+    trace.device_clock = NULL; /* the host's, until the device's is given (trace_use_device_clock) */
     memset(trace.counters, 0, sizeof trace.counters);
     trace.active = 1;
     return 0;
 }
 
-void trace_record(TraceTrack track, const char *name, int unit, double start_seconds, double end_seconds)
+void trace_span(TraceTrack track, const char *name, int unit, TraceMark start, TraceMark end)
 {
     if (!trace.active)
         return;
@@ -94,7 +98,58 @@ void trace_record(TraceTrack track, const char *name, int unit, double start_sec
     if (events == NULL)
         return; /* a trace missing its tail beats a run that stops */
     trace.events = events;
-    trace.events[trace.count++] = (TraceEvent){name, unit, track, start_seconds, end_seconds};
+    trace.events[trace.count++] = (TraceEvent){name, unit, track, start.seconds, end.seconds, start.marker, end.marker};
+}
+
+void trace_record(TraceTrack track, const char *name, int unit, double start_seconds, double end_seconds)
+{
+    trace_span(track, name, unit, (TraceMark){start_seconds, -1}, (TraceMark){end_seconds, -1});
+}
+
+void trace_use_device_clock(const TraceDeviceClock *clock)
+{
+    if (!trace.active)
+        return;
+    trace_settle();
+    trace.device_clock = clock;
+    if (clock != NULL)
+        clock->forget(); /* anchors it */
+}
+
+TraceMark trace_mark_on(void *stream)
+{
+    TraceMark mark = {0.0, -1};
+    if (!trace.active)
+        return mark;
+    mark.seconds = now_seconds(); /* kept if the device has no marker left */
+    if (trace.device_clock != NULL)
+        mark.marker = trace.device_clock->mark(stream);
+    return mark;
+}
+
+TraceMark trace_mark(void)
+{
+    return trace_mark_on(NULL);
+}
+
+/* A marker's time, read from the device clock. */
+static void settle_time(double *seconds, int *marker)
+{
+    if (*marker >= 0)
+        *seconds = trace.device_clock->seconds(*marker);
+    *marker = -1;
+}
+
+void trace_settle(void)
+{
+    if (!trace.active || trace.device_clock == NULL)
+        return;
+    for (size_t i = trace.settled; i < trace.count; i++) {
+        settle_time(&trace.events[i].start, &trace.events[i].start_marker);
+        settle_time(&trace.events[i].end, &trace.events[i].end_marker);
+    }
+    trace.settled = trace.count;
+    trace.device_clock->forget();
 }
 
 /* The counter's slot, or NULL when MAX_COUNTERS others have taken them all. */
@@ -125,18 +180,18 @@ void trace_count(const char *name, double delta)
     trace.samples[trace.num_samples++] = *counter;
 }
 
-static double span_started[NUM_TRACKS]; /* trace_begin's time, per track */
+static TraceMark span_started[NUM_TRACKS]; /* trace_begin's mark, per track */
 
 void trace_begin(TraceTrack track)
 {
     if (trace_enabled())
-        span_started[track] = now_seconds();
+        span_started[track] = trace_mark();
 }
 
 void trace_end(TraceTrack track, const char *name, int unit)
 {
     if (trace_enabled())
-        trace_record(track, name, unit, span_started[track], now_seconds());
+        trace_span(track, name, unit, span_started[track], trace_mark());
 }
 
 /* One event per line, on rank 0's clock. */
@@ -201,14 +256,20 @@ static void write_metadata(FILE *out, int rank)
                 rank, t, track_names[t]);
 }
 
+/* "host" when every event was timed on the rank's one thread, "device" when the compute and
+ * communication tracks were timed on the device's streams (see tools/analyze_traces.c). */
+static const char *timing(void)
+{
+    return trace.device_clock != NULL ? "device" : "host";
+}
+
 /* JSON allows no comma after an array's last element: a final metadata entry without one
- * closes the array, so every event line can end in a comma. "timing":"host" tells the
- * analyzer that every event was timed on the rank's one thread (see tools/analyze_traces.c). */
+ * closes the array, so every event line can end in a comma. */
 static void write_footer(FILE *out, int rank, int world)
 {
     fprintf(out, "{\"ph\":\"M\",\"pid\":%d,\"name\":\"process_labels\",\"args\":{\"labels\":\"dtc\"}}\n", rank);
-    fprintf(out, "],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"timing\":\"host\"},\n"
-                 "\"distributedInfo\":{\"rank\":%d,\"world_size\":%d}}\n", rank, world);
+    fprintf(out, "],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"timing\":\"%s\"},\n"
+                 "\"distributedInfo\":{\"rank\":%d,\"world_size\":%d}}\n", timing(), rank, world);
 }
 
 static int write_rank_trace(FILE *out, const char *path, const void *what, char *err, size_t err_len)
@@ -229,6 +290,7 @@ int trace_finish(char *err, size_t err_len)
 {
     if (!trace.active)
         return 0;
+    trace_settle();
     trace.active = 0;
     int status = write_file_atomically(trace.path, write_rank_trace, NULL, err, err_len);
     free(trace.events);
@@ -241,6 +303,7 @@ int trace_finish(char *err, size_t err_len)
 
 char *trace_lines(size_t *length)
 {
+    trace_settle();
     char *text = NULL;
     FILE *out = open_memstream(&text, length);
     if (out == NULL)
@@ -266,8 +329,8 @@ static int write_merged(FILE *out, const char *path, const void *what, char *err
     fprintf(out, "{\"traceEvents\":[\n");
     fwrite(merged->lines, 1, merged->length, out);
     fprintf(out, "{\"ph\":\"M\",\"pid\":0,\"name\":\"process_labels\",\"args\":{\"labels\":\"dtc\"}}\n");
-    fprintf(out, "],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"timing\":\"host\"},\n"
-                 "\"distributedInfo\":{\"world_size\":%d}}\n", merged->world);
+    fprintf(out, "],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"timing\":\"%s\"},\n"
+                 "\"distributedInfo\":{\"world_size\":%d}}\n", timing(), merged->world);
     if (ferror(out)) {
         snprintf(err, err_len, "--trace: writing %s failed", path);
         return -1;

@@ -36,11 +36,39 @@ int trace_enabled(void);
  * alone ("step#7": the slice of one optimizer step, as PyTorch's profiler has ProfilerStep#7). */
 void trace_record(TraceTrack track, const char *name, int unit, double start_seconds, double end_seconds);
 
-/* A span whose end decides its name: trace_begin notes when one starts on track (one open
- * span per track), trace_end records it from then to now. Both cost a branch when no trace
+/* A span whose end decides its name: trace_begin marks where one starts on track (one open
+ * span per track), trace_end records it from there to here (trace_mark). Both cost a branch when no trace
  * is recording. The model marks each unit's computation this way. */
 void trace_begin(TraceTrack track);
 void trace_end(TraceTrack track, const char *name, int unit);
+
+/* Where the events' times come from. On the CPU (and by default) the host's clock: an event
+ * is when the rank's one thread did the work. A GPU queues work and runs it later, on
+ * streams side by side, so its trace is timed there: a mark is a marker queued on a stream,
+ * whose time is read once the device has passed it (trace_settle), and the compute and
+ * communication tracks show when the GPU computed and when it communicated. */
+typedef struct TraceDeviceClock {
+    int (*mark)(void *stream);     /* queues a marker on stream (NULL: the compute stream): its number, or -1 */
+    double (*seconds)(int marker); /* when the device passed it, on the host's monotonic clock */
+    void (*forget)(void);          /* every marker was read: numbers start again, and the clock re-anchors */
+} TraceDeviceClock;
+
+/* Times this process's trace, once started, on the device from now on (NULL: on the host). */
+void trace_use_device_clock(const TraceDeviceClock *clock);
+
+/* A moment: the host's time, and on a device clock the marker that will say when the
+ * device got there. Costs a branch when no trace is recording. */
+typedef struct {
+    double seconds;
+    int marker; /* -1: seconds is the time */
+} TraceMark;
+TraceMark trace_mark(void);               /* on the compute stream */
+TraceMark trace_mark_on(void *stream);    /* on a stream of the device's own (NCCL's) */
+void trace_span(TraceTrack track, const char *name, int unit, TraceMark start, TraceMark end);
+
+/* Reads the time of every marker queued so far; the device must be past them all (after
+ * Kernels.synchronize). The trainer calls it at the end of each step. */
+void trace_settle(void);
 
 /* The counters' names, as the trace and its readers (tools/analyze_traces) spell them. */
 #define TRACE_MEMORY_COUNTER "memory (MB)"

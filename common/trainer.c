@@ -252,6 +252,7 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
     if (cfg->trace_dir != NULL &&
         trace_start(cfg->trace_dir, tr->rank, tr->world, comm_clock_offset(comm), err, err_len) != 0)
         return -1;
+    trace_use_device_clock(kernels->trace_clock); /* a GPU's trace is timed on the GPU */
     return 0;
 }
 
@@ -306,8 +307,9 @@ StepResult trainer_step(Trainer *tr, int step)
     CommStats before = comm_stats(tr->comm);
     comm_log_step(step + 1);
     double start = now_seconds();
+    TraceMark step_started = trace_mark();
     dataloader_next(&tr->train);
-    trace_record(TRACK_COMPUTE, "data", -1, start, now_seconds());
+    trace_span(TRACK_COMPUTE, "data", -1, step_started, trace_mark());
     gpt_zero_grad(model);
     float local_loss = forward_backward(tr, &tr->train);
     if (tr->strategy.before_step != NULL)
@@ -318,7 +320,7 @@ StepResult trainer_step(Trainer *tr, int step)
     if (cfg->skip_nonfinite && max_over_ranks(tr, isfinite(local_loss) ? 0.0 : 1.0) > 0)
         max_norm = NAN; /* clip_scale is then NaN: every update of this step is skipped (optimizer.h) */
     comm_log_mark("optimizer_start", -1, NULL, 0);
-    double optimizer_started = now_seconds();
+    TraceMark optimizer_started = trace_mark();
     result.loss_scale = model->loss_scale;
     tr->run.overflowed = 0;
     if (tr->strategy.optimizer_step != NULL) {
@@ -327,14 +329,16 @@ StepResult trainer_step(Trainer *tr, int step)
         result.grad_norm = grad_norm(model->kernels, model->grads, model->num_params);
         adamw_step(&tr->opt, model->params, model->grads, hyper, clip_scale(result.grad_norm, max_norm));
     }
+    TraceMark optimizer_ended = trace_mark();
     model->kernels->synchronize(); /* a GPU queues work: the step ends when the device is done */
     double ended = now_seconds();
     result.overflowed = tr->run.overflowed;
     if (result.overflowed)
         comm_log_mark("overflow", -1, NULL, 0);
     comm_log_mark("step_end", -1, NULL, 0);
-    trace_record(TRACK_COMPUTE, "optimizer step", -1, optimizer_started, ended);
-    trace_record(TRACK_COMPUTE, "step#", step + 1, start, ended);
+    trace_span(TRACK_COMPUTE, "optimizer step", -1, optimizer_started, optimizer_ended);
+    trace_span(TRACK_COMPUTE, "step#", step + 1, step_started, optimizer_ended);
+    trace_settle(); /* the device is past every marker of the step */
     double seconds = ended - start;
     CommStats after = comm_stats(tr->comm);
     /* bookkeeping, outside the timed step: what a single device would report */

@@ -215,17 +215,25 @@ static void write_rank_0_trace(const char *events, const char *timing)
 }
 
 /* A trace whose answer is known: compute [0,100] and [200,300] us (the step's optimizer at
- * [250,300]); an all-reduce on the communication track at [50,150] (half of it under compute);
+ * [250,300]); a collective on the communication track at [50,150] (half of it under compute);
  * a wait at [300,350]. */
-static void write_known_trace(const char *timing)
+static void write_trace_with(const char *timing, const char *collective)
 {
-    write_rank_0_trace(
+    char events[1024];
+    snprintf(events, sizeof events,
         "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"forward unit 1\",\"ts\":0,\"dur\":100},\n"
-        "{\"ph\":\"X\",\"pid\":0,\"tid\":1,\"cat\":\"communication\",\"name\":\"all_reduce\",\"ts\":50,\"dur\":100},\n"
+        "{\"ph\":\"X\",\"pid\":0,\"tid\":1,\"cat\":\"communication\",\"name\":\"%s\",\"ts\":50,\"dur\":100},\n"
         "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"backward unit 1\",\"ts\":200,\"dur\":100},\n"
         "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"cat\":\"compute\",\"name\":\"optimizer step\",\"ts\":250,\"dur\":50},\n"
         "{\"ph\":\"X\",\"pid\":0,\"tid\":2,\"cat\":\"waits\",\"name\":\"wait\",\"ts\":300,\"dur\":50},\n",
-        timing);
+        collective);
+    write_rank_0_trace(events, timing);
+}
+
+/* The known trace with a started collective, which a device's compute may overlap. */
+static void write_known_trace(const char *timing)
+{
+    write_trace_with(timing, "all_reduce_start");
 }
 
 /* The analyzer on DIR, and the summary.csv it wrote, into output. */
@@ -251,7 +259,7 @@ Test(trace, the_analyzer_returns_the_known_breakdown)
     const char *html = read_file(path);
     cr_expect_not_null(strstr(html, "<svg"));
     cr_expect_not_null(strstr(html, "<td>33.3</td>"), "%s", html);
-    cr_expect_not_null(strstr(html, "<td>0</td><td>all_reduce</td><td>1</td><td>0.100</td>"), "%s", html);
+    cr_expect_not_null(strstr(html, "<td>0</td><td>all_reduce_start</td><td>1</td><td>0.100</td>"), "%s", html);
 }
 
 /* Timed on one host thread: compute enclosing a call was waiting on it, so compute is
@@ -260,6 +268,17 @@ Test(trace, host_timing_takes_enclosed_calls_out_of_compute)
 {
     char output[4096];
     write_known_trace("host");
+    analyze_known_trace(output, sizeof output);
+    cr_expect_not_null(strstr(output, "\n0,1,0.1500,0.1500,0.0000,0.0500,42.86,57.14,14.29,0.00,2,0.1500\n"), "%s",
+                       output);
+}
+
+/* On a device, the compute stream waits for a blocking collective (all_reduce): it comes out
+ * of the compute that encloses it, as on the host, and overlaps nothing. */
+Test(trace, device_timing_takes_blocking_collectives_out_of_compute)
+{
+    char output[4096];
+    write_trace_with("device", "all_reduce");
     analyze_known_trace(output, sizeof output);
     cr_expect_not_null(strstr(output, "\n0,1,0.1500,0.1500,0.0000,0.0500,42.86,57.14,14.29,0.00,2,0.1500\n"), "%s",
                        output);
@@ -313,7 +332,7 @@ Test(trace, the_timeline_holds_one_step_from_its_start)
     snprintf(path, sizeof path, "%s/timeline.csv", dir);
     snprintf(output, sizeof output, "%s", read_file(path));
     cr_expect_str_eq(output, "rank,track,start_ms,end_ms,name\n0,0,0.0000,0.1000,forward unit 1\n"
-                             "0,1,0.0500,0.1500,all_reduce\n0,0,0.2000,0.3000,backward unit 1\n"
+                             "0,1,0.0500,0.1500,all_reduce_start\n0,0,0.2000,0.3000,backward unit 1\n"
                              "0,0,0.2500,0.3000,optimizer step\n");
     snprintf(command, sizeof command, "build/tools/analyze_traces %s --timeline 2 2>&1", dir);
     cr_expect_neq(shell_output(command, output, sizeof output), 0, "a step the trace lacks must fail: %s", output);

@@ -9,7 +9,9 @@
  * A trace marked "timing":"host" (the CPU backend's) was timed on the rank's one thread: a
  * compute span that encloses a communication call (ZeRO's optimizer step) was not computing
  * during the call, so the call's time is taken out of compute and overlap there is always 0.
- * Any other timing (a device's, whose streams run side by side) is taken as it is.
+ * A trace marked "timing":"device" (a GPU's) was timed on the device's streams, which run side
+ * by side: only a blocking collective is taken out of a compute span that encloses it, since
+ * the compute stream waited for it; a started one (all_reduce_start) overlaps what it may.
  * Writes DIR/summary.csv and
  * DIR/summary.html (the tables and an inline SVG bar per rank), each whole or not at all: into
  * a temporary file beside it, renamed into place once complete, so a failed run leaves the
@@ -67,6 +69,7 @@ typedef struct {
 
 typedef struct {
     Intervals compute, comm;
+    Intervals blocking; /* a device-timed trace's blocking collectives: the compute stream waited for them */
     double first, last;
     double span;     /* the time the figures are per step of: the counted steps, or first to last event */
     long steps;
@@ -369,6 +372,14 @@ static int in_counted_step(const Intervals *steps, int skip, double ts)
     return low > (size_t)skip && ts < steps->items[low - 1].end;
 }
 
+/* A collective on the communication track that the compute after it waits for: not a
+ * started one (all_reduce_start) and not a wait. */
+static int is_blocking_collective(const Event *e)
+{
+    size_t length = strlen(e->name);
+    return e->tid == 1 && !(length >= 6 && strcmp(e->name + length - 6, "_start") == 0);
+}
+
 /* The step slices of a trace, sorted by start; none in a trace that marks no steps. */
 static Intervals step_slices(const TraceFile *t)
 {
@@ -406,6 +417,8 @@ static void read_rank(const TraceFile *t, RankTrace *r)
             r->steps += strcmp(e->name, "optimizer step") == 0;
         } else {
             add(&r->comm, e->ts, e->ts + e->dur);
+            if (!r->host_timing && is_blocking_collective(e))
+                add(&r->blocking, e->ts, e->ts + e->dur);
             count_op(r, e->name, e->dur);
         }
     }
@@ -428,7 +441,8 @@ static Breakdown breakdown(RankTrace *r)
     b.span = r->span;
     merge(&r->compute);
     b.comm = merge(&r->comm);
-    if (r->host_timing && subtract(&r->compute, &r->comm) != 0) {
+    merge(&r->blocking);
+    if (subtract(&r->compute, r->host_timing ? &r->comm : &r->blocking) != 0) {
         fprintf(stderr, "analyze_traces: out of memory\n");
         exit(1);
     }

@@ -18,6 +18,7 @@
 #include "cuda_device.h"
 #include "staging.h"
 #include "timer.h"
+#include "trace.h"
 
 static const CommOps nccl_ops;
 
@@ -61,23 +62,42 @@ static int cuda_failed(Comm *comm, const char *operation, cudaError_t status)
             return cuda_failed((comm), (operation), status_);              \
     } while (0)
 
-/* The collective's stream waits for the compute queued so far. */
-static int after_compute(Comm *comm, const char *operation)
+/* The collective's stream waits for the compute queued so far; begin marks, on that stream,
+ * where the collective starts (the trace's communication track is timed there). */
+static int after_compute(Comm *comm, const char *operation, TraceMark *begin)
 {
     NcclState *state = state_of(comm);
     CUDA_CALL(comm, operation, cudaEventRecord(state->compute_mark, cuda_compute_stream()));
     CUDA_CALL(comm, operation, cudaStreamWaitEvent(state->stream, state->compute_mark, 0));
+    *begin = trace_mark_on(state->stream);
     return 0;
 }
 
+/* Where the collective just queued ends on its stream. Marked before the event that
+ * others wait for, so that whatever waits for the collective waits for the mark too. */
+static TraceMark collective_end(Comm *comm)
+{
+    return trace_mark_on(state_of(comm)->stream);
+}
+
+/* A collective is queued: it lands on the trace from begin to end, and the call is counted. */
+static int queued(Comm *comm, const char *operation, TraceMark begin, TraceMark end, double started, double bytes,
+                  int collectives)
+{
+    trace_span(TRACK_COMM, operation, -1, begin, end);
+    return comm_count(comm, started, bytes, collectives);
+}
+
 /* The end of a blocking call: compute queued from now on waits for the collectives queued
- * so far, and the call is counted (comm_account). */
-static int compute_waits(Comm *comm, const char *operation, double started, double bytes, int collectives)
+ * so far, and the call is counted. */
+static int compute_waits(Comm *comm, const char *operation, TraceMark begin, double started, double bytes,
+                         int collectives)
 {
     NcclState *state = state_of(comm);
+    TraceMark end = collective_end(comm);
     CUDA_CALL(comm, operation, cudaEventRecord(state->comm_mark, state->stream));
     CUDA_CALL(comm, operation, cudaStreamWaitEvent(cuda_compute_stream(), state->comm_mark, 0));
-    return comm_account(comm, operation, started, bytes, collectives);
+    return queued(comm, operation, begin, end, started, bytes, collectives);
 }
 
 static int on_gpu(const void *a, const void *b)
@@ -100,11 +120,12 @@ static int nccl_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
     if (!on_gpu(buffer, NULL))
         return mpi_ops.all_reduce(comm, buffer, count, op);
     double started = now_seconds();
-    if (after_compute(comm, "all_reduce") != 0)
+    TraceMark begin;
+    if (after_compute(comm, "all_reduce", &begin) != 0)
         return -1;
     NCCL_CALL(comm, "all_reduce", ncclAllReduce(buffer, buffer, count, ncclFloat, nccl_op(op), state_of(comm)->nccl,
                                                 state_of(comm)->stream));
-    return compute_waits(comm, "all_reduce", started, 2 * buffer_bytes(count, COMM_FLOAT), 1);
+    return compute_waits(comm, "all_reduce", begin, started, 2 * buffer_bytes(count, COMM_FLOAT), 1);
 }
 
 /* A request's backend handle: the event that marks its collective's end. */
@@ -132,13 +153,15 @@ static int nccl_all_reduce_start(Comm *comm, float *buffer, size_t count, Reduce
         return mpi_ops.all_reduce_start(comm, buffer, count, op, request);
     request->average = 0; /* ncclAvg averages on the GPU; nothing is left for the finish */
     double started = now_seconds();
-    if (after_compute(comm, "all_reduce_start") != 0)
+    TraceMark begin;
+    if (after_compute(comm, "all_reduce_start", &begin) != 0)
         return -1;
     NCCL_CALL(comm, "all_reduce_start", ncclAllReduce(buffer, buffer, count, ncclFloat, nccl_op(op),
                                                       state_of(comm)->nccl, state_of(comm)->stream));
+    TraceMark end = collective_end(comm);
     if (start_request(comm, "all_reduce_start", request) != 0)
         return -1;
-    return comm_account(comm, "all_reduce_start", started, 2 * buffer_bytes(count, COMM_FLOAT), 1);
+    return queued(comm, "all_reduce_start", begin, end, started, 2 * buffer_bytes(count, COMM_FLOAT), 1);
 }
 
 static int nccl_all_gather_start(Comm *comm, const void *send, void *recv, size_t send_count, CommType type,
@@ -147,13 +170,15 @@ static int nccl_all_gather_start(Comm *comm, const void *send, void *recv, size_
     if (!on_gpu(send, recv))
         return mpi_ops.all_gather_start(comm, send, recv, send_count, type, request);
     double started = now_seconds();
-    if (after_compute(comm, "all_gather_start") != 0)
+    TraceMark begin;
+    if (after_compute(comm, "all_gather_start", &begin) != 0)
         return -1;
     NCCL_CALL(comm, "all_gather_start", ncclAllGather(send, recv, send_count, nccl_type(type), state_of(comm)->nccl,
                                                       state_of(comm)->stream));
+    TraceMark end = collective_end(comm);
     if (start_request(comm, "all_gather_start", request) != 0)
         return -1;
-    return comm_account(comm, "all_gather_start", started, buffer_bytes(send_count * comm->size, type), 1);
+    return queued(comm, "all_gather_start", begin, end, started, buffer_bytes(send_count * comm->size, type), 1);
 }
 
 /* Requests MPI started (host buffers) carry MPI's handle, not an event. */
@@ -192,7 +217,7 @@ static int nccl_wait(CommRequest *request)
     double started = now_seconds();
     if (finish_request(request, "wait") != 0)
         return -1;
-    return comm_account(request->comm, "wait", started, 0, 0);
+    return comm_count(request->comm, started, 0, 0); /* the GPU's wait shows as compute idle */
 }
 
 static int nccl_test(CommRequest *request, int *done)
@@ -206,7 +231,7 @@ static int nccl_test(CommRequest *request, int *done)
     *done = status == cudaSuccess;
     if (*done && finish_request(request, "test") != 0)
         return -1;
-    return comm_account(request->comm, "test", started, 0, 0);
+    return comm_count(request->comm, started, 0, 0);
 }
 
 static int nccl_reduce_scatter(Comm *comm, const void *send, void *recv, size_t recv_count, CommType type,
@@ -215,11 +240,12 @@ static int nccl_reduce_scatter(Comm *comm, const void *send, void *recv, size_t 
     if (!on_gpu(send, recv))
         return mpi_ops.reduce_scatter(comm, send, recv, recv_count, type, op);
     double started = now_seconds();
-    if (after_compute(comm, "reduce_scatter") != 0)
+    TraceMark begin;
+    if (after_compute(comm, "reduce_scatter", &begin) != 0)
         return -1;
     NCCL_CALL(comm, "reduce_scatter", ncclReduceScatter(send, recv, recv_count, nccl_type(type), nccl_op(op),
                                                         state_of(comm)->nccl, state_of(comm)->stream));
-    return compute_waits(comm, "reduce_scatter", started, buffer_bytes(recv_count * comm->size, type), 1);
+    return compute_waits(comm, "reduce_scatter", begin, started, buffer_bytes(recv_count * comm->size, type), 1);
 }
 
 static int nccl_all_gather(Comm *comm, const void *send, void *recv, size_t send_count, CommType type)
@@ -227,11 +253,12 @@ static int nccl_all_gather(Comm *comm, const void *send, void *recv, size_t send
     if (!on_gpu(send, recv))
         return mpi_ops.all_gather(comm, send, recv, send_count, type);
     double started = now_seconds();
-    if (after_compute(comm, "all_gather") != 0)
+    TraceMark begin;
+    if (after_compute(comm, "all_gather", &begin) != 0)
         return -1;
     NCCL_CALL(comm, "all_gather", ncclAllGather(send, recv, send_count, nccl_type(type), state_of(comm)->nccl,
                                                 state_of(comm)->stream));
-    return compute_waits(comm, "all_gather", started, buffer_bytes(send_count * comm->size, type), 1);
+    return compute_waits(comm, "all_gather", begin, started, buffer_bytes(send_count * comm->size, type), 1);
 }
 
 static int nccl_broadcast(Comm *comm, float *buffer, size_t count, int root)
@@ -239,11 +266,12 @@ static int nccl_broadcast(Comm *comm, float *buffer, size_t count, int root)
     if (!on_gpu(buffer, NULL))
         return mpi_ops.broadcast(comm, buffer, count, root);
     double started = now_seconds();
-    if (after_compute(comm, "broadcast") != 0)
+    TraceMark begin;
+    if (after_compute(comm, "broadcast", &begin) != 0)
         return -1;
     NCCL_CALL(comm, "broadcast", ncclBroadcast(buffer, buffer, count, ncclFloat, root, state_of(comm)->nccl,
                                                state_of(comm)->stream));
-    return compute_waits(comm, "broadcast", started, buffer_bytes(count, COMM_FLOAT), 1);
+    return compute_waits(comm, "broadcast", begin, started, buffer_bytes(count, COMM_FLOAT), 1);
 }
 
 static int nccl_sendrecv(Comm *comm, const float *send, size_t send_count, int to, float *recv, size_t recv_count,
@@ -253,14 +281,15 @@ static int nccl_sendrecv(Comm *comm, const float *send, size_t send_count, int t
         return mpi_ops.sendrecv(comm, send, send_count, to, recv, recv_count, from);
     NcclState *state = state_of(comm);
     double started = now_seconds();
-    if (after_compute(comm, "sendrecv") != 0)
+    TraceMark begin;
+    if (after_compute(comm, "sendrecv", &begin) != 0)
         return -1;
     /* one group: NCCL posts both halves together, so a ring of these cannot deadlock */
     NCCL_CALL(comm, "sendrecv", ncclGroupStart());
     NCCL_CALL(comm, "sendrecv", ncclSend(send, send_count, ncclFloat, to, state->nccl, state->stream));
     NCCL_CALL(comm, "sendrecv", ncclRecv(recv, recv_count, ncclFloat, from, state->nccl, state->stream));
     NCCL_CALL(comm, "sendrecv", ncclGroupEnd());
-    return compute_waits(comm, "sendrecv", started, 0, 0);
+    return compute_waits(comm, "sendrecv", begin, started, 0, 0);
 }
 
 static void nccl_release(Comm *comm)

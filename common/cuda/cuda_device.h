@@ -17,6 +17,9 @@ extern "C" {
 
 extern const Kernels cuda_kernels;
 
+/* The clock a trace of the GPU's work is timed on: CUDA events (trace_clock.c). */
+extern const struct TraceDeviceClock cuda_trace_clock;
+
 /* 1 when at least one GPU can be used; otherwise 0 and why holds the runtime's answer
  * (e.g. "cudaGetDeviceCount: no CUDA-capable device is detected"). Never aborts. */
 int cuda_gpu_available(char *why, size_t why_len);

@@ -839,4 +839,5 @@ const Kernels cuda_kernels = {
     .copy = cuda_copy,
     KERNELS_BY_NAME
     .synchronize = cuda_synchronize,
+    .trace_clock = &cuda_trace_clock,
 };

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { PAGE = 4096, MAX_REGIONS = 1 << 16, MAX_PINNED = 1024, MAX_STREAMS = 4096, MAX_GPUS = 64 };
@@ -399,6 +400,8 @@ struct CUevent_st {
     cudaStream_t stream; /* NULL until recorded */
     size_t position;
     int queried;
+    int timed;      /* made without cudaEventDisableTiming: stamped when its stream reaches it */
+    double seconds; /* that time, on the monotonic clock */
 };
 
 static struct CUstream_st legacy_stream;
@@ -521,15 +524,25 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
 {
-    (void)flags;
     *event = calloc(1, sizeof **event);
+    (*event)->timed = !(flags & cudaEventDisableTiming);
     return cudaSuccess;
+}
+
+/* A timed event's stamp: queued where it is recorded, run when its stream gets there. */
+static void stamp_event(void *event)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    ((cudaEvent_t)event)->seconds = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t *event) { return cudaEventCreateWithFlags(event, 0); }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
+    if (event->timed && event->stream != NULL)
+        run_until(event->stream, event->position); /* its stamp is queued: run it before the event goes */
     free(event);
     return cudaSuccess;
 }
@@ -539,6 +552,8 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
     if (event == NULL)
         emu_fail("cudaEventRecord of a NULL event");
     event->stream = stream_or_legacy(stream);
+    if (event->timed)
+        emu_enqueue(event->stream, stamp_event, event);
     event->position = event->stream->queued;
     event->queried = 0;
     return cudaSuccess;
@@ -562,12 +577,16 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
     return cudaSuccess;
 }
 
-/* Times mean nothing on an emulation; a fixed small one keeps rates finite. */
+/* The host time between the two stamps: when the emulation ran up to each. It says nothing of
+ * a GPU's speed, but orders events as they ran; at least a microsecond keeps rates finite. */
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
+    if (!start->timed || !end->timed || start->stream == NULL || end->stream == NULL)
+        return cudaErrorInvalidResourceHandle;
+    cudaEventSynchronize(start);
     cudaEventSynchronize(end);
-    (void)start;
-    *ms = 0.001f;
+    double elapsed = 1e3 * (end->seconds - start->seconds);
+    *ms = (float)(elapsed >= 0.001 || elapsed <= -0.001 ? elapsed : 0.001);
     return cudaSuccess;
 }
 

@@ -203,6 +203,21 @@ Test(gpu_lessons, nccl_at_1_rank_trains_like_lesson_00)
     check_lesson_on_nccl("10_mixed_precision", "--fp16");
 }
 
+/* A trace on the GPU is timed there (CUDA events on the compute and the communication
+ * streams), for the lessons whose point is overlap: tests/scenarios/gpu_trace_timed.sh says
+ * what must hold of it. */
+Test(gpu_lessons, traces_over_nccl_are_timed_on_the_gpu)
+{
+    require_gpu();
+    static const char *const runs[] = {"04_overlap_ddp all_reduce_start",
+                                       "05_bucketed_ddp all_reduce_start --bucket-mb 0.1", "09_zero3 reduce_scatter"};
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        char command[512];
+        snprintf(command, sizeof command, "tests/scenarios/gpu_trace_timed.sh '%s' %s", gpu_build_dir(), runs[i]);
+        expect_command(runs[i], command);
+    }
+}
+
 Test(gpu_lessons, collectives_on_gpu_buffers_through_mpi_at_2_ranks)
 {
     require_gpu();
