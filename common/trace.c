@@ -110,7 +110,6 @@ void trace_use_device_clock(const TraceDeviceClock *clock)
 {
     if (!trace.active)
         return;
-    trace_settle();
     trace.device_clock = clock;
     if (clock != NULL)
         clock->forget(); /* anchors it */
@@ -184,14 +183,12 @@ static TraceMark span_started[NUM_TRACKS]; /* trace_begin's mark, per track */
 
 void trace_begin(TraceTrack track)
 {
-    if (trace_enabled())
-        span_started[track] = trace_mark();
+    span_started[track] = trace_mark();
 }
 
 void trace_end(TraceTrack track, const char *name, int unit)
 {
-    if (trace_enabled())
-        trace_span(track, name, unit, span_started[track], trace_mark());
+    trace_span(track, name, unit, span_started[track], trace_mark());
 }
 
 /* One event per line, on rank 0's clock. */

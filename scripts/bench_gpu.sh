@@ -19,31 +19,18 @@ if [[ ! -x $binary ]]; then
     echo "GPU benchmarks skipped: no CUDA build ($binary; make CUDA=1)"
     exit 0
 fi
-if ! probe=$("$binary" profile --config tiny --device cuda --iters 1 --warmup-iters 0 --sweep-max-batch 1 2>&1); then
+if ! probe=$(gpu_probe "$binary"); then
     echo "GPU benchmarks skipped: $(echo "$probe" | tail -n 1)"
     exit 0
 fi
 echo "GPU: $(echo "$probe" | head -n 1 | cut -d'|' -f2 | sed 's/^ *//; s/ *$//')"
-
-# One configuration: prints "tokens/s MFU" medians over $repeats runs.
-measure() {
-    local rates=() mfus=() out
-    for _ in $(seq "$repeats"); do
-        out=$("$binary" profile --device cuda --warmup-iters 3 --iters 10 --sweep-max-batch 1 "$@")
-        rates+=("$(echo "$out" | awk '/^  tokens\/s/ {print $2; exit}')")
-        mfus+=("$(echo "$out" | awk '/^  MFU/ {sub("%", "", $2); print $2; exit}')")
-    done
-    local mfu=n/a
-    [[ ${mfus[0]} != n/a ]] && mfu="$(printf '%s\n' "${mfus[@]}" | median)%"
-    echo "$(printf '%s\n' "${rates[@]}" | median) $mfu"
-}
 
 printf '\nlesson 00 on the GPU, median of %d runs (10 timed steps each)\n' "$repeats"
 printf '  %-34s %12s %8s\n' "configuration" "tokens/s" "MFU"
 row() {
     local label=$1
     shift
-    read -r rate mfu < <(measure "$@")
+    read -r rate mfu < <(gpu_profile_medians "$binary" "$repeats" "$@")
     printf '  %-34s %12.0f %8s\n' "$label" "$rate" "$mfu"
 }
 row "GPT-2 124M shape, V256, fp32" --config gpt2

@@ -17,7 +17,7 @@
 # says so and exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/summary_lib.sh # header_help, median
+source scripts/summary_lib.sh # header_help, median, gpu_profile_medians
 case ${1:-} in
 -h | --help) header_help "$0"; exit 0 ;;
 esac
@@ -78,13 +78,7 @@ llmc_run() {
         median
 }
 # lesson 00's median tokens/s over $repeats profile runs: ours FLAGS...
-ours() {
-    for _ in $(seq "$repeats"); do
-        "$binary" profile "${shape[@]}" --train "$tokens" --device cuda --warmup-iters 3 --iters 10 \
-            --sweep-max-batch 1 "$@" |
-            awk '/^  tokens\/s/ { print $2; exit }'
-    done | median
-}
+ours() { gpu_profile_medians "$binary" "$repeats" "${shape[@]}" --train "$tokens" "$@" | cut -d' ' -f1; }
 
 llmc_tf32=$(llmc_run tf32) && llmc_fp32=$(llmc_run fp32) || exit 1
 ours_fp32=$(ours) ours_tf32=$(ours --tf32)

@@ -1,25 +1,25 @@
 /* The trace's clock on the GPU (trace.h's TraceDeviceClock). A mark is a CUDA event recorded
  * on a stream; its time is how long after a reference event the GPU reached it, added to
- * the host time of the reference. The reference is recorded with the GPU idle and waited
- * for, so its host time is when the GPU passed it, to within the wait's return (microseconds).
+ * the host time of the reference. The reference is recorded and waited for, so its host time
+ * is when the GPU passed it, to within the wait's return (microseconds).
  * It is taken again each time the markers are forgotten (once a step): cudaEventElapsedTime
  * is a float of milliseconds, which keeps microseconds only for intervals of seconds. */
 #include <cuda_runtime_api.h>
-#include <stdlib.h>
 
 #include "cuda_device.h"
+#include "grow.h"
 #include "timer.h"
 #include "trace.h"
 
 static cudaEvent_t *markers;      /* created once, recorded again after each forget */
-static int used, created;         /* markers given out since the last forget; markers made */
+static size_t used, created, capacity; /* given out since the last forget; made; room for */
 static cudaEvent_t reference;
 static double reference_seconds;
 
-/* One more marker to give out, or 0 when CUDA cannot make it. */
+/* One more marker to give out, or 0 when there is no memory for it or CUDA cannot make it. */
 static int make_marker(void)
 {
-    cudaEvent_t *grown = realloc(markers, (size_t)(created + 1) * sizeof *grown);
+    cudaEvent_t *grown = grow_for_one(markers, &capacity, created, sizeof *grown, 256);
     if (grown == NULL)
         return 0;
     markers = grown;
@@ -36,7 +36,7 @@ static int clock_mark(void *stream)
     cudaStream_t on = stream != NULL ? (cudaStream_t)stream : cuda_compute_stream();
     if (cudaEventRecord(markers[used], on) != cudaSuccess)
         return -1;
-    return used++;
+    return (int)used++;
 }
 
 static double clock_seconds(int marker)
@@ -53,7 +53,7 @@ static void clock_forget(void)
     used = 0;
     if (reference == NULL && cudaEventCreate(&reference) != cudaSuccess)
         return;
-    cudaStreamSynchronize(cuda_compute_stream());
+    /* the host waits until the GPU passes the reference: the time read then is when it did */
     if (cudaEventRecord(reference, cuda_compute_stream()) == cudaSuccess && cudaEventSynchronize(reference) == cudaSuccess)
         reference_seconds = now_seconds();
 }
