@@ -35,12 +35,14 @@ CFLAGS := $(SANITIZE_FLAGS) -march=$(ARCH)
 endif
 
 # `make FUZZ=1 ...` builds under build/fuzz/ with clang, libFuzzer's coverage and the same
-# sanitizers: `make fuzz` builds the fuzzers (tests/fuzz/) that way and runs them.
+# sanitizers: `make fuzz` builds the fuzzers (tests/fuzz/) that way and runs them. They are
+# built for one x86-64 level, not this machine's: the same code on every machine, so the gate's
+# fixed exploration (make fuzz-gate) takes the same paths everywhere.
 FUZZ ?= 0
 ifeq ($(FUZZ),1)
 BUILD  := build/fuzz
 CC     := clang
-CFLAGS := $(SANITIZE_FLAGS) -fsanitize=fuzzer-no-link -march=$(ARCH)
+CFLAGS := $(SANITIZE_FLAGS) -fsanitize=fuzzer-no-link -march=x86-64-v2
 endif
 
 # ---------------------------------------------------------------- CUDA
@@ -339,9 +341,9 @@ test-emu: setup
 	@$(MAKE) --no-print-directory CUDA=1 BUILD=$(EMU_BUILD) NVCC=tests/emu/nvcc_emu.sh CUDA_LIBS= EMU_LINK_OBJ="$(EMU_OBJ)" \
 	    all $(EMU_BUILD)/tests/gpu_tests
 	@DTC_GPU_BUILD=$(EMU_BUILD) DTC_EMU_GPUS=2 scripts/run_gpu_tests.sh
-	@echo "make test-emu: the NCCL tests again, each stream but compute running its work at once"
+	@echo "make test-emu: the lessons and traces over NCCL again, each stream but compute running its work at once"
 	@DTC_GPU_BUILD=$(EMU_BUILD) DTC_EMU_GPUS=2 DTC_EMU_SCHEDULE=others-first scripts/run_gpu_tests.sh \
-	    --filter 'gpu_lessons/*nccl*'
+	    --filter 'gpu_lessons/@(lessons|traces)_over_nccl*'
 
 # The memory and undefined-behaviour checks (scripts/check.sh): the in-process test suites
 # under ASan + UBSan, and valgrind's memcheck on lesson 00 and lesson 05 at 2 ranks, built
@@ -355,8 +357,9 @@ check: setup
 	@scripts/check.sh
 
 # The readers of every file a user hands the course, fuzzed (tests/fuzz/, scripts/fuzz.sh):
-# FUZZ_SECONDS each (default 20), from seeds that real runs write, then every input under
-# tests/fuzz/regressions/ (what an earlier run found) replayed.
+# every input under tests/fuzz/regressions/ (what an earlier run found) and tests/fuzz/seeds/
+# replayed, then FUZZ_SECONDS each (default 20) of exploration from a random seed. fuzz-gate
+# (CI) explores a fixed number of inputs from a fixed seed instead: same tree, same result.
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/data/yelp_csv.o $(LIB)
 	@mkdir -p $(dir $@)
@@ -364,10 +367,10 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/data/yelp_csv.o $(LIB)
 	$(Q)$(CC) $(CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS) -lcjson
 fuzzers: $(FUZZ_BINS)
 
-fuzz: setup
-	@$(MAKE) --no-print-directory all data
+fuzz fuzz-gate: setup
+	@$(MAKE) --no-print-directory data
 	@$(MAKE) --no-print-directory FUZZ=1 fuzzers
-	@scripts/fuzz.sh
+	@scripts/fuzz.sh $(if $(filter fuzz-gate,$@),--gate)
 
 # make grade LESSON=NN builds only that lesson (with the student's file, and again with the
 # sanitizers): an unfinished exercise of another lesson does not stop it.
@@ -403,5 +406,5 @@ clean:
 
 grading-tools: $(BUILD)/tools/compare_runs $(BUILD)/tools/check_schedule
 
-.PHONY: built-lessons sanitized grading-tools all data setup torch run test test-gpu test-emu grade grade-class bench clean fuzz fuzzers check print-solution-objs print-lesson-includes
+.PHONY: built-lessons sanitized grading-tools all data setup torch run test test-gpu test-emu grade grade-class bench clean fuzz fuzz-gate fuzzers check print-solution-objs print-lesson-includes
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Grades lessons against the expected values in tests/expected/ and the rules they teach.
 #
-#   scripts/grade.sh [NN[,NN...] [BINARY]] [--build DIR] [--device cpu|cuda] [--json FILE] [--check NAME]
-#   (make grade [LESSON=NN] [CHECK=NAME] [JSON=FILE])
+#   scripts/grade.sh [NN[,NN...] [BINARY]] [--build DIR] [--device cpu|cuda] [--json FILE] [--check NAME[,NAME...]]
+#   (make grade [LESSON=NN] [CHECK=NAME[,NAME...]] [JSON=FILE])
 #
 # NN: the lesson, or a list of them (all lessons when left out; several end with one table).
 # BINARY defaults to the student build, DIR/lessons/NN_name (DIR: --build, default build);
@@ -30,7 +30,8 @@
 # at the CPU's tolerance. Estimates and lesson 01's ring (host memory) run as they do on the
 # CPU, and sanitize lines are left out (the sanitizers check the CPU build).
 # --json FILE also writes the results in Gradescope's results.json format. --check NAME (or
-# CHECK=NAME) runs only the line whose name (as printed: dp_reference_n2_bucket-mb_0.1) is NAME.
+# CHECK=NAME) runs only the line whose name (as printed: dp_reference_n2_bucket-mb_0.1) is NAME;
+# a list, NAME,NAME..., the lines named in it.
 # With GRADE_SANDBOX set to a scripts/sandbox.sh command (what scripts/grade_class.sh
 # sets), every run of the lesson happens in that sandbox, writing only into a folder of its
 # own; its outputs are compared outside it, and an output that is not a regular file it
@@ -327,6 +328,21 @@ print_reproduce() {
     esac
 }
 
+# Exits 2 when --check names a check that lesson NUMBER does not have: said before any run.
+require_named_checks() {
+    local lesson wanted names=","
+    lesson=$(scripts/lesson_binary.sh "$1") || exit 2
+    [ -f "tests/expected/$lesson.checks" ] || { echo "grade: no checks listed in tests/expected/$lesson.checks" >&2; exit 2; }
+    while read -r -a words; do
+        [ "${#words[@]}" -eq 0 ] || names=$names$(check_name "${words[@]}"),
+    done <"tests/expected/$lesson.checks"
+    local -a wanted_names=()
+    IFS=, read -r -a wanted_names <<<"$only"
+    for wanted in "${wanted_names[@]}"; do
+        [[ $names == *,"$wanted",* ]] || { echo "grade: lesson $1 has no check named '$wanted'" >&2; exit 2; }
+    done
+}
+
 # Grades one lesson; sets lesson_checks and lesson_failed.
 grade_lesson() {
     local number=$1 binary=$2 lesson checks_file
@@ -349,19 +365,19 @@ grade_lesson() {
     [ "$device" = cpu ] || where=", training runs on --device $device"
     echo "grading $binary (OpenBLAS kernels: $kernels$where)"
     lesson_checks=0 lesson_failed=0
-    local ran=0
+    local name
     while read -r -a words; do
         [ "${#words[@]}" -eq 0 ] && continue
-        [ -n "$only" ] && [ "$(check_name "${words[@]}")" != "$only" ] && continue
-        ran=1
+        name=$(check_name "${words[@]}")
+        [ -n "$only" ] && [[ ,$only, != *,"$name",* ]] && continue
         if [ "${words[0]}" = sanitize ] && [ "$device" != cpu ]; then
-            echo "($(check_name "${words[@]}") left out on --device $device: the sanitizers check the CPU build)"
+            echo "($name left out on --device $device: the sanitizers check the CPU build)"
             continue
         fi
         run_check "$number" "$lesson" "$binary" "${words[@]}" </dev/null >"$work/check.out" 2>&1
         local status=$?
         if [ $status -ne 0 ] && ! grep -qE '^FAIL ' "$work/check.out"; then
-            echo "FAIL $(check_name "${words[@]}"): the check failed without saying why (exit status $status)" \
+            echo "FAIL $name: the check failed without saying why (exit status $status)" \
                 >>"$work/check.out"
         fi
         [ $status -ne 0 ] && print_reproduce "$number" "$lesson" "$binary" "${words[@]}" >>"$work/check.out"
@@ -370,7 +386,6 @@ grade_lesson() {
         lesson_checks=$((lesson_checks + $(grep -cE '^(PASS|FAIL) ' "$work/check.out")))
         lesson_failed=$((lesson_failed + $(grep -cE '^FAIL ' "$work/check.out")))
     done <"$checks_file"
-    [ $ran -eq 1 ] || { echo "grade: lesson $number has no check named '$only'" >&2; exit 2; }
     if [ "$lesson_failed" -eq 0 ]; then
         echo "lesson $number: PASS ($lesson_checks of $lesson_checks checks passed)"
     else
@@ -379,6 +394,7 @@ grade_lesson() {
 }
 
 if [ -n "$number" ] && [[ $number != *,* ]]; then
+    require_named_checks "$number"
     grade_lesson "$number" "$binary"
     failed=$lesson_failed
 else
@@ -389,6 +405,7 @@ else
     else
         for checks_file in tests/expected/[0-9][0-9]_*.checks; do numbers+=("$(basename "$checks_file" | cut -c1-2)"); done
     fi
+    for n in "${numbers[@]}"; do require_named_checks "$n"; done
     failed=0
     table=$work/table
     for n in "${numbers[@]}"; do

@@ -88,6 +88,8 @@ static int check_header(char *line, const char *path)
     return 0;
 }
 
+/* The communication log at path into *log; -1 with one line printed when it cannot be read or
+ * is not a log --comm-log wrote, and then *log holds nothing. */
 static int read_log(const char *path, Log *log)
 {
     FILE *f = fopen(path, "r");
@@ -131,6 +133,10 @@ static int read_log(const char *path, Log *log)
             log->ranks = e.rank + 1;
     }
     fclose(f);
+    if (status != 0) { /* a log refused part-way holds nothing */
+        free(log->events);
+        *log = (Log){0};
+    }
     return status;
 }
 

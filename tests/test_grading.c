@@ -21,6 +21,7 @@ typedef struct {
     const char *numbers_pass_in; /* NULL, or the check whose loss, grad_norm, val_loss and
                                   * comm_bytes all pass: only the rule can tell it from a right answer */
     const char *also_says[3];    /* more text the output must hold, where one line is not the whole story */
+    const char *checks;          /* the check to grade, where no PASS or FAIL line above names one */
 } Mistake;
 
 static const Mistake mistakes[] = {
@@ -28,13 +29,15 @@ static const Mistake mistakes[] = {
     {.mutant = "00_single_device/wpe_with_T", .fails_with = "FAIL estimate_reference_vocab_300_max-seq_96 bytes:"},
     {.mutant = "01_collectives/library_all_reduce", .fails_with = "FAIL ring_3 schedule ring:"},
     {.mutant = "02_naive_ddp/sum_not_average", .fails_with = "FAIL dp_reference_n2 grad_norm"},
-    {.mutant = "02_naive_ddp/no_broadcast", .fails_with = "ranks ended with different parameters"},
+    {.mutant = "02_naive_ddp/no_broadcast", .fails_with = "ranks ended with different parameters",
+     .checks = "dp_reference_n2"},
     {.mutant = "04_overlap_ddp/wait_on_half", .fails_with = "FAIL dp_reference_n2"},
     {.mutant = "04_overlap_ddp/blocking_per_unit", .fails_with = "FAIL dp_reference_n2 schedule overlap:",
      .numbers_pass_in = "dp_reference_n2"},
     {.mutant = "04_overlap_ddp/started_in_before_step", .fails_with = "FAIL dp_reference_n2 schedule overlap:",
      .numbers_pass_in = "dp_reference_n2"},
-    {.mutant = "05_bucketed_ddp/order_differs_by_rank", .fails_with = "every rank here is waiting"},
+    {.mutant = "05_bucketed_ddp/order_differs_by_rank", .fails_with = "every rank here is waiting",
+     .checks = "dp_reference_n2_bucket-mb_0.1"},
     {.mutant = "05_bucketed_ddp/bucket_per_unit",
      .fails_with = "FAIL dp_reference_n2_bucket-mb_0.25 schedule buckets:"},
     {.mutant = "05_bucketed_ddp/one_bucket", .fails_with = "FAIL dp_reference_n2_bucket-mb_0.1 schedule buckets:"},
@@ -128,12 +131,42 @@ static const Mistake mistakes[] = {
                                           "an all-gather in a step skipped for an fp16 overflow"}},
 };
 
-/* Grades build/mutants/MUTANT as its lesson: the grader's exit status, its output in output. */
-static int grade_mutant(const char *mutant, char *output, size_t output_len)
+/* Adds name (when not NULL and not there yet) to the comma list `checks`. */
+static void add_check(char *checks, size_t checks_len, const char *name)
 {
-    char binary[256], number[3] = {mutant[0], mutant[1], '\0'};
-    snprintf(binary, sizeof binary, "build/mutants/%s", mutant);
-    return shell_grade(number, binary, output, output_len);
+    char padded[600], wanted[160];
+    snprintf(padded, sizeof padded, ",%s,", checks);
+    snprintf(wanted, sizeof wanted, ",%s,", name != NULL ? name : "");
+    if (name == NULL || strstr(padded, wanted) != NULL)
+        return;
+    size_t used = strlen(checks);
+    snprintf(checks + used, checks_len - used, "%s%s", used > 0 ? "," : "", name);
+}
+
+/* Adds to the comma list `checks` the check a PASS or FAIL line names ("FAIL dp_reference_n2
+ * grad_norm: ..." names dp_reference_n2); nothing for other text. */
+static void add_named_check(char *checks, size_t checks_len, const char *text)
+{
+    if (text == NULL || (strncmp(text, "PASS ", 5) != 0 && strncmp(text, "FAIL ", 5) != 0))
+        return;
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(text + 5, " :"), text + 5);
+    add_check(checks, checks_len, name);
+}
+
+/* Grades build/mutants/MUTANT as its lesson, only the checks its expectations read: the
+ * grader's exit status, its output in output. */
+static int grade_mistake(const Mistake *mistake, char *output, size_t output_len)
+{
+    char binary[256], checks[512] = "", number[3] = {mistake->mutant[0], mistake->mutant[1], '\0'};
+    snprintf(binary, sizeof binary, "build/mutants/%s", mistake->mutant);
+    add_named_check(checks, sizeof checks, mistake->fails_with);
+    for (int i = 0; i < 3; i++)
+        add_named_check(checks, sizeof checks, mistake->also_says[i]);
+    add_check(checks, sizeof checks, mistake->numbers_pass_in);
+    add_check(checks, sizeof checks, mistake->checks);
+    cr_assert_neq(checks[0], '\0', "%s: its expectations name no check to grade (give it .checks)", mistake->mutant);
+    return shell_grade_checks(number, binary, checks, output, output_len);
 }
 
 /* The grading failed, and its output says `text`. */
@@ -160,7 +193,7 @@ ParameterizedTest(size_t *row, grading, every_mistake_fails_saying_what_is_wrong
     const Mistake *mistake = &mistakes[*row];
     static char output[65536];
     char line[256];
-    int status = grade_mutant(mistake->mutant, output, sizeof output);
+    int status = grade_mistake(mistake, output, sizeof output);
     expect_failed_with(mistake->mutant, status, output, mistake->fails_with);
     const char *columns[] = {"loss", "grad_norm", "val_loss", "comm_bytes"};
     for (int c = 0; mistake->numbers_pass_in != NULL && c < 4; c++) {
@@ -266,7 +299,18 @@ Test(grading, one_check_by_name_and_its_reproduce_commands)
                        "%s", output);
     cr_expect_not_null(strstr(output, "    build/tools/check_schedule 05 run_log.csv --ranks 2 --config reference "
                                       "--bucket-mb 0.25\n"), "%s", output);
+    /* a list: each named check runs; a name the lesson lacks is refused before any run */
+    status = shell_output("scripts/grade.sh 05 build/mutants/05_bucketed_ddp/bucket_per_unit "
+                          "--check dp_reference_n2_bucket-mb_0.25,sanitize_dp_reference_n2_bucket-mb_0.1",
+                          output, sizeof output);
+    cr_expect_eq(status, 1, "%s", output);
+    cr_expect_not_null(strstr(output, "PASS sanitize_dp_reference_n2_bucket-mb_0.1"), "%s", output);
+    cr_expect_not_null(strstr(output, "FAIL dp_reference_n2_bucket-mb_0.25 schedule buckets"), "%s", output);
+    cr_expect_null(strstr(output, "dp_reference_n2_bucket-mb_0.1 loss"), "only the named checks run:\n%s", output);
     cr_expect_eq(shell_output("scripts/grade.sh 05 --check nosuchcheck", output, sizeof output), 2);
+    cr_expect_eq(shell_output("scripts/grade.sh 05 --check dp_reference_n2_bucket-mb_0.1,nosuchcheck", output,
+                              sizeof output), 2);
+    cr_expect_str_eq(output, "grade: lesson 05 has no check named 'nosuchcheck'\n");
 }
 
 /* Gradescope's results.json: a test per check, scores that add up. */

@@ -450,6 +450,10 @@ Test(trace, the_analyzer_reads_any_formatting_and_refuses_what_is_not_a_trace)
         cr_expect_not_null(strstr(output, bad[i].reason), "%s: %s", bad[i].what, output);
         cr_expect_eq(strchr(output, '\n'), output + strlen(output) - 1, "more than one line: %s", output);
     }
+    write_known_trace(" host"); /* neither timing: read as either, its figures would be wrong */
+    snprintf(command, sizeof command, "build/tools/analyze_traces %s", dir);
+    cr_expect_eq(shell_output(command, output, sizeof output), 1, "a timing --trace never writes: %s", output);
+    cr_expect_not_null(strstr(output, "otherData.timing is \" host\""), "%s", output);
     write_known_trace("host"); /* says it is 1 of 2 ranks: rank_1.json is missing */
     char text[4096];
     snprintf(text, sizeof text, "%s", read_file(path));

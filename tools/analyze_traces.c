@@ -79,6 +79,16 @@ typedef struct {
     int num_ops;
 } RankTrace;
 
+/* What a rank's figures hold, freed; the lists are empty after. */
+static void rank_trace_free(RankTrace *r)
+{
+    Intervals *lists[] = {&r->compute, &r->comm, &r->blocking};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
+        free(lists[i]->items);
+        *lists[i] = (Intervals){0};
+    }
+}
+
 static int add(Intervals *list, double start, double end)
 {
     Interval *items = grow_for_one(list->items, &list->capacity, list->count, sizeof *items, 1024);
@@ -317,8 +327,16 @@ static int take_events(const char *path, const cJSON *events, TraceFile *t)
     return 0;
 }
 
+static void trace_file_free(TraceFile *t)
+{
+    free(t->events);
+    free(t->samples);
+    *t = (TraceFile){0};
+}
+
 /* Reads one rank's trace; -1 with one line printed when it is missing, not JSON, or not a
- * trace --trace wrote (traceEvents, otherData.timing, distributedInfo.world_size). */
+ * trace --trace wrote (traceEvents, otherData.timing "host" or "device", distributedInfo.world_size). A trace
+ * refused part-way holds nothing: what was read of it is freed. */
 static int load_trace(const char *path, TraceFile *t)
 {
     size_t length = 0;
@@ -342,6 +360,9 @@ static int load_trace(const char *path, TraceFile *t)
         if (!cJSON_IsArray(events) || !cJSON_IsString(timing) || !cJSON_IsNumber(world) || world->valueint < 1)
             fprintf(TRACE_COMPLAINTS, "analyze_traces: %s: not a trace that --trace wrote (it needs traceEvents, "
                             "otherData.timing and distributedInfo.world_size)\n", path);
+        else if (strcmp(timing->valuestring, "host") != 0 && strcmp(timing->valuestring, "device") != 0)
+            fprintf(TRACE_COMPLAINTS, "analyze_traces: %s: otherData.timing is \"%.40s\", not \"host\" or \"device\": "
+                            "it cannot say how the tracks were timed\n", path, timing->valuestring);
         else if ((status = take_events(path, events, t)) == 0) {
             /* the counters are written one after another, each in order of its own: in time order */
             qsort(t->samples, t->num_samples, sizeof *t->samples, by_time);
@@ -351,6 +372,8 @@ static int load_trace(const char *path, TraceFile *t)
         cJSON_Delete(root);
     }
     free(text);
+    if (status != 0)
+        trace_file_free(t);
     return status;
 }
 
@@ -394,17 +417,33 @@ static Intervals step_slices(const TraceFile *t)
     return steps;
 }
 
+/* One event into the rank's lists: compute, or communication (and a device-timed trace's
+ * blocking collectives beside it). -1 when out of memory. */
+static int take_event(RankTrace *r, const Event *e)
+{
+    if (e->tid == 0) {
+        r->steps += strcmp(e->name, "optimizer step") == 0;
+        return add(&r->compute, e->ts, e->ts + e->dur);
+    }
+    count_op(r, e->name, e->dur);
+    if (!r->host_timing && is_blocking_collective(e) && add(&r->blocking, e->ts, e->ts + e->dur) != 0)
+        return -1;
+    return add(&r->comm, e->ts, e->ts + e->dur);
+}
+
 /* A trace that marks its steps is read over the steps after the warm-up ones, each event by
  * the step it starts in (validation, set-up and the end of the run are in none); one that
- * does not, over everything from its first event to its last. */
-static void read_rank(const TraceFile *t, RankTrace *r)
+ * does not, over everything from its first event to its last. -1 when out of memory, with
+ * nothing kept. */
+static int read_rank(const TraceFile *t, RankTrace *r)
 {
     Intervals steps = step_slices(t);
     r->warmup = steps.count > 0 ? summary_warmup_steps((int)steps.count) : 0;
     r->first = 1e300;
     r->last = -1e300;
     r->host_timing = t->host_timing;
-    for (size_t i = 0; i < t->count; i++) {
+    int status = 0;
+    for (size_t i = 0; i < t->count && status == 0; i++) {
         const Event *e = &t->events[i];
         if (is_step_slice(e) || (steps.count > 0 && !in_counted_step(&steps, r->warmup, e->ts)))
             continue;
@@ -412,15 +451,7 @@ static void read_rank(const TraceFile *t, RankTrace *r)
             r->first = e->ts;
         if (e->ts + e->dur > r->last)
             r->last = e->ts + e->dur;
-        if (e->tid == 0) {
-            add(&r->compute, e->ts, e->ts + e->dur);
-            r->steps += strcmp(e->name, "optimizer step") == 0;
-        } else {
-            add(&r->comm, e->ts, e->ts + e->dur);
-            if (!r->host_timing && is_blocking_collective(e))
-                add(&r->blocking, e->ts, e->ts + e->dur);
-            count_op(r, e->name, e->dur);
-        }
+        status = take_event(r, e);
     }
     r->span = r->last > r->first ? r->last - r->first : 0.0;
     if (steps.count > 0) {
@@ -429,6 +460,9 @@ static void read_rank(const TraceFile *t, RankTrace *r)
             r->span += steps.items[k].end - steps.items[k].start;
     }
     free(steps.items);
+    if (status != 0)
+        rank_trace_free(r);
+    return status;
 }
 
 typedef struct {
@@ -698,6 +732,34 @@ static int write_timeline(const char *dir, const TraceFile *files, int ranks, in
     return write_output(dir, "memory.csv", write_memory_csv, &timeline);
 }
 
+/* Every rank's trace in DIR read and broken down; *n: the ranks read (each to be freed). 1 with
+ * one line printed when a rank's trace is missing or refused, or memory runs out. */
+static int read_ranks(const char *dir, TraceFile *files, RankTrace *ranks, Breakdown *b, int *n)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/rank_0.json", dir);
+    if (load_trace(path, &files[0]) != 0)
+        return 1;
+    int world = files[0].world;
+    if (world > MAX_RANKS) {
+        fprintf(stderr, "analyze_traces: %s is from a run of %d ranks; at most %d are read\n", path, world, MAX_RANKS);
+        trace_file_free(&files[0]);
+        return 1;
+    }
+    for (int r = 0; r < world; r++) {
+        snprintf(path, sizeof path, "%s/rank_%d.json", dir, r);
+        if (r > 0 && load_trace(path, &files[r]) != 0) /* a missing rank is an error, not a smaller run */
+            return 1;
+        *n = r + 1;
+        if (read_rank(&files[r], &ranks[r]) != 0) {
+            fprintf(stderr, "analyze_traces: out of memory reading %s\n", path);
+            return 1;
+        }
+        b[r] = breakdown(&ranks[r]);
+    }
+    return 0;
+}
+
 static int usage(FILE *out, int status)
 {
     fprintf(out, "usage: analyze_traces DIR [--timeline STEP]   (DIR: the folder a run's --trace wrote)\n"
@@ -730,27 +792,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "analyze_traces: %s\n", err);
         return 2;
     }
-    int timeline_step = options.timeline_step;
     static RankTrace ranks[MAX_RANKS];
     static TraceFile files[MAX_RANKS];
     Breakdown b[MAX_RANKS];
-    char path[1200];
-    snprintf(path, sizeof path, "%s/rank_0.json", argv[1]);
-    if (load_trace(path, &files[0]) != 0)
-        return 1;
-    int n = files[0].world;
-    if (n > MAX_RANKS) {
-        fprintf(stderr, "analyze_traces: %s is from a run of %d ranks; at most %d are read\n", path, n, MAX_RANKS);
-        return 1;
+    int n = 0, status = read_ranks(argv[1], files, ranks, b, &n);
+    if (status == 0) {
+        print_summary(ranks, b, n);
+        status = write_outputs(argv[1], ranks, b, n);
     }
+    if (status == 0 && options.timeline_step > 0)
+        status = write_timeline(argv[1], files, n, options.timeline_step);
     for (int r = 0; r < n; r++) {
-        snprintf(path, sizeof path, "%s/rank_%d.json", argv[1], r);
-        if (r > 0 && load_trace(path, &files[r]) != 0) /* a missing rank is an error, not a smaller run */
-            return 1;
-        read_rank(&files[r], &ranks[r]);
-        b[r] = breakdown(&ranks[r]);
+        rank_trace_free(&ranks[r]);
+        trace_file_free(&files[r]);
     }
-    print_summary(ranks, b, n);
-    int status = write_outputs(argv[1], ranks, b, n);
-    return status != 0 ? status : (timeline_step > 0 ? write_timeline(argv[1], files, n, timeline_step) : 0);
+    return status;
 }

@@ -17,6 +17,10 @@ extern "C" {
 
 extern const Kernels cuda_kernels;
 
+/* The rows one pass of the softmax cross-entropy forward takes at most (its per-row losses
+ * are read back a pass at a time): 65536, fewer on the emulated GPU. */
+int cuda_loss_rows_per_pass(void);
+
 /* The clock a trace of the GPU's work is timed on: CUDA events (trace_clock.c). */
 extern const struct TraceDeviceClock cuda_trace_clock;
 

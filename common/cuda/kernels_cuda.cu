@@ -638,7 +638,14 @@ static void residual_forward(float *out, const float *a, const float *b, size_t 
 
 /* ---------------------------------------------------------------- softmax cross-entropy */
 
-enum { SOFTMAX_THREADS = 512, LOSS_ROWS_PER_PASS = 65536 };
+/* The emulated GPU's build (tests/emu/nvcc_emu.sh) makes a pass shorter, so that its test of
+ * several passes runs in seconds: it emulates 512 threads a row one at a time. */
+#ifndef DTC_LOSS_ROWS_PER_PASS
+#define DTC_LOSS_ROWS_PER_PASS 65536
+#endif
+enum { SOFTMAX_THREADS = 512, LOSS_ROWS_PER_PASS = DTC_LOSS_ROWS_PER_PASS };
+
+extern "C" int cuda_loss_rows_per_pass(void) { return LOSS_ROWS_PER_PASS; }
 
 /* The per-row losses of one pass, read back by the host. Module memory rather than an
  * allocation: it can never be refused by --mem-limit in the middle of a step. */

@@ -1,5 +1,6 @@
 /* The trace analyzer's reader (tools/analyze_traces.c, its own main renamed) on any bytes:
- * a trace's breakdown and its first step's memory rows, or a one-line refusal, never a crash. */
+ * a trace's breakdown and its first step's memory rows, or a one-line refusal, never a crash;
+ * and everything freed with the analyzer's own functions, so a list it forgets leaks here. */
 #define _GNU_SOURCE
 #include "fuzz_input.h"
 
@@ -26,16 +27,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     TraceFile trace = {0};
     if (load_trace(path, &trace) == 0) {
         RankTrace rank = {0};
-        read_rank(&trace, &rank);
-        breakdown(&rank);
-        free(rank.compute.items);
-        free(rank.comm.items);
+        if (read_rank(&trace, &rank) == 0) {
+            breakdown(&rank);
+            rank_trace_free(&rank);
+        }
         char err[256];
         Timeline first_step = {"fuzz", &trace, 1, 1}; /* memory.csv's rows of step 1, to /dev/null */
         memory_rank(refusals, &first_step, 0, err, sizeof err);
+        trace_file_free(&trace);
     }
-    free(trace.events);
-    free(trace.samples);
     close(fd);
     return 0;
 }

@@ -833,10 +833,10 @@ Test(gpu_kernels, softmax_crossentropy_forward_with_and_without_targets)
 {
     require_gpu();
     for_each_shape(check_softmax_forward_shape, 1100);
-    /* more rows than one kernel launch may handle at once (row counts past 2^16) */
+    /* more rows than one pass takes: two whole passes and a part of one */
     Rng rng;
     rng_seed(&rng, 1150);
-    check_softmax_forward("many rows", ((size_t)1 << 16) + 3, 7, &rng);
+    check_softmax_forward("many rows", 2 * (size_t)cuda_loss_rows_per_pass() + 3, 7, &rng);
 }
 
 Test(gpu_kernels, softmax_crossentropy_backward)
