@@ -381,6 +381,13 @@ JSON ?=
 DEVICE ?= cpu
 GRADE_ON_GPU := $(filter cuda,$(DEVICE))
 GRADED := $(if $(LESSON),$(filter $(LESSON)_%,$(LESSONS)),$(LESSONS))
+# make hint LESSON=NN: that lesson's next hint, one at a time (scripts/hint.sh); TIER=K shows
+# hint K again, RESET=1 forgets which were seen.
+TIER ?=
+RESET ?=
+hint:
+	@scripts/hint.sh "$(LESSON)" $(if $(filter 1,$(RESET)),--reset) $(if $(TIER),--tier $(TIER))
+
 grade: setup
 	@$(if $(GRADED),,echo "make grade: no lesson numbered '$(LESSON)' (LESSON=00 .. $(lastword $(LESSONS)))" >&2; exit 2)
 	@$(if $(filter-out cpu cuda,$(DEVICE)),echo "make grade: DEVICE=$(DEVICE) is not cpu or cuda" >&2; exit 2)
@@ -406,5 +413,5 @@ clean:
 
 grading-tools: $(BUILD)/tools/compare_runs $(BUILD)/tools/check_schedule
 
-.PHONY: built-lessons sanitized grading-tools all data setup torch run test test-gpu test-emu grade grade-class bench clean fuzz fuzz-gate fuzzers check print-solution-objs print-lesson-includes
+.PHONY: built-lessons sanitized grading-tools all data setup torch run test test-gpu test-emu grade grade-class hint bench clean fuzz fuzz-gate fuzzers check print-solution-objs print-lesson-includes
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

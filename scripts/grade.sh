@@ -36,6 +36,8 @@
 # sets), every run of the lesson happens in that sandbox, writing only into a folder of its
 # own; its outputs are compared outside it, and an output that is not a regular file it
 # wrote (a symbolic link to the expected values, say) counts as missing.
+# Graded from your own build (no BINARY), a lesson's result also says how many of its hints
+# you have seen (make hint): "hints seen: 1 of 3", never part of the score.
 # Exit status: 0 when every check passes, 1 when one fails, 2 on bad input.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -345,8 +347,10 @@ require_named_checks() {
 
 # Grades one lesson; sets lesson_checks and lesson_failed.
 grade_lesson() {
-    local number=$1 binary=$2 lesson checks_file
+    local number=$1 binary=$2 lesson checks_file hints=""
     lesson=$(scripts/lesson_binary.sh "$number") || exit 2
+    # your own build: how many of the lesson's hints you have seen, beside the result (never scored)
+    [ -n "$binary" ] || hints="   hints seen: $(scripts/hint.sh "$number" --seen 2>/dev/null || echo none)"
     [ -n "$binary" ] || binary=$build/lessons/$lesson
     binary=${binary#./} # its sanitizer build is the same path under build/sanitize/
     checks_file=tests/expected/$lesson.checks
@@ -355,7 +359,7 @@ grade_lesson() {
         local line="FAIL build: $binary is not built (make $binary)"
         echo "$line"
         printf '%s\t%s\n' "$number" "$line" >>"$results"
-        echo "lesson $number: FAIL (1 of 1 checks failed)"
+        echo "lesson $number: FAIL (1 of 1 checks failed)$hints"
         lesson_checks=1 lesson_failed=1
         return
     fi
@@ -387,9 +391,9 @@ grade_lesson() {
         lesson_failed=$((lesson_failed + $(grep -cE '^FAIL ' "$work/check.out")))
     done <"$checks_file"
     if [ "$lesson_failed" -eq 0 ]; then
-        echo "lesson $number: PASS ($lesson_checks of $lesson_checks checks passed)"
+        echo "lesson $number: PASS ($lesson_checks of $lesson_checks checks passed)$hints"
     else
-        echo "lesson $number: FAIL ($lesson_failed of $lesson_checks checks failed)"
+        echo "lesson $number: FAIL ($lesson_failed of $lesson_checks checks failed)$hints"
     fi
 }
 

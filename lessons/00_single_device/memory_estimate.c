@@ -1,8 +1,8 @@
 /* Lesson 00 exercise: predict a training run's memory from its configuration.
  *
  * Every buffer is fp32 (4 bytes per element). Read docs/00_single_device.md, section
- * "The memory estimator", for the tensors the model keeps; its Hints help, one at a time,
- * once you have tried. Work the counts out from the shape yourself: do not call
+ * "The memory estimator", for the tensors the model keeps (`make hint LESSON=00` gives a
+ * hint when you are stuck). Work the counts out from the shape yourself: do not call
  * gpt_num_params() or look at the allocator, since the point is to check the model against
  * your prediction.
  *

@@ -8,8 +8,8 @@
  *   1. reduce-scatter: N-1 steps; afterwards each rank holds one chunk fully summed.
  *   2. all-gather: N-1 more steps; afterwards every rank holds every chunk fully summed.
  *
- * docs/01_collectives.md, "The ring", has the picture, the interfaces you can use
- * (common/comm.h, common/alloc.h) and, once you have tried, Hints one at a time.
+ * docs/01_collectives.md, "The ring", has the picture and the interfaces you can use
+ * (common/comm.h, common/alloc.h); `make hint LESSON=01` gives a hint when you are stuck.
  * `make grade LESSON=01` runs your ring at 2, 3 and 4 ranks with uneven counts. */
 #include "ring_allreduce.h"
 

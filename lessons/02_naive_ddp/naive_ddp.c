@@ -13,7 +13,7 @@
  * comm.h's collectives; comm_check(run->comm, status) ends the job on an error.
  *
  * docs/02_naive_ddp.md, "The exercise", says what the grader checks and what to measure;
- * its Hints help, one at a time, once you have tried. */
+ * `make hint LESSON=02` gives a hint when you are stuck. */
 #include "naive_ddp.h"
 
 #include "layout.h"

@@ -14,7 +14,7 @@
  * device memory; comm.h's collectives and comm_check.
  *
  * docs/03_flat_ddp.md, "The exercise", says what each function must leave behind, what the
- * grader checks and what to measure; its Hints help, one at a time, once you have tried. */
+ * grader checks and what to measure; `make hint LESSON=03` gives a hint when you are stuck. */
 #include "flat_ddp.h"
 
 #include <stdio.h>

@@ -18,8 +18,8 @@
  * a no-op); comm_broadcast; comm_check.
  *
  * docs/04_overlap_ddp.md, "The exercise", says what each function must leave behind, what
- * the grader checks and what to measure; its Hints help, one at a time, once you have
- * tried. */
+ * the grader checks and what to measure; `make hint LESSON=04` gives a hint when you are
+ * stuck. */
 #include "overlap_ddp.h"
 
 #include <stdio.h>

@@ -16,8 +16,8 @@
  * comm_all_reduce_start, comm_test, comm_wait, comm_broadcast, comm_check.
  *
  * docs/05_bucketed_ddp.md, "The exercise", says what each function must leave behind, the
- * plans you should get, what the grader checks and what to measure; its Hints help, one at
- * a time, once you have tried. */
+ * plans you should get, what the grader checks and what to measure; `make hint LESSON=05`
+ * gives a hint when you are stuck. */
 #include "bucketed_ddp.h"
 
 #include <stdio.h>

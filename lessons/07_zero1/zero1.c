@@ -24,8 +24,8 @@
  * state and its allocation are given, in zero1_state.c, and so is zero1_optimizer_step
  * below, which calls your functions in order.
  *
- * docs/07_zero1.md says what must hold when each function returns; its Hints, opened one
- * at a time after you have tried, say how. */
+ * docs/07_zero1.md says what must hold when each function returns; `make hint LESSON=07`
+ * gives a hint when you are stuck. */
 #include "zero1.h"
 
 #include <math.h>

@@ -15,8 +15,8 @@
  * model->kernels->zero; clip_scale, adamw_begin_step. zero2_state.c allocates your
  * buffers.
  *
- * docs/08_zero2.md says what must hold when each function returns; its Hints, opened one
- * at a time after you have tried, say how. */
+ * docs/08_zero2.md says what must hold when each function returns; `make hint LESSON=08`
+ * gives a hint when you are stuck. */
 #include "zero2.h"
 
 ModelStorage zero2_model_storage(void)
