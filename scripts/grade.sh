@@ -369,6 +369,7 @@ grade_lesson() {
     [ "$device" = cpu ] || where=", training runs on --device $device"
     echo "grading $binary (OpenBLAS kernels: $kernels$where)"
     lesson_checks=0 lesson_failed=0
+    : >"$work/failed_lines"
     local name
     while read -r -a words; do
         [ "${#words[@]}" -eq 0 ] && continue
@@ -386,6 +387,7 @@ grade_lesson() {
         fi
         [ $status -ne 0 ] && print_reproduce "$number" "$lesson" "$binary" "${words[@]}" >>"$work/check.out"
         cat "$work/check.out"
+        grep -E '^FAIL ' "$work/check.out" >>"$work/failed_lines"
         sed "s/^/$number\t/" "$work/check.out" >>"$results"
         lesson_checks=$((lesson_checks + $(grep -cE '^(PASS|FAIL) ' "$work/check.out")))
         lesson_failed=$((lesson_failed + $(grep -cE '^FAIL ' "$work/check.out")))
@@ -393,6 +395,9 @@ grade_lesson() {
     if [ "$lesson_failed" -eq 0 ]; then
         echo "lesson $number: PASS ($lesson_checks of $lesson_checks checks passed)$hints"
     else
+        # a long grade's failures have scrolled away: each again, on one line, above the verdict
+        echo "the failed checks of lesson $number again:"
+        cut -c1-160 "$work/failed_lines" | sed 's/^/  /'
         echo "lesson $number: FAIL ($lesson_failed of $lesson_checks checks failed)$hints"
     fi
 }

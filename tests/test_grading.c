@@ -299,6 +299,11 @@ Test(grading, one_check_by_name_and_its_reproduce_commands)
                        "%s", output);
     cr_expect_not_null(strstr(output, "    build/tools/check_schedule 05 run_log.csv --ranks 2 --config reference "
                                       "--bucket-mb 0.25\n"), "%s", output);
+    /* the failures again, one line each, just above the verdict */
+    const char *recap = strstr(output, "the failed checks of lesson 05 again:\n  FAIL dp_reference_n2_bucket-mb_0.25 "
+                                       "schedule buckets: rank 0, step 1,");
+    cr_expect_not_null(recap, "%s", output);
+    cr_expect(recap != NULL && strstr(recap, "\nlesson 05: FAIL (1 of 7 checks failed)\n") != NULL, "%s", output);
     /* a list: each named check runs; a name the lesson lacks is refused before any run */
     status = shell_output("scripts/grade.sh 05 build/mutants/05_bucketed_ddp/bucket_per_unit "
                           "--check dp_reference_n2_bucket-mb_0.25,sanitize_dp_reference_n2_bucket-mb_0.1",
