@@ -54,6 +54,20 @@ static inline long files_size(const char *path)
 }
 
 /* The file at path holds text, and nothing else. */
+/* The whole text of path into buf (len bytes, its end marked by a 0); the bytes read, or -1
+ * when it cannot be read or does not fit. */
+static inline long files_read_into(const char *path, char *buf, size_t len)
+{
+    FILE *in = fopen(path, "r");
+    if (in == NULL)
+        return -1;
+    size_t length = fread(buf, 1, len - 1, in);
+    int whole = feof(in) && !ferror(in);
+    fclose(in);
+    buf[length] = '\0';
+    return whole ? (long)length : -1;
+}
+
 static inline int files_write(const char *path, const char *text)
 {
     FILE *f = fopen(path, "wb");

@@ -6,18 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "files.h"
 #include "shell.h"
 
-static char *read_whole(const char *path)
-{
-    FILE *in = fopen(path, "r");
-    cr_assert_not_null(in, "cannot open %s", path);
-    static char text[1 << 17];
-    size_t length = fread(text, 1, sizeof text - 1, in);
-    text[length] = '\0';
-    fclose(in);
-    return text;
-}
 
 /* Each piece in order, each after the one before. */
 static void expect_in_order(const char *output, const char *const *pieces, size_t count)
@@ -89,9 +80,10 @@ Test(hints, every_lesson_has_three_and_its_doc_shows_none)
     cr_assert_geq(docs.gl_pathc, 11);
     for (size_t d = 0; d < docs.gl_pathc; d++) {
         char hints_path[256], line[256], heading[16];
+        static char hints[1 << 16], doc[1 << 17];
         snprintf(hints_path, sizeof hints_path, "docs/hints/%s", docs.gl_pathv[d] + strlen("docs/"));
-        char *hints = strdup(read_whole(hints_path));
-        const char *doc = read_whole(docs.gl_pathv[d]);
+        cr_assert_geq(files_read_into(hints_path, hints, sizeof hints), 0, "%s is missing or too long", hints_path);
+        cr_assert_geq(files_read_into(docs.gl_pathv[d], doc, sizeof doc), 0, "%s is too long", docs.gl_pathv[d]);
         cr_expect_null(strstr(doc, "<details>"), "%s folds text away: hints go in %s", docs.gl_pathv[d], hints_path);
         for (int tier = 1; tier <= 4; tier++) {
             snprintf(heading, sizeof heading, "\n## %d. ", tier);
@@ -104,7 +96,6 @@ Test(hints, every_lesson_has_three_and_its_doc_shows_none)
             const char *shown = line_shown(at + strlen(heading), doc, line, sizeof line);
             cr_expect_null(shown, "%s shows hint %d's text: %s", docs.gl_pathv[d], tier, shown);
         }
-        free(hints);
     }
     globfree(&docs);
 }

@@ -20,12 +20,9 @@ TestSuite(trace, .init = make_dir, .fini = remove_dir, .timeout = 300);
 
 static char *read_file(const char *path)
 {
-    FILE *in = fopen(path, "r");
-    cr_assert_not_null(in, "%s is missing", path);
     static char text[1 << 20];
-    size_t length = fread(text, 1, sizeof text - 1, in);
-    text[length] = '\0';
-    fclose(in);
+    cr_assert_geq(files_read_into(path, text, sizeof text), 0, "%s is missing or larger than %zu bytes", path,
+                  sizeof text - 1);
     return text;
 }
 
