@@ -99,7 +99,14 @@ endif
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC    $<")
-	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $(LESSON_INCLUDE) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $(STUDENT_CFLAGS) $(LESSON_INCLUDE) -c $< -o $@ $(SAVE_DIAGNOSTICS)
+
+# What you compile in lessons/ warns without failing (an unused variable halfway through an
+# edit must not stop a grade), and what the compiler said is kept beside the object
+# (OBJECT.log) for make grade to show. STRICT=1 (CI, the reference) makes warnings errors.
+STRICT ?= 0
+$(BUILD)/obj/lessons/%.o: STUDENT_CFLAGS = $(if $(filter 1,$(STRICT)),,-Wno-error)
+$(BUILD)/obj/lessons/%.o: SAVE_DIAGNOSTICS = 2>$@.log; status=$$?; cat $@.log >&2; exit $$status
 
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
@@ -391,8 +398,14 @@ hint:
 grade: setup
 	@$(if $(GRADED),,echo "make grade: no lesson numbered '$(LESSON)' (LESSON=00 .. $(lastword $(LESSONS)))" >&2; exit 2)
 	@$(if $(filter-out cpu cuda,$(DEVICE)),echo "make grade: DEVICE=$(DEVICE) is not cpu or cuda" >&2; exit 2)
-	@$(MAKE) --no-print-directory data grading-tools BUILT="$(GRADED)" built-lessons
-	@$(MAKE) --no-print-directory $(if $(GRADE_ON_GPU),CUDA=1,SANITIZE=1) BUILT="$(GRADED)" built-lessons
+	@$(MAKE) --no-print-directory data grading-tools
+	@# a lesson that does not compile is graded as such (grade.sh reads the compiler's words):
+	@# no older build of it is left to be graded in its place
+	@for lesson in $(GRADED); do \
+	    $(MAKE) --no-print-directory BUILT=$$lesson built-lessons && \
+	    $(MAKE) --no-print-directory $(if $(GRADE_ON_GPU),CUDA=1,SANITIZE=1) BUILT=$$lesson built-lessons || \
+	    rm -f build/lessons/$$lesson build/sanitize/lessons/$$lesson build/cuda/lessons/$$lesson; \
+	done
 	@CHECK="$(CHECK)" scripts/grade.sh $(LESSON) $(if $(JSON),--json $(JSON)) $(if $(GRADE_ON_GPU),--build build/cuda --device cuda)
 
 # make grade-class SUBMISSIONS=DIR [LESSON=00,02] [OUT=DIR]: a whole class, each submission

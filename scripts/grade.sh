@@ -36,6 +36,9 @@
 # sets), every run of the lesson happens in that sandbox, writing only into a folder of its
 # own; its outputs are compared outside it, and an output that is not a regular file it
 # wrote (a symbolic link to the expected values, say) counts as missing.
+# A lesson whose files in lessons/ do not compile grades as one failed check that quotes the
+# compiler's first error ("lesson 04: FAIL (does not compile: FILE:LINE:COL: error: ...)");
+# the compiler's warnings, which never fail a grade, are listed after the verdict.
 # Graded from your own build (no BINARY), a lesson's result also says how many of its hints
 # you have seen (make hint): "hints seen: 1 of 3", never part of the score.
 # Exit status: 0 when every check passes, 1 when one fails, 2 on bad input.
@@ -345,6 +348,21 @@ require_named_checks() {
     done
 }
 
+# What the compiler said of KIND (error or warning) when it last built the lesson's files in
+# lessons/ (make keeps it beside each object, OBJECT.log), a line each.
+compiler_said() {
+    cat "$build"/obj/lessons/"$1"/*.o.log 2>/dev/null | grep -E "^[^ ]+:[0-9]+:[0-9]+: $2:" || true
+}
+
+# The lesson's compiler warnings, after its verdict: they never change a grade.
+list_warnings() {
+    local warnings
+    warnings=$(compiler_said "$1" warning)
+    [ -n "$warnings" ] || return 0
+    echo "the compiler's warnings for lessons/$1 (they do not change the grade):"
+    head -n 20 <<<"$warnings" | sed 's/^/  /'
+}
+
 # Grades one lesson; sets lesson_checks and lesson_failed.
 grade_lesson() {
     local number=$1 binary=$2 lesson checks_file hints=""
@@ -356,10 +374,13 @@ grade_lesson() {
     checks_file=tests/expected/$lesson.checks
     [ -f "$checks_file" ] || { echo "grade: no checks listed in $checks_file" >&2; exit 2; }
     if [ ! -x "$binary" ]; then # a build that failed grades as one failed check
-        local line="FAIL build: $binary is not built (make $binary)"
+        local error line verdict="1 of 1 checks failed"
+        error=$(compiler_said "$lesson" error | head -n 1)
+        line="FAIL build: ${error:+does not compile: }${error:-$binary is not built (make $binary)}"
+        [ -z "$error" ] || verdict="does not compile: $error"
         echo "$line"
         printf '%s\t%s\n' "$number" "$line" >>"$results"
-        echo "lesson $number: FAIL (1 of 1 checks failed)$hints"
+        echo "lesson $number: FAIL ($verdict)$hints"
         lesson_checks=1 lesson_failed=1
         return
     fi
@@ -400,6 +421,7 @@ grade_lesson() {
         cut -c1-160 "$work/failed_lines" | sed 's/^/  /'
         echo "lesson $number: FAIL ($lesson_failed of $lesson_checks checks failed)$hints"
     fi
+    list_warnings "$lesson"
 }
 
 if [ -n "$number" ] && [[ $number != *,* ]]; then

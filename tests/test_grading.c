@@ -318,6 +318,28 @@ Test(grading, one_check_by_name_and_its_reproduce_commands)
     cr_expect_str_eq(output, "grade: lesson 05 has no check named 'nosuchcheck'\n");
 }
 
+/* make grade grades the exercise file as it is now: one that does not compile is a FAIL that
+ * quotes the compiler's first error, with no older build graded in its place; one that
+ * compiles with a warning is graded, and the warning listed after the verdict. */
+Test(grading, a_file_that_does_not_compile_fails_with_its_error_and_a_warning_stops_nothing, .timeout = 300)
+{
+    static char output[1 << 16];
+    int status = shell_output("tests/scenarios/grade_what_you_compiled.sh", output, sizeof output);
+    cr_assert_eq(status, 0, "%s", output);
+    const char *broken = strstr(output, "\nlesson 02: FAIL (does not compile: lessons/02_naive_ddp/naive_ddp.c:");
+    cr_expect_not_null(broken, "%s", output);
+    cr_expect(broken != NULL && strstr(broken, ": error: ") < strchr(broken + 1, '\n'), "%s", output);
+    cr_expect_not_null(strstr(output, "\nFAIL build: does not compile: lessons/02_naive_ddp/naive_ddp.c:"), "%s",
+                       output);
+    cr_expect_not_null(strstr(output, "\nstatus 2\nolder build gone\n"), "%s", output);
+    const char *passed = strstr(output, "\nlesson 02: PASS (7 of 7 checks passed)");
+    cr_expect_not_null(passed, "%s", output);
+    cr_expect(passed != NULL && strstr(passed, "\nthe compiler's warnings for lessons/02_naive_ddp (they do not change "
+                                               "the grade):\n  lessons/02_naive_ddp/naive_ddp.c:8:9: warning: unused "
+                                               "variable") != NULL, "%s", output);
+    cr_expect_not_null(strstr(output, "\nstatus 0\n"), "%s", output);
+}
+
 /* Gradescope's results.json: a test per check, scores that add up. */
 Test(grading, json_results_in_gradescope_format)
 {
