@@ -170,3 +170,36 @@ int write_file_atomically(const char *path, FileWriter write, const void *what, 
     }
     return output_finish(&out, err, err_len);
 }
+
+/* The course folder: the nearest folder above the running program that holds the Makefile
+ * and lessons/ (a program lives in build/..., build/sanitize/..., build/mutants/NN/...). */
+static int course_folder(char *out, size_t out_len)
+{
+    char exe[4096];
+    ssize_t length = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (length <= 0)
+        return -1;
+    exe[length] = '\0';
+    for (char *slash = strrchr(exe, '/'); slash != NULL && slash != exe; slash = strrchr(exe, '/')) {
+        *slash = '\0';
+        char makefile[4200], lessons[4200];
+        snprintf(makefile, sizeof makefile, "%s/Makefile", exe);
+        snprintf(lessons, sizeof lessons, "%s/lessons", exe);
+        if (access(makefile, R_OK) == 0 && access(lessons, X_OK) == 0) {
+            if ((size_t)snprintf(out, out_len, "%s", exe) >= out_len)
+                return -1;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+const char *course_file(const char *path, char *out, size_t out_len)
+{
+    char folder[4096];
+    if (path == NULL || path[0] == '/' || access(path, F_OK) == 0 || course_folder(folder, sizeof folder) != 0)
+        return path;
+    if ((size_t)snprintf(out, out_len, "%s/%s", folder, path) >= out_len || access(out, F_OK) != 0)
+        return path;
+    return out;
+}

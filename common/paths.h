@@ -14,6 +14,12 @@ int same_file(const char *a, const char *b);
  * reason"). NULL then, with that one line in err. */
 FILE *open_input(const char *path, const char *what, char *err, size_t err_len);
 
+/* A course file named relative to the course folder (data/generated/train.bin), found from
+ * any working folder: path itself when it is absolute or exists from here; else the same
+ * path under the course folder (the one above build/ that holds the running program) when
+ * it exists there, written into out; else path as given, for the reader to refuse. */
+const char *course_file(const char *path, char *out, size_t out_len);
+
 /* The folder path lies in ("." for a bare name, "/" for one at the root) into out; returns
  * the file's own name within path. */
 const char *path_folder(const char *path, char *out, size_t out_len);

@@ -220,6 +220,12 @@ int train_config_from_args(TrainConfig *cfg, int argc, char **argv, int first,
         sets[i + 1] = extra_sets[i];
     if (cli_parse(argc, argv, first, sets, num_extra + 1, err, err_len) != 0)
         return -1;
+    /* the course's shards (data/...) are found wherever the program is started from */
+    static char train_found[4200], val_found[4200];
+    if (cfg->train_path != NULL && strncmp(cfg->train_path, "data/", 5) == 0)
+        cfg->train_path = course_file(cfg->train_path, train_found, sizeof train_found);
+    if (cfg->val_path != NULL && strncmp(cfg->val_path, "data/", 5) == 0)
+        cfg->val_path = course_file(cfg->val_path, val_found, sizeof val_found);
     return check_whole(cfg, err, err_len);
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "files.h"
 #include "shell.h"
@@ -334,4 +335,23 @@ Test(lesson00, a_killed_run_leaves_an_earlier_csv_as_it_was_and_its_rows_beside_
     int status = shell_output(command, output, sizeof output);
     cr_expect_eq(status, 0, "%s", output);
     cr_expect_str_eq(output, "earlier\nstep,loss,grad_norm,lr,ms,tokens_per_s,val_loss,comm_ms,comm_bytes\nrows kept\n");
+}
+
+/* Started from another folder, a lesson still finds the course's shards (data/generated/,
+ * under the folder above build/), and says so in its header; a data path of the user's own
+ * is taken as given, from where the program started. */
+Test(lesson00, finds_the_course_data_from_any_working_folder)
+{
+    char command[8400], output[16384], course[4096];
+    cr_assert_not_null(getcwd(course, sizeof course));
+    snprintf(command, sizeof command, "cd %s && %s/" SOLUTION " train --config tiny --steps 2 --val-every 0", work_dir,
+             course);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    char header[4200];
+    snprintf(header, sizeof header, "train         %s/data/generated/train.bin\n", course);
+    cr_expect_not_null(strstr(output, header), "no '%s' in:\n%s", header, output);
+    snprintf(command, sizeof command, "cd %s && %s/" SOLUTION " train --config tiny --steps 1 --train data/mine.bin",
+             work_dir, course);
+    cr_expect_eq(shell_output(command, output, sizeof output), 1, "%s", output);
+    cr_expect_not_null(strstr(output, "data/mine.bin: cannot open token shard"), "%s", output);
 }
