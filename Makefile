@@ -347,9 +347,9 @@ test-emu: setup
 	@$(MAKE) --no-print-directory CUDA=0 all data $(EMU_OBJ)
 	@$(MAKE) --no-print-directory CUDA=1 BUILD=$(EMU_BUILD) NVCC=tests/emu/nvcc_emu.sh CUDA_LIBS= EMU_LINK_OBJ="$(EMU_OBJ)" \
 	    all $(EMU_BUILD)/tests/gpu_tests
-	@DTC_GPU_BUILD=$(EMU_BUILD) DTC_EMU_GPUS=2 scripts/run_gpu_tests.sh
+	@DTC_GPU_BUILD=$(EMU_BUILD) DTC_EMU_GPUS=2 GPU_TEST_JOBS=2 scripts/run_gpu_tests.sh
 	@echo "make test-emu: the lessons and traces over NCCL again, each stream but compute running its work at once"
-	@DTC_GPU_BUILD=$(EMU_BUILD) DTC_EMU_GPUS=2 DTC_EMU_SCHEDULE=others-first scripts/run_gpu_tests.sh \
+	@DTC_GPU_BUILD=$(EMU_BUILD) DTC_EMU_GPUS=2 DTC_EMU_SCHEDULE=others-first GPU_TEST_JOBS=2 scripts/run_gpu_tests.sh \
 	    --filter 'gpu_lessons/@(lessons|traces)_over_nccl*'
 
 # The memory and undefined-behaviour checks (scripts/check.sh): the in-process test suites

@@ -9,9 +9,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# One job: the tests share the machine's GPU, and several use it whole.
+# One job: the tests share the machine's GPU, and several use it whole. The emulated GPU is
+# each process's own, so make test-emu runs them GPU_TEST_JOBS (2) at a time, one a core.
 export DTC_GPU_BUILD=${DTC_GPU_BUILD:-build/cuda}
-"$DTC_GPU_BUILD/tests/gpu_tests" --jobs 1 --verbose "$@" 2>&1 | tee "$log"
+"$DTC_GPU_BUILD/tests/gpu_tests" --jobs "${GPU_TEST_JOBS:-1}" --verbose "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 # (tests left out by --filter say "Test is disabled": those are not counted)
 skipped=$(grep '^\[SKIP\]' "$log" | grep -vc 'Test is disabled$')

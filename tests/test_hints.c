@@ -79,7 +79,7 @@ Test(hints, every_lesson_has_three_and_its_doc_shows_none)
     cr_assert_eq(glob("docs/[0-9][0-9]_*.md", 0, NULL, &docs), 0);
     cr_assert_geq(docs.gl_pathc, 11);
     for (size_t d = 0; d < docs.gl_pathc; d++) {
-        char hints_path[256], line[256], heading[16];
+        char hints_path[256], line[256], heading[32];
         static char hints[1 << 16], doc[1 << 17];
         snprintf(hints_path, sizeof hints_path, "docs/hints/%s", docs.gl_pathv[d] + strlen("docs/"));
         cr_assert_geq(files_read_into(hints_path, hints, sizeof hints), 0, "%s is missing or too long", hints_path);
