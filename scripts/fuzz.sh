@@ -38,7 +38,8 @@ write_seeds() {
     build/solutions/00_single_device train --config tiny --steps 4 --save "$work/ck" --save-every 2 \
         --trace "$work/trace" >/dev/null
     build/tools/gen_reviews --train-mb 0.003 --test-mb 0.001 --out-dir "$work/reviews" >/dev/null
-    rm -rf "$seeds" && mkdir -p "$seeds"/{shard,checkpoint,resume,yelp_csv,trace}
+    rm -rf "$seeds"
+    for target in "${all_targets[@]}"; do mkdir -p "$seeds/$target"; done
     cp "$work/ck" "$seeds/checkpoint/tiny.bin"
     cp "$work/ck.state" "$seeds/resume/tiny.state"
     cp "$work/trace/rank_0.json" "$seeds/trace/rank_0.json"
