@@ -199,10 +199,10 @@ $(TEST_BIN): $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/data/yelp_csv.o $(TES
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS) -lcriterion
 
 # Lessons' reference builds with one deliberate mistake each (tests/mutants/), which the
-# grading tests must see fail, and correct ones written another way (tests/variants/),
-# which they must see pass.
+# grading tests must see fail, and correct ones written another way (tests/variants/) or
+# designed another way (tests/designs/), which they must see pass.
 MUTANTS_STAMP := $(BUILD)/mutants/.built
-$(MUTANTS_STAMP): $(wildcard tests/mutants/*.txt tests/variants/*.txt) tests/build_mutants.sh $(SOLUTION_BINS) $(LIB)
+$(MUTANTS_STAMP): $(wildcard tests/mutants/*.txt tests/variants/*.txt tests/designs/*/*.c) tests/build_mutants.sh $(SOLUTION_BINS) $(LIB)
 	@$(if $(Q),echo "  MUTANTS")
 	$(Q)CC="$(CC)" CFLAGS_ALL="$(CFLAGS) $(DTC_CFLAGS)" LDLIBS="$(LDLIBS)" BUILD="$(BUILD)" SANITIZE="$(SANITIZE)" \
 	    tests/build_mutants.sh

@@ -98,7 +98,7 @@ int lesson_train(const Lesson *lesson, Comm *comm, const TrainConfig *cfg, RunSu
     memset(&tr, 0, sizeof tr); /* torn down even when the device never opened */
     const Kernels *kernels = device_open(cfg->device, cfg->comm_backend, cfg->tf32, cfg->threads, comm, err,
                                            sizeof err);
-    Strategy strategy = lesson->strategy;
+    Strategy strategy = *lesson->strategy;
     if (lesson->strategy_name != NULL)
         strategy.name = lesson->strategy_name(lesson->flags.target);
     int failed = kernels == NULL ||

@@ -15,7 +15,7 @@
 typedef struct {
     const char *name;  /* the program: "02_naive_ddp" */
     const char *title; /* what the lesson adds, one line */
-    Strategy strategy;
+    const Strategy *strategy; /* the lesson's exercise exports it */
     FlagSet flags;     /* the lesson's own flags (flags.flags NULL if none); flags.target is
                         * what the strategy sees as run->options */
     /* Applies the lesson's flags to the training configuration (NULL: nothing to apply),

@@ -468,35 +468,55 @@ static void require_waits_before_step(Check *check, const char *rule, const Span
     }
 }
 
-/* One planned all-reduce: the units it covers end at low_unit (backward order). */
+/* A bucket as the log shows it: the units high_unit down to low_unit (backward order), their
+ * gradients' elements. */
 typedef struct {
     int high_unit, low_unit;
     long count;
-} Planned;
+} Bucket;
 
-/* 04 plans one per unit; 05 and 06 group units in backward order up to --bucket-mb. */
-static int plan(const Check *check, double cap_bytes, Planned *out)
+/* The units an all-reduce of `count` elements covers when its highest unit is high: low is
+ * where the neighbours' counts add up to exactly count; -1 when they never do. */
+static int bucket_low_unit(const Check *check, int high, long count)
 {
-    int n = 0;
-    for (int unit = check->units - 1; unit >= 0; unit--) {
-        long count = unit_count(check, unit);
-        if (n > 0 && (double)(out[n - 1].count + count) * sizeof(float) <= cap_bytes) {
-            out[n - 1].low_unit = unit;
-            out[n - 1].count += count;
-        } else {
-            out[n++] = (Planned){unit, unit, count};
-        }
+    long covered = 0;
+    for (int unit = high; unit >= 0; unit--) {
+        covered += unit_count(check, unit);
+        if (covered == count)
+            return unit;
+        if (covered > count)
+            return -1;
     }
-    return n;
+    return -1;
 }
 
-/* The started all-reduces of the step's last micro-batch, in order, against the plan:
- * same sizes, each started after its lowest unit's grads_ready and before the next
- * compute begins. */
-static void require_plan(Check *check, const char *rule, const Span *span, const Planned *planned, int num_planned)
+/* One bucket against the cap: over it only when it holds one unit, and not small enough to
+ * have gone together with the bucket sent before it. */
+static void require_bucket_size(Check *check, const char *rule, const Event *e, const Bucket *b, const Bucket *before,
+                                double cap_bytes)
+{
+    double bytes = (double)b->count * sizeof(float);
+    if (b->high_unit != b->low_unit && cap_bytes == 0.0)
+        broke(check, rule, e, "one all-reduce covers units %d..%d: each unit goes by itself, as soon as it is final",
+              b->high_unit, b->low_unit);
+    else if (b->high_unit != b->low_unit && bytes > cap_bytes)
+        broke(check, rule, e, "a bucket of units %d..%d, %.0f bytes, over the cap of %.0f: only a single unit "
+              "larger than the cap travels alone over it", b->high_unit, b->low_unit, bytes, cap_bytes);
+    else if (before != NULL && (double)(before->count + b->count) * sizeof(float) <= cap_bytes)
+        broke(check, rule, e, "units %d..%d and %d..%d went as two all-reduces, though together they fit in the "
+              "cap of %.0f bytes: one message pays the fixed cost once", before->high_unit, before->low_unit,
+              b->high_unit, b->low_unit, cap_bytes);
+}
+
+/* The started all-reduces of the step's last micro-batch, in order: each covers the next
+ * neighbouring units in backward order, is within the cap (rule above), and starts after
+ * its lowest unit's grads_ready and before the next compute begins; together they cover
+ * every unit. cap_bytes 0: one per unit (lesson 04). */
+static void require_buckets(Check *check, const char *rule, const Span *span, double cap_bytes)
 {
     const Event *events = check->log->events;
-    int last_micro = check->flags->cfg.accum_steps - 1, k = 0;
+    int last_micro = check->flags->cfg.accum_steps - 1, next_high = check->units - 1, k = 0;
+    Bucket before = {0};
     for (size_t i = span->first; i < span->end; i++) {
         const Event *e = &events[i];
         if (!moves_data(e) || e->micro != last_micro || is(e, "wait") || is(e, "test"))
@@ -505,60 +525,51 @@ static void require_plan(Check *check, const char *rule, const Span *span, const
             broke(check, rule, e, "the gradients go by non-blocking all_reduce (started, waited on before the step)");
             continue;
         }
-        if (k >= num_planned) {
-            broke(check, rule, e, "one all-reduce more than the plan's %d", num_planned);
-            continue;
+        int low = next_high >= 0 ? bucket_low_unit(check, next_high, e->count) : -1;
+        if (low < 0) {
+            broke(check, rule, e, "all-reduce %d has %ld elements: not the gradients of whole neighbouring units "
+                  "from unit %d down, the next in backward order", k + 1, e->count, next_high);
+            break; /* the rest of the step cannot be matched to units */
         }
-        const Planned *p = &planned[k++];
-        size_t ready = last_mark(check, span, "grads_ready", p->low_unit);
-        if (e->count != p->count)
-            broke(check, rule, e, "all-reduce %d of the plan covers units %d..%d (%ld elements); this one has %ld",
-                  k, p->high_unit, p->low_unit, p->count, e->count);
-        else if (ready >= span->end || i < ready || i > next_compute(check, span, ready))
-            broke(check, rule, e, "all-reduce %d of the plan (units %d..%d) starts as soon as grads_ready %d, "
-                  "before the next unit's backward begins", k, p->high_unit, p->low_unit, p->low_unit);
+        Bucket b = {next_high, low, e->count};
+        require_bucket_size(check, rule, e, &b, k > 0 ? &before : NULL, cap_bytes);
+        size_t ready = last_mark(check, span, "grads_ready", low);
+        if (ready >= span->end || i < ready || i > next_compute(check, span, ready))
+            broke(check, rule, e, "the all-reduce of units %d..%d starts as soon as grads_ready %d, before the "
+                  "next unit's backward begins", b.high_unit, low, low);
+        before = b;
+        next_high = low - 1;
+        k++;
     }
-    if (k < num_planned)
-        broke(check, rule, &events[span->first], "%d all-reduce(s) started in this step; the plan has %d", k,
-              num_planned);
+    if (next_high >= 0 && !check->failed)
+        broke(check, rule, &events[span->first], "%d all-reduce(s) started in this step; units %d..0 were in none",
+              k, next_high);
 }
 
 /* 04: one non-blocking all-reduce per unit, started from its hook; waits before the step. */
 static int rule_overlap(Check *check)
 {
-    Planned planned[1024];
-    int n = plan(check, 0.0, planned);
     Span span = {0};
     while (next_step(check, &span)) {
-        require_plan(check, "overlap", &span, planned, n);
+        require_buckets(check, "overlap", &span, 0.0);
         require_waits_before_step(check, "overlap", &span);
     }
     return finish_rule(check, "overlap", "one non-blocking all-reduce per unit, each started before the next "
                        "unit's backward begins; waits only before the step");
 }
 
-static void print_plan(const Planned *planned, int n, float bucket_mb)
-{
-    printf("  the plan for --bucket-mb %g, in backward order:", bucket_mb);
-    for (int b = 0; b < n; b++)
-        printf(" [units %d..%d, %ld]", planned[b].high_unit, planned[b].low_unit, planned[b].count);
-    printf("\n");
-}
-
-/* 05 and 06: the buckets of the plan for --bucket-mb. */
+/* 05 and 06: buckets of neighbouring units within --bucket-mb, none that could have gone
+ * together with its neighbour. */
 static int rule_buckets(Check *check)
 {
-    Planned planned[1024];
-    int n = plan(check, check->flags->bucket_mb * 1e6, planned);
     Span span = {0};
     while (next_step(check, &span)) {
-        require_plan(check, "buckets", &span, planned, n);
+        require_buckets(check, "buckets", &span, check->flags->bucket_mb * 1e6);
         require_waits_before_step(check, "buckets", &span);
     }
-    if (check->failed)
-        print_plan(planned, n, check->flags->bucket_mb);
-    return finish_rule(check, "buckets", "the buckets of the plan for --bucket-mb, each started as soon as its "
-                       "last unit's gradients are final; waits only before the step");
+    return finish_rule(check, "buckets", "buckets of neighbouring units in backward order, within --bucket-mb "
+                       "(a larger unit alone), none that would fit in it with the bucket before; each started as "
+                       "soon as its last unit's gradients are final; waits only before the step");
 }
 
 /* 06: with K micro-batches, nothing moves before the last one. */

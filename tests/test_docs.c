@@ -92,3 +92,33 @@ Test(docs, each_lesson_doc_names_exactly_the_checks_grading_runs)
         check_lesson(found.gl_pathv[i]);
     globfree(&found);
 }
+
+/* A lesson doc states the problem and leaves the design to the student: it is short enough
+ * to read before starting (250 lines), and lists at least two decisions that are the
+ * student's. Lessons 02-06 so far. */
+Test(docs, a_lesson_doc_is_short_and_names_the_decisions_that_are_yours)
+{
+    glob_t found;
+    cr_assert_eq(glob("docs/0[2-6]_*.md", 0, NULL, &found), 0);
+    cr_assert_eq(found.gl_pathc, 5);
+    for (size_t i = 0; i < found.gl_pathc; i++) {
+        FILE *f = fopen(found.gl_pathv[i], "r");
+        cr_assert_not_null(f, "cannot open %s", found.gl_pathv[i]);
+        char line[1024];
+        int lines = 0, in_decisions = 0, decisions = 0;
+        while (fgets(line, sizeof line, f) != NULL) {
+            lines++;
+            if (strncmp(line, "**Decisions that are yours:**", 29) == 0)
+                in_decisions = 1;
+            else if (in_decisions && strncmp(line, "- ", 2) == 0)
+                decisions++;
+            else if (in_decisions && line[0] != ' ' && line[0] != '\n')
+                in_decisions = 0;
+        }
+        fclose(f);
+        cr_expect_leq(lines, 250, "%s has %d lines", found.gl_pathv[i], lines);
+        cr_expect_geq(decisions, 2, "%s lists %d decision(s) under **Decisions that are yours:**",
+                      found.gl_pathv[i], decisions);
+    }
+    globfree(&found);
+}

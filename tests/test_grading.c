@@ -1,10 +1,11 @@
 /* The grader sees each lesson's idea, not only its numbers: every wrong solution in
  * tests/mutants/ whose numbers agree with the reference fails on the rule it breaks
- * (communication schedule, memory, memory safety), and every correct solution written
- * another way (tests/variants/) passes. Also the grader as a student meets it: one check,
+ * (communication schedule, memory, memory safety), and every correct solution designed
+ * another way (tests/designs/) or written another way (tests/variants/) passes. Also the grader as a student meets it: one check,
  * all lessons in one table, Gradescope's JSON, the command that reproduces a failure. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,16 +32,49 @@ static const Mistake mistakes[] = {
     {.mutant = "02_naive_ddp/sum_not_average", .fails_with = "FAIL dp_reference_n2 grad_norm"},
     {.mutant = "02_naive_ddp/no_broadcast", .fails_with = "ranks ended with different parameters",
      .checks = "dp_reference_n2"},
+    {.mutant = "02_naive_ddp/per_unit",
+     .fails_with = "FAIL dp_reference_n2 schedule per_tensor: rank 0, step 1, event 20: step_start: 4 all-reduce(s) "
+         "in this step; the model has 28 parameter tensors", .numbers_pass_in = "dp_reference_n2"},
+    /* the parameters are equal already: only the bytes and the rule see the broadcast */
+    {.mutant = "02_naive_ddp/broadcast_every_step",
+     .fails_with = "FAIL dp_reference_n2 schedule broadcast: rank 0, step 1, event 45: blocking broadcast of 120576 "
+         "element(s) into parameters#0+0, at grads_ready 0: a broadcast during training",
+     .also_says = {"PASS dp_reference_n2 loss: 30 rows", "PASS dp_reference_n2 grad_norm: 30 rows",
+                   "FAIL dp_reference_n2 comm_bytes: 30 of 30 rows differ; first at step=1: 1446912 but expected 964608"}},
+    {.mutant = "03_flat_ddp/per_unit",
+     .fails_with = "FAIL dp_reference_n2 schedule one_flat: rank 0, step 1, event 45: blocking all_reduce of 20480 "
+         "element(s) into gradients#0+0, at grads_ready 0: lesson 03 makes one blocking all_reduce of all 120576",
+     .numbers_pass_in = "dp_reference_n2"},
+    {.mutant = "03_flat_ddp/broadcast_every_step",
+     .fails_with = "FAIL dp_reference_n2_copy-tensors schedule broadcast: rank 0, step 1, event 46: blocking "
+         "broadcast of 120576 element(s) into parameters#0+0, at grads_ready 0: a broadcast during training",
+     .also_says = {"PASS dp_reference_n2_copy-tensors loss: 30 rows",
+                   "FAIL dp_reference_n2_copy-tensors comm_bytes: 30 of 30 rows differ"}},
     {.mutant = "04_overlap_ddp/wait_on_half", .fails_with = "FAIL dp_reference_n2"},
     {.mutant = "04_overlap_ddp/blocking_per_unit", .fails_with = "FAIL dp_reference_n2 schedule overlap:",
      .numbers_pass_in = "dp_reference_n2"},
     {.mutant = "04_overlap_ddp/started_in_before_step", .fails_with = "FAIL dp_reference_n2 schedule overlap:",
+     .numbers_pass_in = "dp_reference_n2"},
+    {.mutant = "04_overlap_ddp/waits_in_hook",
+     .fails_with = "FAIL dp_reference_n2 schedule overlap: rank 0, step 1, event 41: wait on request 0 (all_reduce "
+         "into gradients#0+120448), at grads_ready 2: a wait during backward", .numbers_pass_in = "dp_reference_n2"},
+    {.mutant = "04_overlap_ddp/whole_gradient_at_the_end",
+     .fails_with = "FAIL dp_reference_n2 schedule overlap: rank 0, step 1, event 45: start all_reduce of 120576 "
+         "element(s) into gradients#0+0, at grads_ready 0: one all-reduce covers units 3..0: each unit goes by itself",
      .numbers_pass_in = "dp_reference_n2"},
     {.mutant = "05_bucketed_ddp/order_differs_by_rank", .fails_with = "every rank here is waiting",
      .checks = "dp_reference_n2_bucket-mb_0.1"},
     {.mutant = "05_bucketed_ddp/bucket_per_unit",
      .fails_with = "FAIL dp_reference_n2_bucket-mb_0.25 schedule buckets:"},
     {.mutant = "05_bucketed_ddp/one_bucket", .fails_with = "FAIL dp_reference_n2_bucket-mb_0.1 schedule buckets:"},
+    {.mutant = "05_bucketed_ddp/buckets_by_unit_count",
+     .fails_with = "FAIL dp_reference_n2_bucket-mb_0.1 schedule buckets: rank 0, step 1, event 39: start all_reduce "
+         "of 50112 element(s) into gradients#0+70464, at grads_ready 2: a bucket of units 3..2, 200448 bytes, over "
+         "the cap of 100000", .numbers_pass_in = "dp_reference_n2_bucket-mb_0.1"},
+    {.mutant = "05_bucketed_ddp/waits_in_hook",
+     .fails_with = "FAIL dp_reference_n2_bucket-mb_0.25 schedule buckets: rank 0, step 1, event 44: wait on request "
+         "0 (all_reduce into gradients#0+70464), at grads_ready 1: a wait during backward",
+     .numbers_pass_in = "dp_reference_n2_bucket-mb_0.25"},
     /* the losses agree when every micro-batch is all-reduced: the bytes and the schedule show it */
     {.mutant = "06_grad_accum/sync_every_micro_batch",
      .fails_with = "FAIL dp_reference_n2_accum_2_bucket-mb_0.1 schedule last_micro_batch:",
@@ -51,6 +85,14 @@ static const Mistake mistakes[] = {
     {.mutant = "06_grad_accum/no_loss_scale",
      .fails_with = "FAIL dp_reference_n2_accum_4_bucket-mb_0.25 grad_norm: 30 of 30 rows differ; first at step=1: "
          "10.37"},
+    {.mutant = "06_grad_accum/no_overlap_after_accumulation",
+     .fails_with = "FAIL dp_reference_n2_accum_2_bucket-mb_0.1 schedule buckets: rank 0, step 1, event 69: blocking "
+         "all_reduce of 120576 element(s) into gradients#0+0, at grads_ready 0: the gradients go by non-blocking",
+     .numbers_pass_in = "dp_reference_n2_accum_2_bucket-mb_0.1"},
+    {.mutant = "06_grad_accum/buckets_started_after_backward",
+     .fails_with = "FAIL dp_reference_n2_accum_4_bucket-mb_0.25 schedule buckets: rank 0, step 1, event 117: start "
+         "all_reduce of 50112 element(s) into gradients#0+70464, at grads_ready 0: the all-reduce of units 3..2 "
+         "starts as soon as grads_ready 2", .numbers_pass_in = "dp_reference_n2_accum_4_bucket-mb_0.25"},
     {.mutant = "07_zero1/wrong_shard_offset", .fails_with = "FAIL dp_reference_n2"},
     {.mutant = "07_zero1/missing_padding", .fails_with = "FAIL dp_reference_n3_batch_6"},
     {.mutant = "07_zero1/local_grad_norm", .fails_with = "FAIL dp_reference_n2 grad_norm"},
@@ -240,12 +282,7 @@ Test(grading, every_mistake_in_the_catalogues_is_graded)
 /* Correct solutions written differently from the reference pass every check. */
 Test(grading, correct_variants_pass)
 {
-    const char *variants[][2] = {{"02", "02_naive_ddp/sum_then_divide"},
-                                 {"04", "04_overlap_ddp/waits_in_backward_order"},
-                                 {"04", "04_overlap_ddp/no_tests"},
-                                 {"05", "05_bucketed_ddp/index_walk"},
-                                 {"05", "05_bucketed_ddp/waits_reversed"},
-                                 {"08", "08_zero2/two_shared_buffers"},
+    const char *variants[][2] = {{"08", "08_zero2/two_shared_buffers"},
                                  {"09", "09_zero3/test_until_done"},
                                  {"10", "10_mixed_precision/real_elements_only"}};
     char binary[256], output[65536];
@@ -253,6 +290,27 @@ Test(grading, correct_variants_pass)
         snprintf(binary, sizeof binary, "build/variants/%s", variants[i][1]);
         cr_expect_eq(shell_grade(variants[i][0], binary, output, sizeof output), 0, "%s:\n%s", binary, output);
     }
+}
+
+/* Every design in tests/designs/ (a whole exercise file, designed otherwise than the
+ * reference) passes every check of its lesson; and lessons 02-06 have at least two each. */
+Test(grading, every_design_passes_every_check)
+{
+    glob_t designs;
+    cr_assert_eq(glob("tests/designs/[0-9][0-9]_*/*.c", 0, NULL, &designs), 0);
+    int per_lesson[11] = {0};
+    char binary[512], number[3], output[65536];
+    for (size_t i = 0; i < designs.gl_pathc; i++) {
+        const char *lesson = designs.gl_pathv[i] + strlen("tests/designs/");
+        snprintf(number, sizeof number, "%.2s", lesson);
+        snprintf(binary, sizeof binary, "build/designs/%.*s", (int)(strlen(lesson) - strlen(".c")), lesson);
+        cr_expect_eq(shell_grade(number, binary, output, sizeof output), 0, "%s:\n%s", binary, output);
+        per_lesson[atoi(number) % 11]++;
+    }
+    globfree(&designs);
+    for (int lesson = 2; lesson <= 6; lesson++)
+        cr_expect_geq(per_lesson[lesson], 2, "lesson %02d has %d design(s) in tests/designs/", lesson,
+                      per_lesson[lesson]);
 }
 
 /* The solutions' sanitizer builds are clean: the sanitize check of every lesson passes. */
@@ -335,7 +393,7 @@ Test(grading, a_file_that_does_not_compile_fails_with_its_error_and_a_warning_st
     const char *passed = strstr(output, "\nlesson 02: PASS (7 of 7 checks passed)");
     cr_expect_not_null(passed, "%s", output);
     cr_expect(passed != NULL && strstr(passed, "\nthe compiler's warnings for lessons/02_naive_ddp (they do not change "
-                                               "the grade):\n  lessons/02_naive_ddp/naive_ddp.c:8:9: warning: unused "
+                                               "the grade):\n  lessons/02_naive_ddp/naive_ddp.c:9:9: warning: unused "
                                                "variable") != NULL, "%s", output);
     cr_expect_not_null(strstr(output, "\nstatus 0\n"), "%s", output);
 }

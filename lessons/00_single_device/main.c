@@ -14,7 +14,7 @@
 static const Lesson lesson = {
     .name = "00_single_device",
     .title = "training on one device: the reference every data-parallel lesson must reproduce",
-    .strategy = {.name = "single_device"},
+    .strategy = &(const Strategy){.name = "single_device"},
     .single_device = 1,
 };
 

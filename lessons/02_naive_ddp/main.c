@@ -5,7 +5,7 @@
 static const Lesson lesson = {
     .name = "02_naive_ddp",
     .title = "naive DDP: broadcast at start, one blocking all-reduce per parameter tensor",
-    .strategy = {.name = "naive_ddp", .start = naive_ddp_start, .before_step = naive_ddp_before_step},
+    .strategy = &naive_ddp,
 };
 
 int main(int argc, char **argv)

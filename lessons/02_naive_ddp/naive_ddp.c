@@ -1,33 +1,34 @@
 /* Lesson 02 exercise: naive data parallelism.
  *
  * Every rank holds a whole copy of the model and trains on its own rows of each global
- * batch. Two things keep the copies identical, and the run equal to one device training on
- * the whole batch:
- *   1. the copies start equal: each rank initialised its model from its own seed
- *      (seed + rank), so broadcast rank 0's parameters to all;
- *   2. every step applies the same update: after backward each rank's gradient is the mean
- *      over its own rows only; the average over ranks is the mean over the global batch.
+ * batch. Make N ranks train exactly as one device would on the whole batch: the same loss,
+ * the same gradient norm, the same parameters on every rank at the end.
  *
- * What you have: run->comm and run->model (model->params, model->grads, num_params);
- * layout.h's gpt_num_units and unit_tensors give each tensor's Range in the flat buffers;
- * comm.h's collectives; comm_check(run->comm, status) ends the job on an error.
+ * The rules (docs/02_naive_ddp.md; `make grade LESSON=02` checks them): every rank starts
+ * from rank 0's parameters, made equal once, before the first step; every step, after the
+ * whole backward, the gradients are averaged over the ranks the naive way: one blocking
+ * all-reduce per parameter tensor, of that tensor's size.
  *
- * docs/02_naive_ddp.md, "The exercise", says what the grader checks and what to measure;
- * `make hint LESSON=02` gives a hint when you are stuck. */
+ * The hooks below are the ones this idea needs (common/strategy.h says when each runs); add
+ * others, or state, as your design asks. `make hint LESSON=02` when you are stuck. */
 #include "naive_ddp.h"
 
 #include "layout.h"
 
-void naive_ddp_start(RunContext *run)
+static void naive_ddp_start(RunContext *run)
 {
-    /* TODO: every rank's parameters (all num_params of them) are rank 0's, bit for bit. */
+    /* TODO */
     (void)run;
 }
 
-void naive_ddp_before_step(RunContext *run)
+static void naive_ddp_before_step(RunContext *run)
 {
-    /* TODO: every rank's model->grads holds the average over the ranks of each gradient,
-     * reached the naive way: one blocking all-reduce per parameter tensor, the same calls
-     * in the same order on every rank. */
+    /* TODO */
     (void)run;
 }
+
+const Strategy naive_ddp = {
+    .name = "naive_ddp",
+    .start = naive_ddp_start,
+    .before_step = naive_ddp_before_step,
+};

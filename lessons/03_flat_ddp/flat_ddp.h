@@ -1,30 +1,17 @@
-/* Lesson 03's exercise: one all-reduce over the whole flat gradient. */
+/* Lesson 03's exercise exports one strategy; its flags and the report it prints are given. */
 #ifndef LESSON03_FLAT_DDP_H
 #define LESSON03_FLAT_DDP_H
-
-#include <stddef.h>
 
 #include "strategy.h"
 
 typedef struct {
     int copy_tensors; /* --copy-tensors: gradients treated as separate tensors, packed and unpacked */
-} FlatOptions;
+} FlatOptions; /* what run->options points at */
 
-typedef struct {
-    float *flat;         /* the packing buffer (--copy-tensors only) */
-    double copy_seconds; /* time spent packing and unpacking, all steps */
-    long steps;
-} FlatState;
+extern const Strategy flat_ddp;
 
-int flat_ddp_setup(RunContext *run, char *err, size_t err_len);
-void flat_ddp_start(RunContext *run);
-void flat_ddp_before_step(RunContext *run);
-/* Prints what the copies cost (rank 0) and frees the state. */
-void flat_ddp_stop(RunContext *run);
-
-/* Copy every parameter tensor's gradient into flat, one after another in layout order, and
- * back: what flattening costs when gradients are not already one buffer. */
-void pack_gradients(const GPT *model, float *flat);
-void unpack_gradients(GPT *model, const float *flat);
+/* Given (main.c): rank 0 prints what packing and unpacking cost, `seconds` in total over
+ * `steps` steps; nothing when steps is 0. Call it once, at the end of the run. */
+void flat_ddp_report_copies(const RunContext *run, double seconds, long steps);
 
 #endif

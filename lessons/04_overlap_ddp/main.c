@@ -5,8 +5,7 @@
 static const Lesson lesson = {
     .name = "04_overlap_ddp",
     .title = "overlapped DDP: each unit's all-reduce starts from the backward hook, waited on before the step",
-    .strategy = {.name = "overlap_ddp", .setup = overlap_ddp_setup, .start = overlap_ddp_start, .grads_ready = overlap_ddp_grads_ready,
-                 .before_step = overlap_ddp_before_step, .stop = overlap_ddp_stop},
+    .strategy = &overlap_ddp,
 };
 
 int main(int argc, char **argv)

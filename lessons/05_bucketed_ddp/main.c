@@ -31,8 +31,7 @@ static const Flag bucket_flags[] = {
 static const Lesson lesson = {
     .name = "05_bucketed_ddp",
     .title = "bucketed DDP: units grouped into buckets in backward order, each all-reduced once complete",
-    .strategy = {.name = "bucketed_ddp", .setup = bucketed_ddp_setup, .start = bucketed_ddp_start, .grads_ready = bucketed_ddp_grads_ready,
-                 .before_step = bucketed_ddp_before_step, .stop = bucketed_ddp_stop},
+    .strategy = &bucketed_ddp,
     .flags = {"buckets", bucket_flags, &options},
     .other_modes = "sweep",
     .other_usage = "       [mpiexec -n N] 05_bucketed_ddp sweep [--sizes MB,MB,...] [flags]\n"
@@ -70,8 +69,7 @@ static int parse_sizes(const char *text, double *sizes, int max_sizes, int verbo
 
 static void print_sweep_row(const TrainConfig *cfg, double mb, const RunSummary *s, FILE *csv)
 {
-    Bucket buckets[1024];
-    int count = plan_buckets(&cfg->model, (size_t)(mb * 1e6), buckets);
+    int count = bucketed_ddp_bucket_of(&cfg->model, (size_t)(mb * 1e6), 0) + 1; /* unit 0 is sent last */
     double step_ms = 1e3 * s->step_seconds.mean, std_ms = 1e3 * running_std(&s->step_seconds);
     double comm_ms = 1e3 * s->comm_seconds.mean, tokens_per_s = s->tokens_per_step / s->step_seconds.mean;
     printf("  %10.3f %8d %10.3f %10.3f %10.3f %10.4f %10.0f\n", mb, count, step_ms, std_ms, comm_ms,
@@ -110,11 +108,6 @@ static int sweep(Comm *comm, TrainConfig *cfg, int steps_given)
     int count = parse_sizes(options.sizes, sizes, 32, comm_rank(comm) == 0);
     if (count < 0)
         return 2;
-    if (cfg->model.num_layers + 2 > 1024) {
-        if (comm_rank(comm) == 0)
-            fprintf(stderr, "05_bucketed_ddp: sweep handles at most 1022 layers\n");
-        return 2;
-    }
     int rank = comm_rank(comm), failed;
     OutputFile out;
     FILE *csv = open_sweep_csv(cfg, rank, &out, &failed);

@@ -25,10 +25,7 @@ static int configure(TrainConfig *cfg, const void *lesson_options, char *err, si
 static const Lesson lesson = {
     .name = "06_grad_accum",
     .title = "gradient accumulation: K micro-batches per step, buckets all-reduced only after the last",
-    /* lesson 05's plan, broadcast, waits and clean-up; the micro-batches are this lesson's */
-    .strategy = {.name = "grad_accum", .setup = bucketed_ddp_setup, .start = bucketed_ddp_start,
-                 .forward_backward = grad_accum_forward_backward, .grads_ready = grad_accum_grads_ready,
-                 .before_step = bucketed_ddp_before_step, .stop = bucketed_ddp_stop},
+    .strategy = &grad_accum,
     .flags = {"accumulation", accum_flags, &options},
     .configure = configure,
 };

@@ -30,7 +30,7 @@ static const Flag zero1_flags[] = {
 static const Lesson lesson = {
     .name = "07_zero1",
     .title = "ZeRO-1: AdamW state sharded; gradients reduce-scattered, parameters all-gathered",
-    .strategy = {.name = "zero1", .setup = zero1_setup, .start = zero1_start, .optimizer_step = zero1_optimizer_step,
+    .strategy = &(const Strategy){.name = "zero1", .setup = zero1_setup, .start = zero1_start, .optimizer_step = zero1_optimizer_step,
                  .gather_optimizer = zero1_gather_optimizer,
                  .load_optimizer = zero1_load_optimizer, .stop = zero1_stop},
     .flags = {"ZeRO-1", zero1_flags, &options},

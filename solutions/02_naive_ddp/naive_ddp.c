@@ -3,13 +3,16 @@
 
 #include "layout.h"
 
-void naive_ddp_start(RunContext *run)
+/* Every rank starts from its own seed; rank 0's parameters become everyone's. */
+static void naive_ddp_start(RunContext *run)
 {
     GPT *model = run->model;
     comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
 }
 
-void naive_ddp_before_step(RunContext *run)
+/* Unit by unit, tensor by tensor: every rank walks the same layout, so the i-th all-reduce
+ * of every rank is the same tensor. */
+static void naive_ddp_before_step(RunContext *run)
 {
     GPT *model = run->model;
     for (int unit = 0; unit < gpt_num_units(&model->cfg); unit++) {
@@ -20,3 +23,9 @@ void naive_ddp_before_step(RunContext *run)
                                                   REDUCE_AVG));
     }
 }
+
+const Strategy naive_ddp = {
+    .name = "naive_ddp",
+    .start = naive_ddp_start,
+    .before_step = naive_ddp_before_step,
+};

@@ -6,7 +6,14 @@
 
 #include "layout.h"
 
-int overlap_ddp_setup(RunContext *run, char *err, size_t err_len)
+/* One request per unit, indexed by unit: a unit's all-reduce is in flight from its hook to
+ * the wait before the step. */
+typedef struct {
+    int num_units;
+    CommRequest *requests;
+} OverlapState;
+
+static int overlap_ddp_setup(RunContext *run, char *err, size_t err_len)
 {
     GPT *model = run->model;
     OverlapState *state = calloc(1, sizeof *state);
@@ -22,13 +29,15 @@ int overlap_ddp_setup(RunContext *run, char *err, size_t err_len)
     return 0;
 }
 
-void overlap_ddp_start(RunContext *run)
+static void overlap_ddp_start(RunContext *run)
 {
     GPT *model = run->model;
     comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
 }
 
-void overlap_ddp_grads_ready(RunContext *run, int unit)
+/* Starts the unit's all-reduce, then tests the ones already in flight (the units above):
+ * MPICH moves a non-blocking collective forward only inside an MPI call. */
+static void overlap_ddp_grads_ready(RunContext *run, int unit)
 {
     OverlapState *state = run->state;
     GPT *model = run->model;
@@ -41,14 +50,15 @@ void overlap_ddp_grads_ready(RunContext *run, int unit)
     }
 }
 
-void overlap_ddp_before_step(RunContext *run)
+/* The average is in model->grads only once a request completes. */
+static void overlap_ddp_before_step(RunContext *run)
 {
     OverlapState *state = run->state;
     for (int unit = 0; unit < state->num_units; unit++)
         comm_check(run->comm, comm_wait(&state->requests[unit]));
 }
 
-void overlap_ddp_stop(RunContext *run)
+static void overlap_ddp_stop(RunContext *run)
 {
     OverlapState *state = run->state;
     if (state == NULL)
@@ -57,3 +67,12 @@ void overlap_ddp_stop(RunContext *run)
     free(state);
     run->state = NULL;
 }
+
+const Strategy overlap_ddp = {
+    .name = "overlap_ddp",
+    .setup = overlap_ddp_setup,
+    .start = overlap_ddp_start,
+    .grads_ready = overlap_ddp_grads_ready,
+    .before_step = overlap_ddp_before_step,
+    .stop = overlap_ddp_stop,
+};

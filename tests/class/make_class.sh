@@ -73,7 +73,7 @@ if [ "$limits" = --limits ]; then
     submission "$dir/filler" '' write_a_huge_file.c
     submission "$dir/caller" '' reach_the_network.c
     submission "$dir/aborter" '1i #include <mpi.h>
-/^void naive_ddp_before_step/,/^{/ s/^{/{ MPI_Abort(MPI_COMM_WORLD, 3);/'
+/^static void naive_ddp_before_step/,/^{/ s/^{/{ MPI_Abort(MPI_COMM_WORLD, 3);/'
     exit 0
 fi
 
