@@ -1,6 +1,5 @@
 #include "alloc.h"
 
-#include "comm_log.h"
 #include "grow.h"
 #include "timer.h"
 
@@ -139,6 +138,12 @@ typedef struct {
 static LiveBlock *live_blocks;
 static size_t num_live, live_capacity;
 static long blocks_made[MEM_NUM_KINDS];
+static MemListener listener;
+
+void mem_set_listener(MemListener heard_by)
+{
+    listener = heard_by;
+}
 
 int mem_block_added(const void *ptr, size_t bytes, MemKind kind)
 {
@@ -147,7 +152,8 @@ int mem_block_added(const void *ptr, size_t bytes, MemKind kind)
         return -1;
     live_blocks = blocks;
     live_blocks[num_live++] = (LiveBlock){ptr, bytes, kind, blocks_made[kind]++};
-    comm_log_memory("alloc", ptr, bytes, kind);
+    if (listener != NULL)
+        listener("alloc", ptr, bytes, kind);
     return 0;
 }
 
@@ -155,7 +161,8 @@ int mem_block_removed(const void *ptr, size_t *bytes, MemKind *kind)
 {
     for (size_t i = num_live; i-- > 0;)
         if (live_blocks[i].start == ptr) {
-            comm_log_memory("free", ptr, live_blocks[i].bytes, live_blocks[i].kind);
+            if (listener != NULL)
+                listener("free", ptr, live_blocks[i].bytes, live_blocks[i].kind);
             if (bytes != NULL)
                 *bytes = live_blocks[i].bytes;
             if (kind != NULL)

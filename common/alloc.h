@@ -49,6 +49,12 @@ int mem_block_removed(const void *ptr, size_t *bytes, MemKind *kind);
 /* Which live block holds address; 0 if none does. */
 int mem_block_find(const void *address, MemBlockPlace *place);
 
+/* Who hears of every block added ("alloc") and removed ("free"): one listener, installed by
+ * whoever sits above the allocator (the trainer gives the communication log its events
+ * this way); NULL: nobody. The allocator calls nothing else above it. */
+typedef void (*MemListener)(const char *event, const void *ptr, size_t bytes, MemKind kind);
+void mem_set_listener(MemListener listener);
+
 /* 0 = no limit. The limit applies to everything but MEM_DATA. */
 void mem_set_limit(size_t bytes);
 /* How many allocations the limit has refused so far: tells "over budget" apart from

@@ -1,7 +1,8 @@
-/* The communicator: what every backend shares (the MPI world underneath, the statistics,
- * the errors) and the entry points of comm.h, which hand the data-moving calls to the
- * backend's table. MPI is the backend until comm_use_nccl (CUDA builds) swaps in NCCL. */
-#include "comm_internal.h"
+/* The communicator: the MPI world underneath every backend, and the entry points of comm.h,
+ * which log each call and hand the data-moving ones to the backend's table. MPI is the
+ * backend until comm_use_nccl (CUDA builds) swaps in NCCL. What the backends share with it
+ * (the board of ranks, the statistics, the failures) is comm_board.c, below both. */
+#include "comm_board.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -17,354 +18,6 @@
 #include "timer.h"
 #include "trace.h"
 #include "watchdog.h"
-
-int comm_fail(Comm *comm, const char *operation, const char *reason)
-{
-    snprintf(comm->error, sizeof comm->error, "%s failed on rank %d of %d: %s", operation, comm->rank,
-             comm->size, reason);
-    return -1;
-}
-
-int comm_count(Comm *comm, double started, double bytes, int collectives)
-{
-    comm->stats.seconds += now_seconds() - started;
-    comm->stats.bytes += bytes;
-    comm->stats.calls += collectives;
-    return 0;
-}
-
-int comm_account(Comm *comm, const char *operation, double started, double bytes, int collectives)
-{
-    int is_wait = strcmp(operation, "wait") == 0 || strcmp(operation, "test") == 0;
-    trace_record(is_wait ? TRACK_WAIT : TRACK_COMM, operation, -1, started, now_seconds());
-    return comm_count(comm, started, bytes, collectives);
-}
-
-CommStats comm_stats(const Comm *comm)
-{
-    return comm->stats;
-}
-
-/* ---------------------------------------------------------------- waiting for the others */
-
-/* This rank's PeerState, where the others of its host can read it. */
-static void fill_own_state(Comm *comm, PeerState *mine)
-{
-    *mine = (PeerState){.rank = comm->rank, .pid = (int)getpid(), .since = now_seconds(), .op = "no call yet",
-                        .where = "setup"};
-}
-
-/* The host's ranks share one PeerState each; without shared memory, no board. A rank alone
- * on its host keeps its own in memory of its own: no shared window, whose MPI clean-up can
- * hang MPI_Finalize between hosts (MPICH 4.0 over UCX's TCP). */
-static void share_board(Comm *comm)
-{
-    MPI_Comm_size(comm->node, &comm->node_size);
-    if (comm->node_size == 1) {
-        comm->own_board = calloc(1, sizeof *comm->own_board);
-        comm->board = comm->own_board;
-        if (comm->board != NULL)
-            fill_own_state(comm, comm->board);
-        return;
-    }
-    PeerState *mine = NULL;
-    if (MPI_Win_allocate_shared((MPI_Aint)sizeof(PeerState), (int)sizeof(PeerState), MPI_INFO_NULL, comm->node,
-                                &mine, &comm->board_window) != MPI_SUCCESS)
-        return;
-    MPI_Aint size;
-    int unit;
-    if (MPI_Win_shared_query(comm->board_window, 0, &size, &unit, &comm->board) != MPI_SUCCESS) {
-        MPI_Win_free(&comm->board_window);
-        comm->board = NULL;
-        return;
-    }
-    fill_own_state(comm, mine);
-    MPI_Barrier(comm->node); /* every slot filled before anyone reads them */
-}
-
-void comm_describe_processes(const Comm *comm, char *out, size_t out_len)
-{
-    size_t used = 0;
-    out[0] = '\0';
-    for (int p = 0; comm->board != NULL && p < comm->node_size && used < out_len; p++)
-        used += (size_t)snprintf(out + used, out_len - used, "%srank %d = pid %d", p > 0 ? ", " : "",
-                                 comm->board[p].rank, comm->board[p].pid);
-    if (comm->board == NULL)
-        used = (size_t)snprintf(out, out_len, "rank %d = pid %d", comm->rank, (int)getpid());
-    if (comm->hosts > 1 && used < out_len)
-        snprintf(out + used, out_len - used, "; %d rank(s) on %d other host(s)", comm->size - comm->node_size,
-                 comm->hosts - 1);
-}
-
-void comm_set_wait_timeout(Comm *comm, double seconds)
-{
-    comm->wait_timeout = seconds;
-}
-
-/* A process's state letter from /proc/PID/stat ('R' running, 'S' sleeping, 'T' stopped,
- * 'Z' ended...), or 0 when it is gone. open and read only: this runs in a signal handler. */
-static char process_state(int pid)
-{
-    char path[64], text[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return 0;
-    ssize_t got = read(fd, text, sizeof text - 1);
-    close(fd);
-    text[got > 0 ? got : 0] = '\0';
-    const char *after_name = strrchr(text, ')'); /* "pid (name) S ..." */
-    return after_name != NULL && after_name[1] == ' ' ? after_name[2] : '?';
-}
-
-/* What one other rank of the host was doing, beside this one's call. */
-static void describe_peer(char *line, size_t len, const PeerState *me, const PeerState *peer, double now)
-{
-    char state = process_state(peer->pid);
-    if (state == 0 || state == 'Z' || state == 'X')
-        snprintf(line, len, "  rank %d (pid %d): has ended (%s%s %s, its collective %ld, at step %d after %s)\n",
-                 peer->rank, peer->pid, peer->in_call ? "in" : own_work(peer), peer->in_call ? "" : ", last in",
-                 peer->op, peer->calls, peer->step, peer->where);
-    else if (state == 'T' || state == 't')
-        snprintf(line, len, "  rank %d (pid %d): stopped (a signal, or a debugger) %s%s, its collective %ld, at "
-                 "step %d after %s; ended now, as mpiexec would\n", peer->rank, peer->pid,
-                 peer->in_call ? "in " : "", peer->in_call ? peer->op : own_work(peer), peer->calls, peer->step,
-                 peer->where);
-    else if (peer->in_call && peer->calls == me->calls)
-        snprintf(line, len, "  rank %d: waiting too, in %s (its collective %ld)\n", peer->rank, peer->op, peer->calls);
-    else if (peer->in_call)
-        snprintf(line, len, "  rank %d: waiting in %s, its collective %ld, at step %d after %s: not this one "
-                 "(collectives started in different orders?)\n", peer->rank, peer->op, peer->calls, peer->step,
-                 peer->where);
-    else
-        snprintf(line, len, "  rank %d: in no call for %.1f s (it last left %s, its collective %ld, at step %d "
-                 "after %s): stuck in its own work, or stopped\n", peer->rank, now - peer->since, peer->op,
-                 peer->calls, peer->step, peer->where);
-}
-
-/* A rank of this host stopped by a signal cannot end itself, and mpiexec -disable-auto-cleanup
- * would leave it holding the job: the rank that reports ends it, as mpiexec's clean-up would. */
-static void end_stopped_peers(const Comm *comm)
-{
-    for (int p = 0; p < comm->node_size; p++) {
-        char state = process_state(comm->board[p].pid);
-        if (p != comm->local_rank && (state == 'T' || state == 't'))
-            kill(comm->board[p].pid, SIGKILL);
-    }
-}
-
-/* Every other rank of this host, a line each, after this rank's own line. */
-static void describe_peers(int fd, const Comm *comm, double now)
-{
-    const PeerState *me = &comm->board[comm->local_rank];
-    char line[512];
-    ssize_t written = 0;
-    int all_waiting = 1;
-    for (int p = 0; p < comm->node_size; p++)
-        if (p != comm->local_rank) {
-            const PeerState *peer = &comm->board[p];
-            describe_peer(line, sizeof line, me, peer, now);
-            written = write(fd, line, strlen(line));
-            char state = process_state(peer->pid);
-            all_waiting &= peer->in_call && state != 0 && state != 'T' && state != 't' && state != 'Z';
-        }
-    if (all_waiting && comm->node_size > 1) {
-        snprintf(line, sizeof line, "  every rank here is waiting: the collectives they started did not match "
-                 "(were they started in the same order on every rank?)\n");
-        written = write(fd, line, strlen(line));
-    }
-    if (comm->node_size < comm->size) {
-        snprintf(line, sizeof line, "  (%d rank(s) on other hosts: not seen from here)\n", comm->size - comm->node_size);
-        written = write(fd, line, strlen(line));
-    }
-    (void)written;
-}
-
-/* "rank R: WHAT in OP, its collective N, at step S after WHERE, WHY:" */
-static void describe_self(char *line, size_t len, const Comm *comm, const char *what, const char *why)
-{
-    const PeerState *me = &comm->board[comm->local_rank];
-    if (me->in_call)
-        snprintf(line, len, "rank %d: %s in %s, its collective %ld, at step %d after %s, %s:\n", comm->rank, what,
-                 me->op, me->calls, me->step, me->where, why);
-    else
-        snprintf(line, len, "rank %d: %s %s (it last left %s, its collective %ld) at step %d after %s, %s:\n",
-                 comm->rank, what, own_work(me), me->op, me->calls, me->step, me->where, why);
-}
-
-/* 1 when a rank of this host other than this one is running, out of any call, in work of its
- * own that the others wait for (comm_begin_alone). */
-static int peer_works_alone(const Comm *comm)
-{
-    for (int p = 0; p < comm->node_size; p++) {
-        const PeerState *peer = &comm->board[p];
-        char state = process_state(peer->pid);
-        if (p != comm->local_rank && peer->alone[0] != '\0' && !peer->in_call &&
-            (state == 'R' || state == 'S' || state == 'D'))
-            return 1;
-    }
-    return 0;
-}
-
-/* The wait deadline's report: this rank's call, then every other rank of its host; or
- * nothing, while a peer works alone for the others (the wait is a healthy one). It runs in
- * the signal handler just before the process ends (watchdog.h). */
-static int report_wait(int fd, const void *context)
-{
-    const Comm *comm = context;
-    char line[512], what[64];
-    const char *why = "for a rank that did not come";
-    snprintf(what, sizeof what, "waited %g s (--wait-timeout)", comm->wait_timeout);
-    if (comm->board == NULL) {
-        snprintf(line, sizeof line, "rank %d: %s in a call %s\n", comm->rank, what, why);
-        ssize_t written = write(fd, line, strlen(line));
-        (void)written;
-        return 1;
-    }
-    if (peer_works_alone(comm))
-        return 0;
-    describe_self(line, sizeof line, comm, what, why);
-    ssize_t written = write(fd, line, strlen(line));
-    (void)written;
-    describe_peers(fd, comm, now_seconds());
-    end_stopped_peers(comm);
-    return 1;
-}
-
-/* ---------------------------------------------------------------- a rank that ends */
-
-static const Comm *notified_comm; /* the communicator on_rank_ended reports on */
-
-/* 1 when a rank of this host other than this one has ended. */
-static int peer_has_ended(const Comm *comm)
-{
-    for (int p = 0; comm->board != NULL && p < comm->node_size; p++) {
-        char state = process_state(comm->board[p].pid);
-        if (p != comm->local_rank && (state == 0 || state == 'Z' || state == 'X'))
-            return 1;
-    }
-    return 0;
-}
-
-/* This rank's line and every other rank's, when one of them has ended before MPI_Finalize
- * (killed, crashed, or exited on its own); then this rank ends too (status 3): the job
- * cannot go on without it. */
-static void report_ended_rank(const Comm *comm)
-{
-    char line[512];
-    const char *why = "when a rank ended: it ends too";
-    if (comm->board == NULL)
-        snprintf(line, sizeof line, "rank %d: %s\n", comm->rank, why);
-    else
-        describe_self(line, sizeof line, comm, "was", why);
-    ssize_t written = write(STDERR_FILENO, line, strlen(line));
-    (void)written;
-    if (comm->board != NULL) {
-        describe_peers(STDERR_FILENO, comm, now_seconds());
-        end_stopped_peers(comm);
-    }
-    _exit(3);
-}
-
-/* 1 when a rank of this host other than this one has ended or ends within a second: news
- * of an end (a notice, a failed call) can come before /proc shows it. */
-static int peer_ends(const Comm *comm)
-{
-    struct timespec pause = {0, 50 * 1000 * 1000};
-    for (int tries = 0; tries < 20; tries++) {
-        if (peer_has_ended(comm))
-            return 1;
-        nanosleep(&pause, NULL);
-    }
-    return 0;
-}
-
-/* mpiexec started with -disable-auto-cleanup tells the ranks that remain, with SIGUSR1,
- * that one has ended. Without that flag it kills every rank at once and says it alone. */
-static void on_rank_ended(int signal_number)
-{
-    (void)signal_number;
-    peer_ends(notified_comm);
-    report_ended_rank(notified_comm);
-}
-
-/* The transport can abort first, on finding its peer's memory gone: when a rank of this
- * host has ended, that is the news; any other abort goes on as one. */
-static void on_abort(int signal_number)
-{
-    if (peer_ends(notified_comm))
-        report_ended_rank(notified_comm);
-    signal(signal_number, SIG_DFL);
-    raise(signal_number);
-}
-
-static void notice_ended_ranks(const Comm *comm)
-{
-    if (comm->size < 2)
-        return;
-    notified_comm = comm;
-    struct sigaction action = {0};
-    action.sa_handler = on_rank_ended;
-    sigaction(SIGUSR1, &action, NULL);
-    action.sa_handler = on_abort;
-    sigaction(SIGABRT, &action, NULL);
-}
-
-/* The rank's parent reads its state when the rank is killed (rank_supervisor.h). */
-static void share_with_parent(Comm *comm)
-{
-    if (comm->supervised != NULL && comm->board != NULL)
-        *comm->supervised = comm->board[comm->local_rank];
-}
-
-/* This rank's place on the board as it enters a call: `collective` counts it in the order
- * of collectives (a wait or test is not one). */
-static void note_call(Comm *comm, const char *op, int collective, int waits)
-{
-    if (comm->board == NULL)
-        return;
-    PeerState *me = &comm->board[comm->local_rank];
-    me->calls += collective;
-    snprintf(me->op, sizeof me->op, "%s", op);
-    me->step = comm_log_where(me->where, sizeof me->where);
-    me->since = now_seconds();
-    me->in_call = waits;
-    share_with_parent(comm);
-}
-
-void comm_begin_wait(Comm *comm, const char *op, int collective)
-{
-    note_call(comm, op, collective, 1);
-    if (comm->wait_timeout > 0 && comm->size > 1)
-        watchdog_arm(DEADLINE_WAIT, comm->wait_timeout, report_wait, comm);
-}
-
-void comm_begin_alone(Comm *comm, const char *what)
-{
-    if (comm->board == NULL)
-        return;
-    PeerState *me = &comm->board[comm->local_rank];
-    snprintf(me->alone, sizeof me->alone, "%s", what);
-    share_with_parent(comm);
-}
-
-void comm_end_alone(Comm *comm)
-{
-    if (comm->board == NULL)
-        return;
-    comm->board[comm->local_rank].alone[0] = '\0';
-    share_with_parent(comm);
-}
-
-void comm_end_wait(Comm *comm)
-{
-    if (comm->board != NULL) {
-        comm->board[comm->local_rank].in_call = 0;
-        comm->board[comm->local_rank].since = now_seconds();
-        share_with_parent(comm);
-    }
-    watchdog_disarm(DEADLINE_WAIT);
-}
 
 /* The tasks a launcher asked for, from its environment (0 when none says), the variable that
  * says so in *named, and whether this task is the launcher's first. */
@@ -433,8 +86,8 @@ Comm *comm_init(int *argc, char ***argv, char *err, size_t err_len)
     MPI_Comm_rank(comm->node, &comm->local_rank);
     int first_on_host = comm->local_rank == 0;
     MPI_Allreduce(&first_on_host, &comm->hosts, 1, MPI_INT, MPI_SUM, comm->world);
-    share_board(comm);
-    notice_ended_ranks(comm);
+    comm_board_share(comm);
+    comm_board_notice_ended_ranks(comm);
     return comm;
 }
 
@@ -509,8 +162,8 @@ void comm_check(Comm *comm, int status)
 {
     if (status == 0)
         return;
-    if (comm->size > 1 && peer_ends(comm))
-        report_ended_rank(comm); /* the call failed because a rank had ended: that is the news */
+    if (comm->size > 1 && comm_board_peer_ends(comm))
+        comm_board_report_ended_rank(comm); /* the call failed because a rank had ended: that is the news */
     fprintf(stderr, "%s\n", comm->error);
     fflush(stderr);
     MPI_Abort(comm->world, 1); /* ends every rank: none waits forever on this one */
@@ -556,7 +209,7 @@ int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, 
     if (refuse_active(comm, "all_reduce_start", request) != 0)
         return -1;
     *request = (CommRequest){.comm = comm, .buffer = buffer, .count = count, .average = op == REDUCE_AVG};
-    note_call(comm, "all_reduce_start", 1, 0); /* its place in the order, no wait */
+    comm_board_note_start(comm, "all_reduce_start"); /* its place in the order, no wait */
     return log_start("all_reduce", request, count, count, comm->ops->all_reduce_start(comm, buffer, count, op, request));
 }
 
@@ -568,7 +221,7 @@ static int start_all_gather(Comm *comm, const char *op, const char *started, con
     if (refuse_active(comm, started, request) != 0)
         return -1;
     *request = (CommRequest){.comm = comm, .buffer = recv, .count = send_count * comm->size};
-    note_call(comm, started, 1, 0);
+    comm_board_note_start(comm, started);
     return log_start(op, request, send_count, request->count,
                      comm->ops->all_gather_start(comm, send, recv, send_count, type, request));
 }

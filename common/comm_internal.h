@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include "comm.h"
+#include "peer_state.h"
 
 /* What the elements of a collective's buffers are: floats, or bf16 or fp16 (float16.h) for
  * the mixed-precision calls. Only the gathers and the reduce-scatter move 16-bit elements. */
@@ -41,26 +42,6 @@ typedef struct {
     void (*release)(Comm *comm); /* frees what the backend added to the Comm */
 } CommOps;
 
-/* One rank's place in its communication, kept in memory the ranks of a host share, so that
- * a rank that has waited too long can say what the others were doing. */
-typedef struct {
-    int rank;
-    int pid;         /* its process, whose state the others can read in /proc */
-    int in_call;     /* inside a call that waits for the other ranks */
-    long calls;      /* collectives begun (blocking or started), in order */
-    int step;
-    char op[32];     /* the call it is in, or last left */
-    char where[48];  /* the model's or the trainer's last mark then */
-    double since;    /* when it entered or left that call (monotonic seconds) */
-    char alone[40];  /* the work of its own the others wait for (comm_begin_alone), or "" */
-} PeerState;
-
-/* What a rank out of any call is doing: "in its own work", or what it marked. */
-static inline const char *own_work(const PeerState *state)
-{
-    return state->alone[0] != '\0' ? state->alone : "in its own work";
-}
-
 struct Comm {
     const CommOps *ops;
     void *backend_state; /* the NCCL communicator and its stream, for instance */
@@ -79,22 +60,7 @@ struct Comm {
     PeerState *supervised; /* this rank's state again, for its parent (rank_supervisor.h); or NULL */
 };
 
-/* Around every call that waits for the other ranks: marks this rank's place on the board
- * and holds the wait deadline (comm_set_wait_timeout) while it waits. */
-void comm_begin_wait(Comm *comm, const char *op, int collective);
-void comm_end_wait(Comm *comm);
-
 extern const CommOps mpi_ops;
-
-/* Records a one-line failure naming the operation and the rank; returns -1. */
-int comm_fail(Comm *comm, const char *operation, const char *reason);
-
-/* Every counted call opens with `double started = now_seconds();` and closes through here;
- * with --trace it also lands on the communication track (waits and tests on their own). */
-int comm_account(Comm *comm, const char *operation, double started, double bytes, int collectives);
-/* The same counting, with no trace event: for a backend that traces its calls where their
- * work runs (NCCL, on its stream). */
-int comm_count(Comm *comm, double started, double bytes, int collectives);
 
 /* The bytes of count elements: a buffer's size, and the traffic comm_stats counts. */
 static inline size_t buffer_bytes(size_t count, CommType type)

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_internal.h"
 #include "grow.h"
 #include "paths.h"
 #include "timer.h"
@@ -186,10 +185,10 @@ static void write_event(FILE *out, int rank, const LogEvent *e)
     fputc('\n', out);
 }
 
-/* This rank's rows as one block of text (malloc'd); NULL when out of memory. */
-static char *format_rows(int rank, size_t *length)
+char *comm_log_rows(int rank, size_t *length, int *whole)
 {
     char *text = NULL;
+    *whole = log_state.dropped == 0;
     FILE *out = open_memstream(&text, length);
     if (out == NULL)
         return NULL;
@@ -202,8 +201,6 @@ static char *format_rows(int rank, size_t *length)
     return text;
 }
 
-/* Rank 0 receives every rank's text into one buffer; offsets and lengths per rank. Every
- * rank takes the same path through the collectives whatever fails where. */
 typedef struct {
     const char *rows;
     size_t length;
@@ -219,29 +216,14 @@ static int write_rows(FILE *out, const char *path, const void *what, char *err, 
     return 0;
 }
 
-static int write_file(const char *path, const char *all, size_t total, char *err, size_t err_len)
+int comm_log_write_rows(const char *path, const char *rows, size_t length, char *err, size_t err_len)
 {
-    LogText text = {all, total};
+    LogText text = {rows, length};
     return write_file_atomically(path, write_rows, &text, err, err_len);
 }
 
-/* Whether every rank has its whole log in text and rank 0 has room to collect them: a
- * log missing a rank's events would read as a rank that did nothing. */
-int comm_log_write(Comm *comm, const char *path, char *err, size_t err_len)
+void comm_log_forget(void)
 {
-    size_t length = 0, total = 0;
-    char *text = format_rows(comm->rank, &length);
-    char *all = NULL;
-    int status = comm_gather_text(comm, text, length, text != NULL && log_state.dropped == 0, &all, &total);
-    if (comm->rank == 0) {
-        if (status != 0)
-            snprintf(err, err_len, "--comm-log %s: out of memory collecting the ranks' logs", path);
-        else
-            status = write_file(path, all, total, err, err_len);
-    }
-    free(all);
-    free(text);
-    log_state.count = 0; /* written: a second run in the same process starts a log of its own */
+    log_state.count = 0;
     log_state.dropped = 0;
-    return comm->rank == 0 ? status : 0;
 }

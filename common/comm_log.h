@@ -9,8 +9,10 @@
  *
  * It is always on: recording is a few stores per event. A run that does not write it keeps
  * only the current step's events, so memory stays flat however long the run. One log per
- * process, like the trace (trace.h): the model, the trainer, the allocator and the
- * communicator record into it without being handed it. */
+ * process, like the trace (trace.h): the model, the trainer and the communicator record
+ * into it without being handed it, and the allocator's events reach it through the
+ * listener the trainer installs (mem_set_listener(comm_log_memory)). It only records and
+ * returns its text: gathering the ranks' logs into one file is run_logs.h's. */
 #ifndef DTC_COMM_LOG_H
 #define DTC_COMM_LOG_H
 
@@ -18,7 +20,6 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "comm.h"
 
 /* The modes of a communicator call, in the log's `event` column. */
 #define LOG_BLOCKING "blocking" /* a call that returns when its collective is done */
@@ -34,7 +35,8 @@ static inline int comm_log_op_is_16bit(const char *op)
     return length > 5 && (strcmp(op + length - 5, "_bf16") == 0 || strcmp(op + length - 5, "_fp16") == 0);
 }
 
-/* 1: keep every event until comm_log_write; 0 (the default): forget them at each step start. */
+/* 1: keep every event until the log is written (run_logs.h); 0 (the default): forget them at
+ * each step start. */
 void comm_log_keep(int keep);
 
 /* Where training is: the step (the trainer's mark: 1-based, as --csv counts; 0 is set-up)
@@ -59,7 +61,7 @@ void comm_log_call(const char *op, const char *mode, size_t send_count, size_t r
                    long request, int done);
 long comm_log_new_request(void);
 
-/* The tracking allocator's events: "alloc" or "free". */
+/* The tracking allocator's events: "alloc" or "free" (a MemListener). */
 void comm_log_memory(const char *event, const void *ptr, size_t bytes, MemKind kind);
 
 /* Where training is now, for messages: the step and the last mark ("grads_ready 3"). */
@@ -68,8 +70,16 @@ int comm_log_where(char *mark, size_t mark_len);
 /* How many events are held now (for tests and the overhead benchmark). */
 size_t comm_log_length(void);
 
-/* Every rank's events to rank 0, which writes them to path as one CSV, rank by rank. A
- * collective: every rank calls it. Returns 0, or -1 with a one-line reason on rank 0. */
-int comm_log_write(Comm *comm, const char *path, char *err, size_t err_len);
+/* This process's events as CSV rows (no header), rank `rank` in its first column:
+ * malloc'd, or NULL when out of memory; *whole says whether every event is in it (none was
+ * lost to a failed allocation). */
+char *comm_log_rows(int rank, size_t *length, int *whole);
+
+/* Writes path, whole or not at all: the header, then `rows` (every rank's, in order).
+ * Returns 0, or -1 with a one-line reason. */
+int comm_log_write_rows(const char *path, const char *rows, size_t length, char *err, size_t err_len);
+
+/* Forgets every event: a second run in the same process starts a log of its own. */
+void comm_log_forget(void);
 
 #endif

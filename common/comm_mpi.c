@@ -2,7 +2,7 @@
  * to a pinned host view around the call (staging.h), which is slow but lets several ranks
  * share one GPU, so the multi-rank lessons can be tested on a machine with one. The staging
  * copies count as communication time: on a shared GPU they are what communication costs. */
-#include "comm_internal.h"
+#include "comm_board.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -6,11 +6,8 @@
 #include <stddef.h>
 
 #include "comm.h"
+#include "device_choice.h"
 #include "kernels.h"
-
-/* Checks the --device, --comm and --tf32 values (and that they go together): 0, or -1 with
- * a one-line reason naming the flag. */
-int device_check_choice(const char *device, const char *comm_backend, int tf32, char *err, size_t err_len);
 
 /* Collective over comm's ranks: every rank gets the table, or every rank gets NULL with a
  * one-line reason. Calling it again (a batch sweep) reuses what the first call set up. On the

@@ -10,7 +10,7 @@
 #ifndef DTC_RANK_SUPERVISOR_H
 #define DTC_RANK_SUPERVISOR_H
 
-#include "comm_internal.h"
+#include "peer_state.h"
 
 /* In the child (or when not under mpiexec with 2 or more ranks: PMI_SIZE), returns where
  * the rank keeps a copy of its PeerState for its parent to read (NULL when unsupervised).

@@ -1,6 +1,6 @@
 #include "train_config.h"
 
-#include "device.h"
+#include "device_choice.h"
 #include "paths.h"
 #include "watchdog.h"
 

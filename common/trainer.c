@@ -9,6 +9,7 @@
 #include "comm_log.h"
 #include "paths.h"
 #include "replicas.h"
+#include "run_logs.h"
 #include "sample.h"
 #include "timer.h"
 #include "trace.h"
@@ -234,6 +235,7 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
     tr->rank = comm_rank(comm);
     tr->world = comm_size(comm);
     comm_log_keep(cfg->comm_log_path != NULL);
+    mem_set_listener(comm_log_memory); /* the log hears of every allocation from here on */
     mem_set_limit((size_t)(cfg->mem_limit_mb * 1e6));
     mem_keep_history(cfg->trace_dir != NULL); /* the trace's memory track starts here */
     int failed = train_config_refuse_overwrite(cfg, err, err_len) != 0 || split_batch(tr, err, err_len) != 0 ||
@@ -741,7 +743,7 @@ static int finish_training(Trainer *tr, char *err, size_t err_len)
     else
         status = check_replicas(tr, host, err, err_len);
     /* written whatever the replicas said: the log is how to find out why they differ */
-    if (tr->cfg.comm_log_path != NULL && comm_log_write(tr->comm, tr->cfg.comm_log_path, err, err_len) != 0)
+    if (tr->cfg.comm_log_path != NULL && run_logs_write_comm_log(tr->comm, tr->cfg.comm_log_path, err, err_len) != 0)
         status = -1;
     if (status == 0)
         status = finish_run(tr, host, err, err_len);

@@ -6,6 +6,8 @@
 #     test fails instead of the report scrolling by;
 #   - valgrind's memcheck on lesson 00 and on lesson 05 at 2 ranks (tiny config, 3 steps),
 #     built for x86-64-v3 (AVX2), since valgrind cannot run AVX-512 instructions.
+#   - the layers of common/: no header in an include circle, no object in a call circle, no
+#     MPI in a tool that does not communicate (scripts/check_layers.py).
 # One PASS/FAIL line each; exit status 1 when any fails.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -39,4 +41,5 @@ valgrind=(valgrind --error-exitcode=9 -q)
 memcheck "00_single_device" "${valgrind[@]}" build/valgrind/solutions/00_single_device train --config tiny --steps 3
 memcheck "05_bucketed_ddp at 2 ranks" mpiexec -n 2 "${valgrind[@]}" build/valgrind/solutions/05_bucketed_ddp train \
     --config tiny --steps 3
+scripts/check_layers.py build || status=1
 exit $status

@@ -144,7 +144,10 @@ sanitize_flags() {
 }
 
 # The exercise files of a lesson: a sanitizer report is traced back to the first frame in one.
-exercise_files() { (cd "solutions/$1" && ls -- *.c | paste -sd'|'); }
+# A course handed out without solutions/ has them only in lessons/: then every file there.
+exercise_files() {
+    if [ -d "solutions/$1" ]; then (cd "solutions/$1" && ls -- *.c | paste -sd'|'); else (cd "lessons/$1" && ls -- *.c | paste -sd'|'); fi
+}
 
 # First sanitizer report in log, as one line naming where it happened.
 sanitizer_finding() {

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_internal.h"
+#include "comm_board.h"
 #include "cuda_device.h"
 #include "staging.h"
 #include "timer.h"

@@ -13,6 +13,7 @@
 #include "bench.h"
 #include "comm.h"
 #include "comm_log.h"
+#include "run_logs.h"
 #include "device.h"
 #include "paths.h"
 
@@ -76,6 +77,7 @@ int main(int argc, char **argv)
     }
     comm_set_wait_timeout(comm, opts.wait_timeout);
     comm_log_keep(opts.comm_log_path != NULL);
+    mem_set_listener(comm_log_memory);
     int result;
     if (opts.verify_ring)
         result = verify_ring(comm, &opts);
@@ -83,7 +85,7 @@ int main(int argc, char **argv)
         result = sizes_table(comm, &opts);
     else
         result = run_benchmark(comm, &opts);
-    if (opts.comm_log_path != NULL && comm_log_write(comm, opts.comm_log_path, err, sizeof err) != 0) {
+    if (opts.comm_log_path != NULL && run_logs_write_comm_log(comm, opts.comm_log_path, err, sizeof err) != 0) {
         fprintf(stderr, "01_collectives: %s\n", err);
         result = 1;
     }

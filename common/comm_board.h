@@ -1,0 +1,37 @@
+/* The board of ranks and the accounting every backend of the communicator shares
+ * (comm_board.c). Below comm.c and the backends, which call it; only comm*.c files include
+ * it. */
+#ifndef DTC_COMM_BOARD_H
+#define DTC_COMM_BOARD_H
+
+#include "comm_internal.h"
+
+/* Around every call that waits for the other ranks: marks this rank's place on the board
+ * and holds the wait deadline (comm_set_wait_timeout) while it waits. */
+void comm_begin_wait(Comm *comm, const char *op, int collective);
+void comm_end_wait(Comm *comm);
+/* A non-blocking call started: its place in the order of collectives, without a wait. */
+void comm_board_note_start(Comm *comm, const char *op);
+
+/* Records a one-line failure naming the operation and the rank; returns -1. */
+int comm_fail(Comm *comm, const char *operation, const char *reason);
+
+/* Every counted call opens with `double started = now_seconds();` and closes through here;
+ * with --trace it also lands on the communication track (waits and tests on their own). */
+int comm_account(Comm *comm, const char *operation, double started, double bytes, int collectives);
+/* The same counting, with no trace event: for a backend that traces its calls where their
+ * work runs (NCCL, on its stream). */
+int comm_count(Comm *comm, double started, double bytes, int collectives);
+
+/* At comm_init: this rank's place on its host's board (shared memory between the host's
+ * ranks, or memory of its own when alone), and the signals that say a rank has ended. */
+void comm_board_share(Comm *comm);
+void comm_board_notice_ended_ranks(const Comm *comm);
+
+/* 1 when a rank of this host other than this one has ended or ends within a second. */
+int comm_board_peer_ends(const Comm *comm);
+/* This rank's line and every other rank's of the host, to stderr; then the rank ends
+ * (status 3): the job cannot go on without the rank that ended. */
+void comm_board_report_ended_rank(const Comm *comm);
+
+#endif
