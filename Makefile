@@ -62,7 +62,8 @@ NVCC_FLAGS := -std=c++17 -O3 $(NVCC_ARCH_FLAGS) -Icommon -Icommon/cuda -MMD -MP 
 ifeq ($(CUDA),1)
 BUILD := build/cuda
 DTC_CFLAGS += -DDTC_CUDA -Icommon/cuda -I$(CUDA_HOME)/include
-# make test-emu empties this and links the emulated GPU's objects (EMU_LINK_OBJ) instead
+# make test-emu links the emulated GPU's objects (EMU_LINK_OBJ) instead, and the library
+# again after them, for what they share with it (the 16-bit sums, common/sum16.c)
 CUDA_LIBS ?= -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lnccl -lcudart
 LDLIBS := $(CUDA_LIBS) $(LDLIBS) -lstdc++
 endif
@@ -345,8 +346,8 @@ $(patsubst %.cu,$(EMU_BUILD)/obj/%.o,$(wildcard common/cuda/*.cu)): tests/emu/nv
 
 test-emu: setup
 	@$(MAKE) --no-print-directory CUDA=0 all data $(EMU_OBJ)
-	@$(MAKE) --no-print-directory CUDA=1 BUILD=$(EMU_BUILD) NVCC=tests/emu/nvcc_emu.sh CUDA_LIBS= EMU_LINK_OBJ="$(EMU_OBJ)" \
-	    all $(EMU_BUILD)/tests/gpu_tests
+	@$(MAKE) --no-print-directory CUDA=1 BUILD=$(EMU_BUILD) NVCC=tests/emu/nvcc_emu.sh \
+	    CUDA_LIBS=$(EMU_BUILD)/libdtc.a EMU_LINK_OBJ="$(EMU_OBJ)" all $(EMU_BUILD)/tests/gpu_tests
 	@DTC_GPU_BUILD=$(EMU_BUILD) DTC_EMU_GPUS=2 GPU_TEST_JOBS=2 scripts/run_gpu_tests.sh
 	@echo "make test-emu: the lessons and traces over NCCL again, each stream but compute running its work at once"
 	@DTC_GPU_BUILD=$(EMU_BUILD) DTC_EMU_GPUS=2 DTC_EMU_SCHEDULE=others-first GPU_TEST_JOBS=2 scripts/run_gpu_tests.sh \

@@ -11,6 +11,7 @@
 #include "float16.h"
 #include "comm_log.h"
 #include "staging.h"
+#include "sum16.h"
 #include "timer.h"
 
 /* Records a failed MPI call as one line naming the operation and the rank. */
@@ -62,43 +63,17 @@ static void scale(float *buffer, size_t count, float factor)
         buffer[i] *= factor;
 }
 
-/* A 16-bit average is its 16-bit sum scaled, each product rounded to the format again (exact
- * when the world size is a power of two and the sum is finite). */
-static void scale_16(Format16 format, bits16 *buffer, size_t count, float factor)
-{
-    for (size_t i = 0; i < count; i++)
-        buffer[i] = float_to_float16(format, float16_to_float(format, buffer[i]) * factor);
-}
-
 static void scale_elements(void *buffer, size_t count, CommType type, float factor)
 {
     if (type == COMM_FLOAT)
         scale(buffer, count, factor);
     else
-        scale_16(comm_format16(type), buffer, count, factor);
+        sum16_scale(comm_format16(type), buffer, count, factor);
 }
 
 /* MPI has no bf16 or fp16: their elements travel as 16-bit words, and sums go through an
- * operation of our own per format, which adds two values as floats and rounds the sum to
- * the format, as a 16-bit reduction on a GPU does. */
-static void add_16(Format16 format, const bits16 *addend, bits16 *sum, int count)
-{
-    for (int i = 0; i < count; i++)
-        sum[i] = float16_add(format, sum[i], addend[i]);
-}
-
-static void add_bf16(void *in, void *inout, int *count, MPI_Datatype *type)
-{
-    (void)type;
-    add_16(FORMAT_BF16, in, inout, *count);
-}
-
-static void add_fp16(void *in, void *inout, int *count, MPI_Datatype *type)
-{
-    (void)type;
-    add_16(FORMAT_FP16, in, inout, *count);
-}
-
+ * operation of our own per format (sum16.h), which rounds each partial sum to the format,
+ * as a 16-bit reduction on a GPU does. */
 static MPI_Op sums_16[2] = {MPI_OP_NULL, MPI_OP_NULL}; /* by Format16, made when first used */
 
 static MPI_Datatype mpi_type(CommType type)
@@ -114,7 +89,7 @@ static MPI_Op sum_op(Comm *comm, const char *operation, CommType type)
         return MPI_SUM;
     Format16 format = comm_format16(type);
     if (sums_16[format] == MPI_OP_NULL) {
-        int status = MPI_Op_create(format == FORMAT_FP16 ? add_fp16 : add_bf16, 1, &sums_16[format]);
+        int status = MPI_Op_create(format == FORMAT_FP16 ? sum16_mpi_fp16 : sum16_mpi_bf16, 1, &sums_16[format]);
         if (status != MPI_SUCCESS) {
             fail(comm, operation, status);
             return MPI_OP_NULL;

@@ -16,6 +16,7 @@
 #include "emu.h"
 
 #include "float16.h"
+#include "sum16.h"
 
 #include <mpi.h>
 #include <nccl.h>
@@ -203,33 +204,6 @@ static void divide(float *values, size_t count, int ranks)
         values[i] /= (float)ranks;
 }
 
-/* The MPI backend's 16-bit average: the 16-bit sum times 1/ranks, rounded to the format
- * again (real NCCL scales before it sums: the same at 1 and 2 ranks, where the GPU tests
- * run, unless an fp16 sum overflows). */
-static void divide_16(Format16 format, bits16 *values, size_t count, int ranks)
-{
-    for (size_t i = 0; i < count; i++)
-        values[i] = float_to_float16(format, float16_to_float(format, values[i]) * (1.0f / (float)ranks));
-}
-
-static void add_16(Format16 format, const bits16 *addend, bits16 *sum, int count)
-{
-    for (int i = 0; i < count; i++)
-        sum[i] = float16_add(format, sum[i], addend[i]);
-}
-
-static void add_bf16(void *in, void *inout, int *count, MPI_Datatype *type)
-{
-    (void)type;
-    add_16(FORMAT_BF16, in, inout, *count);
-}
-
-static void add_fp16(void *in, void *inout, int *count, MPI_Datatype *type)
-{
-    (void)type;
-    add_16(FORMAT_FP16, in, inout, *count);
-}
-
 static MPI_Datatype element_type(const Collective *c)
 {
     return c->elements == IN_FLOAT32 ? MPI_FLOAT : MPI_UINT16_T;
@@ -276,7 +250,7 @@ static void run_reduce_scatter(const Collective *c)
     if (c->elements != IN_FLOAT32) {
         Format16 format = format_of(c->elements);
         if (sums_16[format] == MPI_OP_NULL)
-            check_mpi(PMPI_Op_create(format == FORMAT_FP16 ? add_fp16 : add_bf16, 1, &sums_16[format]),
+            check_mpi(PMPI_Op_create(format == FORMAT_FP16 ? sum16_mpi_fp16 : sum16_mpi_bf16, 1, &sums_16[format]),
                       "MPI_Op_create");
         sum = sums_16[format];
     }
@@ -318,7 +292,9 @@ static void run_collective(void *ctx)
         break;
     }
     if (c->average && c->elements != IN_FLOAT32)
-        divide_16(format_of(c->elements), c->recv, c->count, c->comm->ranks);
+        /* the MPI backend's 16-bit average (real NCCL scales before it sums: the same at 1
+         * and 2 ranks, where the GPU tests run, unless an fp16 sum overflows) */
+        sum16_scale(format_of(c->elements), c->recv, c->count, 1.0f / (float)c->comm->ranks);
     else if (c->average)
         divide(c->recv, c->count, c->comm->ranks);
     if (c->kind == ALL_REDUCE && c->count > 0 && faulty("DTC_EMU_NCCL_WRONG_RANK", c->comm->rank))
