@@ -125,8 +125,11 @@ $(LIB): $(COMMON_OBJ)
 builds_on    = $(foreach f,$(shell cat lessons/$(1)/builds_on 2>/dev/null),$(if $(wildcard solutions/$(f)),solutions/$(f),lessons/$(f)))
 lesson_src   = $(wildcard lessons/$(1)/*.c) $(call builds_on,$(1))
 solution_src = $(foreach f,$(wildcard lessons/$(1)/*.c),$(if $(wildcard solutions/$(1)/$(notdir $(f))),solutions/$(1)/$(notdir $(f)),$(f))) $(call builds_on,$(1))
-# Headers live beside the student files, the earlier lessons' too.
-lesson_includes = -Ilessons/$(1) $(sort $(foreach f,$(call builds_on,$(1)),-I$(patsubst solutions/%,lessons/%,$(patsubst %/,%,$(dir $(f))))))
+# Headers live beside the student files, the earlier lessons' too; an earlier lesson's
+# reference may add a header of its own for the lessons that build on it (beside it in
+# solutions/: solutions/07_zero1/zero1_parts.h).
+lesson_includes = -Ilessons/$(1) $(sort $(foreach f,$(call builds_on,$(1)),-I$(patsubst solutions/%,lessons/%,$(patsubst %/,%,$(dir $(f)))) \
+                  $(if $(filter solutions/%,$(f)),-I$(patsubst %/,%,$(dir $(f))))))
 object_lesson   = $(notdir $(patsubst %/,%,$(dir $(1))))
 
 lesson_objs   = $(patsubst %.c,$(BUILD)/obj/%.o,$(call lesson_src,$(1)))

@@ -44,7 +44,8 @@ link_exercise() {
     local kind=$1 lesson=$2 name=$3 file=$4 dir=$BUILD/$1/$2/$3.src objects includes
     objects=$(MAKEFLAGS= make -s --no-print-directory SANITIZE="$SANITIZE" print-solution-objs LESSON="$lesson" | tr ' ' '\n' |
               grep -v "/solutions/$lesson/${file%.c}.o$")
-    includes=$(MAKEFLAGS= make -s --no-print-directory print-lesson-includes LESSON="$lesson")
+    # the reference's folder too: it may hold a header of its own (solutions/07_zero1/zero1_parts.h)
+    includes="$(MAKEFLAGS= make -s --no-print-directory print-lesson-includes LESSON="$lesson") -Isolutions/$lesson"
     # shellcheck disable=SC2086 # word splitting of the flag lists is intended
     $CC $CFLAGS_ALL $includes -c "$dir/$file" -o "$dir/${file%.c}.o"
     # shellcheck disable=SC2086

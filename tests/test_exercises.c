@@ -1,6 +1,7 @@
-/* One source for each exercise. The given code of a lesson (main.c, headers, state files)
- * lives only in lessons/NN; solutions/NN holds nothing but the reference versions of the
- * exercise files, and `make` builds both programs from the one copy of the given code. What
+/* One source for each exercise. The given code of a lesson (main.c, headers) lives only in
+ * lessons/NN; solutions/NN holds nothing but the reference versions of the exercise files
+ * (and, for a lesson that later ones build on, the header of what they reuse of its
+ * reference), and `make` builds both programs from the one copy of the given code. What
  * an exercise file gives (its includes and the first line of every function, type and
  * declaration at the top level) must read the same in both versions, so that
  * `diff lessons/NN solutions/NN` shows exactly the assignment. */
@@ -54,7 +55,7 @@ static void check_exercise(const char *solution_path)
 Test(exercises, the_given_parts_of_each_exercise_file_agree_with_its_reference)
 {
     glob_t found;
-    cr_assert_eq(glob("solutions/[0-9][0-9]_*/*", 0, NULL, &found), 0);
+    cr_assert_eq(glob("solutions/[0-9][0-9]_*/*.c", 0, NULL, &found), 0);
     cr_assert_geq(found.gl_pathc, 10, "expected an exercise file per lesson");
     for (size_t i = 0; i < found.gl_pathc; i++)
         check_exercise(found.gl_pathv[i]);
@@ -74,4 +75,32 @@ Test(exercises, every_lesson_has_a_reference)
         globfree(&references);
     }
     globfree(&lessons);
+}
+
+/* A header in solutions/NN is there only for the lessons that build on NN's reference: one
+ * of them names NN in its builds_on file. */
+Test(exercises, a_header_among_the_references_serves_a_later_lesson)
+{
+    glob_t headers, lists;
+    int found_headers = glob("solutions/[0-9][0-9]_*/*.h", 0, NULL, &headers);
+    cr_assert(found_headers == 0 || found_headers == GLOB_NOMATCH);
+    cr_assert_eq(glob("lessons/[0-9][0-9]_*/builds_on", 0, NULL, &lists), 0);
+    for (size_t i = 0; found_headers == 0 && i < headers.gl_pathc; i++) {
+        const char *lesson = headers.gl_pathv[i] + strlen("solutions/");
+        char wanted[128];
+        snprintf(wanted, sizeof wanted, "%.*s/", (int)strcspn(lesson, "/"), lesson);
+        int used = 0;
+        for (size_t j = 0; j < lists.gl_pathc && !used; j++) {
+            FILE *f = fopen(lists.gl_pathv[j], "r");
+            char line[256];
+            while (f != NULL && !used && fgets(line, sizeof line, f) != NULL)
+                used = strncmp(line, wanted, strlen(wanted)) == 0;
+            if (f != NULL)
+                fclose(f);
+        }
+        cr_expect(used, "%s: no lesson builds on %s", headers.gl_pathv[i], wanted);
+    }
+    if (found_headers == 0)
+        globfree(&headers);
+    globfree(&lists);
 }

@@ -103,6 +103,15 @@ static const Mistake mistakes[] = {
     {.mutant = "07_zero1/padding_not_zeroed",
      .fails_with = "FAIL dp_reference_n3_batch_6 run: the lesson exited with an error",
      .also_says = {"07_zero1: step 1: the gradient norm is -nan"}},
+    /* DDP's all-reduce with a shard kept from it: the right numbers, twice ZeRO-1's bytes */
+    {.mutant = "07_zero1/all_reduce_then_keep_shard",
+     .fails_with = "FAIL dp_reference_n2 schedule shards: rank 0, step 1, event 49: blocking all_reduce of 20480 "
+         "element(s) into communication#1+0, at optimizer_start: ZeRO moves gradients by reduce-scatter",
+     .also_says = {"PASS dp_reference_n2 loss: 30 rows",
+                   "FAIL dp_reference_n2 comm_bytes: 30 of 30 rows differ; first at step=1: 1446912 but expected 964608"}},
+    {.mutant = "07_zero1/moments_whole",
+     .fails_with = "FAIL dp_reference_n2 schedule model_state: rank 0, step 1, event 58: step_end: adamw_m hold 723456 "
+         "bytes; ZeRO-1 keeps one padded shard per unit: 241152 bytes", .numbers_pass_in = "dp_reference_n2"},
     {.mutant = "08_zero2/no_zeroing", .fails_with = "FAIL dp_reference_n2 grad_norm"},
     /* storage the strategy should have declared away: the numbers are right, the memory is not */
     {.mutant = "08_zero2/keeps_full_gradient", .fails_with = "FAIL dp_reference_n2 schedule model_state:",
@@ -293,7 +302,7 @@ Test(grading, correct_variants_pass)
 }
 
 /* Every design in tests/designs/ (a whole exercise file, designed otherwise than the
- * reference) passes every check of its lesson; and lessons 02-06 have at least two each. */
+ * reference) passes every check of its lesson; and lessons 02-07 have at least two each. */
 Test(grading, every_design_passes_every_check)
 {
     glob_t designs;
@@ -308,7 +317,7 @@ Test(grading, every_design_passes_every_check)
         per_lesson[atoi(number) % 11]++;
     }
     globfree(&designs);
-    for (int lesson = 2; lesson <= 6; lesson++)
+    for (int lesson = 2; lesson <= 7; lesson++)
         cr_expect_geq(per_lesson[lesson], 2, "lesson %02d has %d design(s) in tests/designs/", lesson,
                       per_lesson[lesson]);
 }

@@ -1,58 +1,16 @@
-/* Lesson 07's exercise: ZeRO stage 1, the optimizer state sharded over the ranks. */
+/* Lesson 07's exercise exports one strategy and one question about its shards. */
 #ifndef LESSON07_ZERO1_H
 #define LESSON07_ZERO1_H
 
 #include <stddef.h>
 
-#include "layout.h"
-#include "optimizer.h"
 #include "strategy.h"
 
-/* Every unit is cut into `world` equal shards: unit u's count is padded up to a multiple of
- * world, and rank r owns elements [r * shard_count[u], (r + 1) * shard_count[u]) of it. A
- * rank's shards of all units, one after another, make its shard buffers. */
-typedef struct {
-    int num_units, rank, world;
-    size_t *shard_count;   /* per unit: elements each rank owns, padding included */
-    size_t *shard_offset;  /* per unit: where its shard starts in this rank's shard buffers */
-    size_t shard_total;    /* this rank's elements over all units */
-    size_t largest_shard;  /* the largest shard_count */
-} ShardPlan;
+extern const Strategy zero1;
 
-/* Fills the plan's arrays (allocated by the caller, num_units entries each) and totals. */
-void plan_shards(ShardPlan *plan, const GPTConfig *cfg);
-
-/* How many of the elements this rank owns in unit u are real, not padding. */
-size_t owned_real_count(const ShardPlan *plan, const GPTConfig *cfg, int unit);
-
-typedef struct {
-    ShardPlan plan;
-    AdamW opt;         /* m and v for this rank's shard only */
-    float *grad_shard; /* plan.shard_total: this rank's averaged gradients */
-    float *padded;     /* world * largest_shard: one unit, padded, for a collective */
-    float *piece;      /* largest_shard: this rank's piece of a unit, padded */
-} Zero1;
-
-int zero1_setup(RunContext *run, char *err, size_t err_len);
-/* Rank 0's parameters to every rank (the later stages start the same way). */
-void zero1_start(RunContext *run);
-float zero1_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm);
-void zero1_stop(RunContext *run);
-/* What a resumable checkpoint needs (strategy.h): the whole of AdamW's m and v from every
- * rank's shards, and back, each rank keeping its own. Lessons 08 and 09 use them as they are. */
-int zero1_gather_optimizer(RunContext *run, float *m, float *v);
-void zero1_load_optimizer(RunContext *run, const float *m, const float *v, int adam_steps);
-
-/* The steps of zero1_optimizer_step, for the lessons that build on this one. */
-void reduce_scatter_unit(RunContext *run, Zero1 *zero, int unit, const float *unit_grads);
-float sharded_grad_norm(RunContext *run, Zero1 *zero);
-void update_owned(RunContext *run, Zero1 *zero, int unit, float *unit_params, AdamWHyper hyper, float scale);
-void all_gather_unit(RunContext *run, Zero1 *zero, int unit, float *unit_params);
-
-/* Allocation shared with the later stages: the plan, AdamW for the shard, the gradient
- * shard (counted as grad_shard_kind: a working buffer beside ZeRO-1's full gradient, the
- * gradients themselves from ZeRO-2 on) and the two collective buffers. Returns 0 or -1. */
-int zero1_allocate(RunContext *run, Zero1 *zero, MemKind grad_shard_kind, char *err, size_t err_len);
-void zero1_free(RunContext *run, Zero1 *zero);
+/* The part of unit `unit` that rank `rank` of `world` owns: how many of its elements are
+ * real (not padding), and in *first where its shard starts in the unit (at or past the
+ * unit's count when it owns only padding). `07_zero1 plan` and the tests ask it. */
+size_t zero1_owned(const GPTConfig *cfg, int world, int rank, int unit, size_t *first);
 
 #endif

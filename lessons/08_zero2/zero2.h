@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "zero1.h"
+#include "zero1_parts.h"
 
 typedef struct {
     Zero1 zero1;           /* the optimizer shard, the gradient shard, the collective buffers */
