@@ -1,45 +1,34 @@
 /* Lesson 08 exercise: ZeRO stage 2 — shard the gradients too.
  *
- * After lesson 07 every rank still holds the whole gradient (4 bytes per parameter) only
- * to reduce-scatter it at the end of backward and keep 1/N of it. ZeRO-2 never holds the
- * whole gradient, in one buffer or in many: backward writes each unit's gradients into a
- * working buffer of yours (zero2_unit_grads, the model's unit_grads hook), and once
- * backward is done with the unit (zero2_grads_ready, the backward hook) its gradients go
- * to this rank's gradient shard and the buffer is free again. You decide which buffers
- * exist (zero2_grad_buffer_floats) and which unit writes into which: as few bytes as the
- * order of backward allows (docs/08_zero2.md gives that order). The model allocates no
- * gradient buffer of its own once zero2_model_storage says so, before it allocates.
+ * After lesson 07 every rank still holds the whole gradient (4 bytes per parameter) only to
+ * reduce-scatter it at the end of backward and keep 1/N of it. Never hold the whole
+ * gradient, in one buffer or in many: let backward write each unit's gradients somewhere
+ * small (the model's unit_grads hook), and move them to this rank's gradient shard as soon
+ * as backward is done with the unit (the grads_ready hook), so that the space serves the
+ * next unit.
  *
- * What you have (lesson 07's reference): reduce_scatter_unit, sharded_grad_norm,
- * update_owned, all_gather_unit; layout.h's unit_range and gpt_num_units;
- * model->kernels->zero; clip_scale, adamw_begin_step. zero2_state.c allocates your
- * buffers.
+ * The rules (docs/08_zero2.md; `make grade LESSON=08` checks them): lesson 07's numbers and
+ * shards; each unit's reduce-scatter between its grads_ready and the next unit's backward;
+ * at every step's end, parameters whole and gradients, m and v one padded shard per unit;
+ * no buffer of the whole gradient's size live during a step, and the buffers backward
+ * writes gradients into smaller than the whole gradient together. The model allocates no
+ * gradient buffer of its own once the strategy's model_storage says so.
  *
- * docs/08_zero2.md says what must hold when each function returns; `make hint LESSON=08`
- * gives a hint when you are stuck. */
+ * Lesson 07's reference does the shards (zero1_parts.h: its state, Zero1, and the steps of
+ * its optimizer step). The state your strategy keeps, and the hooks it uses, are yours to
+ * design (common/strategy.h, model.h). `make hint LESSON=08` when you are stuck. */
 #include "zero2.h"
+#include "zero1_parts.h"
 
-ModelStorage zero2_model_storage(void)
+static ModelStorage zero2_model_storage(void)
 {
-    /* TODO: which of the model's full buffers this strategy does without (model.h). */
+    /* TODO */
     return (ModelStorage){0};
-}
-
-size_t zero2_grad_buffer_floats(const GPTConfig *cfg, int buffer)
-{
-    /* TODO: the gradient working buffers this rank holds, as few bytes as backward needs:
-     * how many floats buffer `buffer` (0, 1, ...) holds, 0 when there are no more. They
-     * are allocated for you, zeroed, as zero->grad_buffers[buffer]. */
-    (void)cfg;
-    (void)buffer;
-    return 0;
 }
 
 float *zero2_unit_grads(RunContext *run, int unit)
 {
-    /* TODO: one of your buffers for backward to add this unit's gradients into, never NULL, holding
-     * nothing but this unit's gradients until its grads_ready (unit 0 is written first
-     * and last in backward). */
+    /* TODO */
     (void)run;
     (void)unit;
     return NULL;
@@ -47,20 +36,24 @@ float *zero2_unit_grads(RunContext *run, int unit)
 
 void zero2_grads_ready(RunContext *run, int unit)
 {
-    /* TODO: afterwards the unit's gradients, averaged over the ranks, are in this rank's
-     * gradient shard, and the buffer the unit used is ready for whichever unit writes into
-     * it next (backward adds). */
+    /* TODO */
     (void)run;
     (void)unit;
 }
 
-float zero2_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm)
+static float zero2_optimizer_step(RunContext *run, AdamWHyper hyper, float max_norm)
 {
-    /* TODO: lesson 07's step, with the gradient shard already complete: return the norm
-     * of the whole gradient (before clipping) and leave every rank with the whole updated
-     * model. */
+    /* TODO */
     (void)run;
     (void)hyper;
     (void)max_norm;
     return 0.0f;
 }
+
+const Strategy zero2 = {
+    .name = "zero2",
+    .model_storage = zero2_model_storage,
+    .unit_grads = zero2_unit_grads,
+    .grads_ready = zero2_grads_ready,
+    .optimizer_step = zero2_optimizer_step,
+};

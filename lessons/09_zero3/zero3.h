@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "zero2.h"
+#include "zero2_parts.h"
 
 /* A working buffer that holds one gathered unit (padded), or is being filled with one. */
 typedef struct {

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "float16.h"
-#include "zero2.h"
+#include "zero2_parts.h"
 
 typedef struct {
     int stage;         /* --stage: the ZeRO stage, 1, 2 (the default) or 3 */
