@@ -144,9 +144,12 @@ sanitize_flags() {
 }
 
 # The exercise files of a lesson: a sanitizer report is traced back to the first frame in one.
-# A course handed out without solutions/ has them only in lessons/: then every file there.
+# A course handed out without a lesson's reference has them only in lessons/: then every
+# file there.
 exercise_files() {
-    if [ -d "solutions/$1" ]; then (cd "solutions/$1" && ls -- *.c | paste -sd'|'); else (cd "lessons/$1" && ls -- *.c | paste -sd'|'); fi
+    local folder=solutions/$1
+    compgen -G "$folder/*.c" >/dev/null || folder=lessons/$1
+    (cd "$folder" && ls -- *.c | paste -sd'|')
 }
 
 # First sanitizer report in log, as one line naming where it happened.

@@ -15,11 +15,7 @@ static const Flag zero3_flags[] = {
 static const Lesson lesson = {
     .name = "09_zero3",
     .title = "ZeRO-3: parameters sharded too; each unit all-gathered before use, the next one prefetched",
-    .strategy = &(const Strategy){.name = "zero3", .model_storage = zero3_model_storage, .setup = zero3_setup, .start = zero3_start, .acquire_params = zero3_acquire_params,
-                 .release_params = zero3_release_params, .unit_grads = zero2_unit_grads,
-                 .grads_ready = zero2_grads_ready, .optimizer_step = zero3_optimizer_step,
-                 .gather_params = zero3_gather_params, .gather_optimizer = zero1_gather_optimizer,
-                 .load_optimizer = zero1_load_optimizer, .stop = zero3_stop},
+    .strategy = &zero3,
     .flags = {"ZeRO-3", zero3_flags, &options},
 };
 
