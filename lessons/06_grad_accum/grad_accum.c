@@ -9,10 +9,12 @@
  * step's last micro-batch; nothing moves between the ranks during the micro-batches before
  * it; the figures (loss, gradient norm, bytes) as one batch of the whole share gives.
  *
- * Lesson 05's reference strategy, bucketed_ddp (bucketed_ddp.h), does the buckets: its
- * hooks are yours to call. The forwarding below is given; the rest is yours to design.
+ * Lesson 05's reference does the buckets: its hooks (bucketed_ddp_parts.h) are yours to
+ * call, and the table below uses its set-up, start, waits and clean-up as they are; the rest
+ * is yours to design.
  * `make hint LESSON=06` when you are stuck. */
 #include "grad_accum.h"
+#include "bucketed_ddp_parts.h"
 
 static float grad_accum_forward_backward(RunContext *run, const int *inputs, const int *targets)
 {
@@ -26,36 +28,15 @@ static float grad_accum_forward_backward(RunContext *run, const int *inputs, con
 static void grad_accum_grads_ready(RunContext *run, int unit)
 {
     /* TODO */
-    bucketed_ddp.grads_ready(run, unit);
-}
-
-/* Lesson 05's plan, broadcast, waits and clean-up, as they are. */
-static int setup(RunContext *run, char *err, size_t err_len)
-{
-    return bucketed_ddp.setup(run, err, err_len);
-}
-
-static void start(RunContext *run)
-{
-    bucketed_ddp.start(run);
-}
-
-static void before_step(RunContext *run)
-{
-    bucketed_ddp.before_step(run);
-}
-
-static void stop(RunContext *run)
-{
-    bucketed_ddp.stop(run);
+    bucketed_ddp_grads_ready(run, unit);
 }
 
 const Strategy grad_accum = {
     .name = "grad_accum",
-    .setup = setup,
-    .start = start,
+    .setup = bucketed_ddp_setup, /* lesson 05's plan, broadcast, waits and clean-up, as they are */
+    .start = bucketed_ddp_start,
     .forward_backward = grad_accum_forward_backward,
     .grads_ready = grad_accum_grads_ready,
-    .before_step = before_step,
-    .stop = stop,
+    .before_step = bucketed_ddp_before_step,
+    .stop = bucketed_ddp_stop,
 };

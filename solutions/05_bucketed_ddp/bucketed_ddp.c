@@ -1,5 +1,7 @@
-/* Lesson 05 reference: bucketed DDP (see lessons/05_bucketed_ddp/bucketed_ddp.c). */
+/* Lesson 05 reference: bucketed DDP (see lessons/05_bucketed_ddp/bucketed_ddp.c). Its hooks
+ * are also what lesson 06 builds on (bucketed_ddp_parts.h). */
 #include "bucketed_ddp.h"
+#include "bucketed_ddp_parts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +67,7 @@ static int allocate_state(RunContext *run, BucketState *state)
     return state->buckets != NULL && state->bucket_ending_at != NULL && state->requests != NULL ? 0 : -1;
 }
 
-static int bucketed_ddp_setup(RunContext *run, char *err, size_t err_len)
+int bucketed_ddp_setup(RunContext *run, char *err, size_t err_len)
 {
     const BucketOptions *options = run->options;
     BucketState *state = calloc(1, sizeof *state);
@@ -83,7 +85,7 @@ static int bucketed_ddp_setup(RunContext *run, char *err, size_t err_len)
     return 0;
 }
 
-static void bucketed_ddp_start(RunContext *run)
+void bucketed_ddp_start(RunContext *run)
 {
     GPT *model = run->model;
     comm_check(run->comm, comm_broadcast(run->comm, model->params, model->num_params, 0));
@@ -91,7 +93,7 @@ static void bucketed_ddp_start(RunContext *run)
 
 /* A unit that completes a bucket starts the bucket's all-reduce, then tests the buckets
  * already in flight: MPICH moves them forward only inside an MPI call. */
-static void bucketed_ddp_grads_ready(RunContext *run, int unit)
+void bucketed_ddp_grads_ready(RunContext *run, int unit)
 {
     BucketState *state = run->state;
     int completed = state->bucket_ending_at[unit];
@@ -106,14 +108,14 @@ static void bucketed_ddp_grads_ready(RunContext *run, int unit)
     }
 }
 
-static void bucketed_ddp_before_step(RunContext *run)
+void bucketed_ddp_before_step(RunContext *run)
 {
     BucketState *state = run->state;
     for (int b = 0; b < state->num_buckets; b++)
         comm_check(run->comm, comm_wait(&state->requests[b]));
 }
 
-static void bucketed_ddp_stop(RunContext *run)
+void bucketed_ddp_stop(RunContext *run)
 {
     BucketState *state = run->state;
     if (state == NULL)

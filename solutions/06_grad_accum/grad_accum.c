@@ -1,5 +1,6 @@
 /* Lesson 06 reference: gradient accumulation (see lessons/06_grad_accum/grad_accum.c). */
 #include "grad_accum.h"
+#include "bucketed_ddp_parts.h"
 
 /* Each micro-batch's backward differentiates 1/K of its mean loss, so the K gradients add
  * up to the gradient of the mean over the whole share. */
@@ -21,36 +22,15 @@ static void grad_accum_grads_ready(RunContext *run, int unit)
 {
     int last_micro_batch = run->model->accumulated_passes == run->accum_steps - 1;
     if (last_micro_batch)
-        bucketed_ddp.grads_ready(run, unit);
-}
-
-/* Lesson 05's plan, broadcast, waits and clean-up, as they are. */
-static int setup(RunContext *run, char *err, size_t err_len)
-{
-    return bucketed_ddp.setup(run, err, err_len);
-}
-
-static void start(RunContext *run)
-{
-    bucketed_ddp.start(run);
-}
-
-static void before_step(RunContext *run)
-{
-    bucketed_ddp.before_step(run);
-}
-
-static void stop(RunContext *run)
-{
-    bucketed_ddp.stop(run);
+        bucketed_ddp_grads_ready(run, unit);
 }
 
 const Strategy grad_accum = {
     .name = "grad_accum",
-    .setup = setup,
-    .start = start,
+    .setup = bucketed_ddp_setup, /* lesson 05's plan, broadcast, waits and clean-up, as they are */
+    .start = bucketed_ddp_start,
     .forward_backward = grad_accum_forward_backward,
     .grads_ready = grad_accum_grads_ready,
-    .before_step = before_step,
-    .stop = stop,
+    .before_step = bucketed_ddp_before_step,
+    .stop = bucketed_ddp_stop,
 };

@@ -2,6 +2,7 @@
  * micro-batch's backward, and the hook passes units on to lesson 05 only while it is up;
  * each micro-batch's gradients are scaled through the loss, its loss summed in float. */
 #include "grad_accum.h"
+#include "bucketed_ddp_parts.h"
 
 static int syncing; /* up during the step's last backward */
 
@@ -24,35 +25,15 @@ static float flag_forward_backward(RunContext *run, const int *inputs, const int
 static void flag_grads_ready(RunContext *run, int unit)
 {
     if (syncing)
-        bucketed_ddp.grads_ready(run, unit);
-}
-
-static int setup(RunContext *run, char *err, size_t err_len)
-{
-    return bucketed_ddp.setup(run, err, err_len);
-}
-
-static void start(RunContext *run)
-{
-    bucketed_ddp.start(run);
-}
-
-static void before_step(RunContext *run)
-{
-    bucketed_ddp.before_step(run);
-}
-
-static void stop(RunContext *run)
-{
-    bucketed_ddp.stop(run);
+        bucketed_ddp_grads_ready(run, unit);
 }
 
 const Strategy grad_accum = {
     .name = "grad_accum",
-    .setup = setup,
-    .start = start,
+    .setup = bucketed_ddp_setup,
+    .start = bucketed_ddp_start,
     .forward_backward = flag_forward_backward,
     .grads_ready = flag_grads_ready,
-    .before_step = before_step,
-    .stop = stop,
+    .before_step = bucketed_ddp_before_step,
+    .stop = bucketed_ddp_stop,
 };
