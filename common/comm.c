@@ -4,19 +4,16 @@
  * (the board of ranks, the statistics, the failures) is comm_board.c, below both. */
 #include "comm_board.h"
 
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "comm_log.h"
 #include "rank_supervisor.h"
 #include "timer.h"
-#include "trace.h"
 #include "watchdog.h"
 
 /* The tasks a launcher asked for, from its environment (0 when none says), the variable that

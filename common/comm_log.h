@@ -11,7 +11,7 @@
  * only the current step's events, so memory stays flat however long the run. One log per
  * process, like the trace (trace.h): the model, the trainer and the communicator record
  * into it without being handed it, and the allocator's events reach it through the
- * listener the trainer installs (mem_set_listener(comm_log_memory)). It only records and
+ * listener the trainer installs (run_logs_start_comm_log). It only records and
  * returns its text: gathering the ranks' logs into one file is run_logs.h's. */
 #ifndef DTC_COMM_LOG_H
 #define DTC_COMM_LOG_H

@@ -5,6 +5,12 @@
 
 #include "comm_log.h"
 
+void run_logs_start_comm_log(int keep)
+{
+    comm_log_keep(keep);
+    mem_set_listener(comm_log_memory);
+}
+
 int run_logs_write_comm_log(Comm *comm, const char *path, char *err, size_t err_len)
 {
     size_t length = 0, total = 0;

@@ -234,8 +234,7 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
     comm_set_wait_timeout(comm, cfg->wait_timeout); /* from here on, set-up included */
     tr->rank = comm_rank(comm);
     tr->world = comm_size(comm);
-    comm_log_keep(cfg->comm_log_path != NULL);
-    mem_set_listener(comm_log_memory); /* the log hears of every allocation from here on */
+    run_logs_start_comm_log(cfg->comm_log_path != NULL);
     mem_set_limit((size_t)(cfg->mem_limit_mb * 1e6));
     mem_keep_history(cfg->trace_dir != NULL); /* the trace's memory track starts here */
     int failed = train_config_refuse_overwrite(cfg, err, err_len) != 0 || split_batch(tr, err, err_len) != 0 ||

@@ -541,7 +541,7 @@ static void require_buckets(Check *check, const char *rule, const Span *span, do
         next_high = low - 1;
         k++;
     }
-    if (next_high >= 0 && !check->failed)
+    if (next_high >= 0)
         broke(check, rule, &events[span->first], "%d all-reduce(s) started in this step; units %d..0 were in none",
               k, next_high);
 }

@@ -12,10 +12,9 @@
 #include "alloc.h"
 #include "bench.h"
 #include "comm.h"
-#include "comm_log.h"
-#include "run_logs.h"
 #include "device.h"
 #include "paths.h"
+#include "run_logs.h"
 
 static void usage(void)
 {
@@ -76,8 +75,7 @@ int main(int argc, char **argv)
         return 2;
     }
     comm_set_wait_timeout(comm, opts.wait_timeout);
-    comm_log_keep(opts.comm_log_path != NULL);
-    mem_set_listener(comm_log_memory);
+    run_logs_start_comm_log(opts.comm_log_path != NULL);
     int result;
     if (opts.verify_ring)
         result = verify_ring(comm, &opts);

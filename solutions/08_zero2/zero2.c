@@ -62,20 +62,13 @@ static float zero2_optimizer_step(RunContext *run, AdamWHyper hyper, float max_n
     return norm;
 }
 
-/* How many buffers zero2_grad_buffer_floats asks for: at least one (backward writes
- * somewhere), at most one per unit (a unit writes into one buffer), else -1 with a reason. */
-static int count_grad_buffers(const GPTConfig *cfg, char *err, size_t err_len)
+/* How many buffers zero2_grad_buffer_floats asks for: it ends with a 0. */
+static int count_grad_buffers(const GPTConfig *cfg)
 {
-    int most = gpt_num_units(cfg), count = 0;
-    while (count <= most && zero2_grad_buffer_floats(cfg, count) > 0)
+    int count = 0;
+    while (zero2_grad_buffer_floats(cfg, count) > 0)
         count++;
-    if (count == 0)
-        snprintf(err, err_len, "zero2_grad_buffer_floats asks for no buffer: backward needs one to write "
-                 "gradients into");
-    else if (count > most)
-        snprintf(err, err_len, "zero2_grad_buffer_floats asks for more than %d buffers, one per unit: backward "
-                 "writes each unit into one", most);
-    return count == 0 || count > most ? -1 : count;
+    return count;
 }
 
 /* The working buffers, zeroed: backward adds into them, and a communication buffer starts
@@ -84,9 +77,7 @@ static int allocate_grad_buffers(RunContext *run, Zero2 *zero, char *err, size_t
 {
     const GPTConfig *cfg = &run->model->cfg;
     const Kernels *k = run->model->kernels;
-    int count = count_grad_buffers(cfg, err, err_len);
-    if (count < 0)
-        return -1;
+    int count = count_grad_buffers(cfg);
     zero->grad_buffers = calloc((size_t)count, sizeof *zero->grad_buffers);
     if (zero->grad_buffers == NULL) {
         snprintf(err, err_len, "out of memory");

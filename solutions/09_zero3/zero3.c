@@ -24,7 +24,12 @@ typedef struct {
     int prefetch;
 } Zero3;
 
-static int zero3_gather_slots(int prefetch);
+/* Prefetch needs the unit in use and the next one arriving. Without it one is enough: the
+ * unit gathered for the LM head is the first backward uses, so it stays put between them. */
+static int zero3_gather_slots(int prefetch)
+{
+    return prefetch ? 2 : 1;
+}
 
 /* The state and its plumbing: the slots and the gathers into them, the shard kept at the
  * start, the whole model for the replica check. */
@@ -44,9 +49,9 @@ static int reusable_slot(RunContext *run, Zero3 *zero)
     for (int s = 0; s < zero->num_slots; s++)
         if (!zero->slots[s].in_use && (best < 0 || zero->slots[s].last_used < zero->slots[best].last_used))
             best = s;
-    if (best < 0) { /* a mistake in the exercise: say which, rather than write out of bounds */
-        fprintf(stderr, "zero3: all %d gather slots are in use and another unit is to be gathered: "
-                "zero3_gather_slots asks for too few, or a unit is never released\n", zero->num_slots);
+    if (best < 0) { /* a unit never released: say so, rather than write out of bounds */
+        fprintf(stderr, "zero3: all %d gather slots are in use and another unit is to be gathered: a unit "
+                "is never released\n", zero->num_slots);
         abort();
     }
     comm_check(run->comm, comm_wait(&zero->slots[best].gather));
@@ -100,20 +105,11 @@ static void keep_own_shard(RunContext *run, Zero3 *zero)
     }
 }
 
-/* The gather slots zero3_gather_slots asks for: at least one (the model computes with a
- * gathered unit), at most one per unit. */
+/* The gather slots zero3_gather_slots asks for, each one padded unit. */
 static int allocate_slots(RunContext *run, Zero3 *zero, char *err, size_t err_len)
 {
     const ShardPlan *plan = &zero->zero2.zero1.plan;
     int count = zero3_gather_slots(zero->prefetch);
-    if (count < 1 || count > plan->num_units) {
-        if (count < 1)
-            snprintf(err, err_len, "zero3_gather_slots asks for no slot: the model computes with a gathered unit");
-        else
-            snprintf(err, err_len, "zero3_gather_slots asks for %d slots, more than the %d units there are", count,
-                     plan->num_units);
-        return -1;
-    }
     zero->slots = calloc((size_t)count, sizeof *zero->slots);
     if (zero->slots == NULL) {
         snprintf(err, err_len, "out of memory");
@@ -185,12 +181,6 @@ static ModelStorage zero3_model_storage(void)
     return (ModelStorage){.no_gradients = 1, .no_parameters = 1};
 }
 
-/* Prefetch needs the unit in use and the next one arriving. Without it one is enough: the
- * unit gathered for the LM head is the first backward uses, so it stays put between them. */
-static int zero3_gather_slots(int prefetch)
-{
-    return prefetch ? 2 : 1;
-}
 
 /* The unit the model uses after the use in progress, in the order it publishes; -1 when
  * the step uses no more. */
