@@ -3,6 +3,11 @@
 # (L12 H12 C768, T1024, B8) with GPT-2's vocabulary (V 50257, padded to 50304).
 #
 #   scripts/bench_llmc.sh LLMC_DIR
+#   scripts/bench_llmc.sh --build-into DIR LLMC_DIR    only builds llm.c's two trainers into DIR
+#   scripts/bench_llmc.sh --built DIR LLMC_DIR         uses the two trainers built there
+#
+# Building on another machine than the GPU's (--build-into, with NVCC_ARCH=sm_90 say, where
+# the default -arch=native finds no GPU) keeps a short lease on a GPU for the measurements.
 #
 # LLMC_DIR is a checkout of llm.c (github.com/karpathy/llm.c) that you fetched yourself; the
 # course holds none of its code. Its train_gpt2_fp32.cu is built here twice, in a temporary
@@ -21,17 +26,52 @@ source scripts/summary_lib.sh # header_help, median, gpu_profile_medians
 case ${1:-} in
 -h | --help) header_help "$0"; exit 0 ;;
 esac
+build_into="" built=""
+case ${1:-} in
+--build-into) build_into=${2:?bench_llmc: --build-into needs a folder}; shift 2 ;;
+--built) built=${2:?bench_llmc: --built needs a folder}; shift 2 ;;
+esac
 [ $# -eq 1 ] || { header_help "$0" >&2; exit 2; }
 llmc=$1 gpu_build=${DTC_GPU_BUILD:-build/cuda}
+[ -z "$built" ] || { [ -x "$built/llmc_tf32" ] && [ -x "$built/llmc_fp32" ]; } ||
+    { echo "bench_llmc: --built $built holds no llmc_tf32 and llmc_fp32 (--build-into makes them)" >&2; exit 2; }
+[ -z "$build_into" ] || [ ! -e "$build_into/llmc_tf32" ] ||
+    { echo "bench_llmc: --build-into $build_into holds a build already: choose another folder" >&2; exit 2; }
 repeats=${BENCH_ROUNDS:-3} steps=24
 [ -f "$llmc/train_gpt2_fp32.cu" ] && [ -d "$llmc/llmc" ] ||
     { echo "bench_llmc: $llmc holds no train_gpt2_fp32.cu and llmc/ (a checkout of llm.c)" >&2; exit 2; }
 binary=$gpu_build/solutions/00_single_device
-[ -x "$binary" ] || { echo "bench_llmc: skipped: no CUDA build ($binary; make CUDA=1)"; exit 0; }
+[ -n "$build_into" ] || [ -x "$binary" ] || { echo "bench_llmc: skipped: no CUDA build ($binary; make CUDA=1)"; exit 0; }
 nvcc=${NVCC:-$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")}
-[ -x "$nvcc" ] || { echo "bench_llmc: skipped: no nvcc"; exit 0; }
+[ -n "$built" ] || [ -x "$nvcc" ] || { echo "bench_llmc: skipped: no nvcc"; exit 0; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+
+# Builds llm.c's trainer twice into $work: as it ships (llmc_tf32) and with TF32 off (llmc_fp32).
+build_llmc() {
+    echo "llm.c: building train_gpt2_fp32.cu ($llmc) with $("$nvcc" --version | tail -n 1)"
+    cp -r "$llmc/train_gpt2_fp32.cu" "$llmc/llmc" "$work/"
+    local switch='int enable_tf32 = deviceProp.major >= 8 ? 1 : 0;' variant
+    grep -qF "$switch" "$work/train_gpt2_fp32.cu" ||
+        { echo "bench_llmc: this llm.c has no line '$switch' to turn TF32 off" >&2; return 1; }
+    sed "s/$switch/int enable_tf32 = 0;/" "$work/train_gpt2_fp32.cu" >"$work/train_gpt2_fp32_off.cu" # (BRE: all literal)
+    for variant in tf32:train_gpt2_fp32.cu fp32:train_gpt2_fp32_off.cu; do
+        if ! (cd "$work" && "$nvcc" -O3 --use_fast_math -std=c++17 -arch="${NVCC_ARCH:-native}" "${variant#*:}" \
+            -lcublas -lcublasLt -o "llmc_${variant%%:*}") >"$work/build.out" 2>&1; then
+            echo "bench_llmc: building ${variant#*:} failed:" >&2; tail -n 20 "$work/build.out" >&2; return 1
+        fi
+    done
+}
+if [ -n "$built" ]; then
+    cp "$built/llmc_tf32" "$built/llmc_fp32" "$work/"
+else
+    build_llmc || exit 1
+fi
+if [ -n "$build_into" ]; then
+    mkdir -p "$build_into" && cp "$work/llmc_tf32" "$work/llmc_fp32" "$build_into/"
+    echo "bench_llmc: built $build_into/llmc_tf32 and $build_into/llmc_fp32"
+    exit 0
+fi
 shape=(--config gpt2 --vocab 50257)
 
 tokens=data/generated/gpt2_train.bin
@@ -51,19 +91,6 @@ for name, start, count in (("train.bin", 0, train_tokens), ("val.bin", train_tok
         out.write(struct.pack("256i", 20240520, 1, count, *[0] * 253))
         out.write(tokens[2 * start:2 * (start + count)])
 EOF
-
-echo "llm.c: building train_gpt2_fp32.cu ($llmc) with $("$nvcc" --version | tail -n 1)"
-cp -r "$llmc/train_gpt2_fp32.cu" "$llmc/llmc" "$work/"
-switch='int enable_tf32 = deviceProp.major >= 8 ? 1 : 0;'
-grep -qF "$switch" "$work/train_gpt2_fp32.cu" ||
-    { echo "bench_llmc: this llm.c has no line '$switch' to turn TF32 off" >&2; exit 1; }
-sed "s/$switch/int enable_tf32 = 0;/" "$work/train_gpt2_fp32.cu" >"$work/train_gpt2_fp32_off.cu" # (BRE: all literal)
-for variant in tf32:train_gpt2_fp32.cu fp32:train_gpt2_fp32_off.cu; do
-    if ! (cd "$work" && "$nvcc" -O3 --use_fast_math -std=c++17 -arch=native "${variant#*:}" -lcublas -lcublasLt \
-        -o "llmc_${variant%%:*}") >"$work/build.out" 2>&1; then
-        echo "bench_llmc: building ${variant#*:} failed:" >&2; tail -n 20 "$work/build.out" >&2; exit 1
-    fi
-done
 
 "$binary" train "${shape[@]}" --steps 0 --val-every 0 --gen-tokens 0 --device cuda --train "$tokens" \
     --save "$work/gpt2_124M.bin" >/dev/null

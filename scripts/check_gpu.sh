@@ -9,7 +9,8 @@
 #   trace     lessons 04, 05 and 09 at 1 rank over NCCL with --trace (the course config), and
 #             the trace analyzer's compute, exposed communication and overlap per step
 #   bench     scripts/bench_gpu.sh (tokens/s and MFU), and llm.c's fp32 trainer beside it
-#             when --llmc names a checkout of llm.c (scripts/bench_llmc.sh)
+#             when --llmc names a checkout of llm.c (scripts/bench_llmc.sh; LLMC_BUILT=DIR
+#             names its trainers built beforehand with scripts/bench_llmc.sh --build-into)
 #
 #   scripts/check_gpu.sh [--parts tests,grade,sanitize,trace,bench] [--out DIR] [--llmc DIR]
 #
@@ -83,22 +84,34 @@ sanitize_run() {
     shift 3
     echo "== $tool: $launch $(solution "$number") train --config reference --device cuda --steps 4 $*"
     # shellcheck disable=SC2086 # LAUNCH is words
-    timeout 600 $launch compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 \
+    timeout "${SANITIZE_TIMEOUT:-600}" $launch compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 \
         "$(solution "$number")" train --config reference --device cuda --steps 4 --gen-tokens 8 "$@"
     status=$?
     [ $status -eq 0 ] && echo "PASS $tool lesson $number" || echo "FAIL $tool lesson $number (exit $status)"
     return $status
 }
 
+# The four tools at once, each its own sequence of runs (a sanitized run is slow, and mostly on
+# the host): their logs follow one another, tool by tool.
 part_sanitize() {
     command -v compute-sanitizer >/dev/null || { echo "FAIL compute-sanitizer is not on the PATH"; return 1; }
-    local tool status=0
+    local tool status=0 logs
+    logs=$(mktemp -d)
     for tool in memcheck racecheck synccheck initcheck; do
-        sanitize_run "$tool" "" 00 || status=1
-        sanitize_run "$tool" "mpiexec -n 2" 04 || status=1
-        sanitize_run "$tool" "mpiexec -n 2" 05 --bucket-mb 0.1 || status=1
-        sanitize_run "$tool" "mpiexec -n 2" 09 || status=1
+        {
+            sanitize_run "$tool" "" 00
+            sanitize_run "$tool" "mpiexec -n 2" 04
+            sanitize_run "$tool" "mpiexec -n 2" 05 --bucket-mb 0.1
+            sanitize_run "$tool" "mpiexec -n 2" 09
+        } >"$logs/$tool" 2>&1 &
     done
+    wait
+    for tool in memcheck racecheck synccheck initcheck; do
+        cat "$logs/$tool"
+        grep -q '^FAIL ' "$logs/$tool" && status=1
+        [ "$(grep -c '^PASS ' "$logs/$tool")" -eq 4 ] || status=1
+    done
+    rm -rf "$logs"
     return $status
 }
 
@@ -123,7 +136,7 @@ part_trace() {
 
 part_bench() {
     scripts/bench_gpu.sh || return 1
-    [ -z "$llmc" ] || scripts/bench_llmc.sh "$llmc"
+    [ -z "$llmc" ] || scripts/bench_llmc.sh ${LLMC_BUILT:+--built "$LLMC_BUILT"} "$llmc"
 }
 
 failed=0

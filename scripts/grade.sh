@@ -170,7 +170,7 @@ compare_columns() {
     local why="no figures (the run ended before writing them)"
     if [ -s "$actual" ]; then
         build/tools/compare_runs "$expected" "$actual" --label "$name" --columns "$columns" --rtol "$rtol" \
-            --atol "$atol" 2>"$work/compare.err"
+            --atol "$atol" "${@:7}" 2>"$work/compare.err"
         local status=$?
         [ $status -ne 2 ] && return $status
         why="could not compare: $(head -n 1 "$work/compare.err")"
@@ -251,7 +251,7 @@ run_check() {
         run_verdict "$name" $? "$out" "exited normally, with identical parameters on every rank" || status=1
         own_outputs "$actual" "$log"
         compare_figures "$expected" "$actual" "$name" "$lesson" || status=1
-        compare_columns "$expected" "$actual" "$name" comm_bytes 0 0 || status=1
+        compare_columns "$expected" "$actual" "$name" comm_bytes 0 0 --after-validation-between || status=1
         # shellcheck disable=SC2046 # the flags are words
         schedule "$number" "$log" "$name" "the run ended before writing it" $(schedule_flags "$@") || status=1 ;;
     drift)
@@ -322,7 +322,7 @@ print_reproduce() {
     dp)
         echo "    $run --csv run.csv --comm-log run_log.csv"
         print_compare_figures "$expected" "$lesson"
-        echo "    build/tools/compare_runs $expected run.csv --columns comm_bytes --rtol 0 --atol 0"
+        echo "    build/tools/compare_runs $expected run.csv --columns comm_bytes --rtol 0 --atol 0 --after-validation-between"
         echo "    build/tools/check_schedule $number run_log.csv $(schedule_flags "$@")" ;;
     drift)
         echo "    $run --csv run.csv"

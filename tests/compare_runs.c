@@ -4,6 +4,12 @@
  * steps without validation).
  *
  *   compare_runs EXPECTED ACTUAL --columns a,b,c [--rtol X] [--atol Y] [--label NAME]
+ *                [--after-validation-between]
+ *
+ * --after-validation-between: in the step right after one the expected file validated
+ * (its val_loss is not empty), a value anywhere between the expected values of that step
+ * and of the one before passes too. What a validation pass gathered (ZeRO-3's parameters)
+ * may be kept for the next step or gathered again: both are right, and move different bytes.
  *
  * A value passes when |actual - expected| <= atol + rtol * |expected|; --rtol 0 --atol 0
  * demands exact equality (the memory estimator's byte counts). A failing column names its
@@ -23,7 +29,8 @@
 enum { MAX_COLS = 32, CELL_LEN = 64, LINE_LEN = 4096, MAX_SHOWN = 5, TEXT_LEN = 96 };
 
 static const char usage[] =
-    "usage: compare_runs EXPECTED ACTUAL --columns a,b [--rtol X] [--atol Y] [--label NAME]\n";
+    "usage: compare_runs EXPECTED ACTUAL --columns a,b [--rtol X] [--atol Y] [--label NAME]\n"
+    "                    [--after-validation-between]\n";
 
 typedef char Row[MAX_COLS][CELL_LEN];
 
@@ -41,6 +48,7 @@ typedef struct {
 typedef struct {
     const char *expected_path, *actual_path, *columns, *label;
     Tolerance tolerance;
+    int after_validation_between; /* --after-validation-between */
 } Options;
 
 /* One row where a column differs, written out as it will be printed. */
@@ -273,9 +281,25 @@ static void print_failure(const char *label, const char *name, int num_rows, con
     print_table(key_name, found);
 }
 
+/* Row r follows a step the expected run validated after, and its value lies between the
+ * expected values of that step and of row r, within the tolerance (--after-validation-between). */
+static int between_after_validation(const Table *expected, int r, int column, const char *a, Tolerance tolerance)
+{
+    int val = column_index(expected, "val_loss");
+    double before, own, value;
+    if (r == 0 || val < 0 || expected->rows[r - 1][val][0] == '\0')
+        return 0;
+    if (!parse_number(expected->rows[r - 1][column], &before) || !parse_number(expected->rows[r][column], &own) ||
+        !parse_number(a, &value))
+        return 0;
+    double low = fmin(before, own), high = fmax(before, own);
+    return value >= low - tolerance.atol - tolerance.rtol * fabs(low) &&
+           value <= high + tolerance.atol + tolerance.rtol * fabs(high);
+}
+
 /* Compares one column; prints its verdict; returns 1 on pass. */
 static int compare_column(const Table *expected, const Table *actual, const char *name, Tolerance tolerance,
-                          const char *label)
+                          const char *label, int after_validation_between)
 {
     int ce = column_index(expected, name), ca = column_index(actual, name);
     if (ce < 0 || ca < 0) {
@@ -291,6 +315,8 @@ static int compare_column(const Table *expected, const Table *actual, const char
             worst = relative > worst ? relative : worst;
             continue;
         }
+        if (after_validation_between && between_after_validation(expected, r, ce, actual->rows[r][ca], tolerance))
+            continue;
         difference.key = expected->rows[r][0];
         if (found.count < MAX_SHOWN)
             found.shown[found.count] = difference;
@@ -327,6 +353,8 @@ static const Flag flags[] = {
     {"rtol", FLAG_DOUBLE, OPTION(tolerance.rtol), "relative tolerance", 0, 1e9, 0},
     {"atol", FLAG_DOUBLE, OPTION(tolerance.atol), "absolute tolerance", 0, 1e9, 0},
     {"label", FLAG_STRING, OPTION(label), "what the PASS and FAIL lines call the comparison", 0, 0, 0},
+    {"after-validation-between", FLAG_SWITCH, OPTION(after_validation_between),
+     "right after a validated step, a value between that step's and this one's passes too", 0, 0, 0},
     {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
@@ -382,7 +410,8 @@ static int compare_files(const Options *options, Table *expected, Table *actual)
         return 1;
     int all_pass = 1;
     for (int i = 0; i < num_names; i++)
-        all_pass &= compare_column(expected, actual, names[i], options->tolerance, options->label);
+        all_pass &= compare_column(expected, actual, names[i], options->tolerance, options->label,
+                                   options->after_validation_between);
     return all_pass ? 0 : 1;
 }
 

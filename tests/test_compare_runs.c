@@ -295,3 +295,26 @@ Test(compare_runs, help_exits_0)
     cr_assert_eq(shell_output("build/tools/compare_runs --help", output, sizeof output), 0, "%s", output);
     expect_contains(output, "usage: compare_runs EXPECTED ACTUAL --columns");
 }
+
+/* --after-validation-between: step 3 follows the validated step 2, and may move anything from
+ * its own expected bytes (90, what validation left gathered saved) up to step 2's (100);
+ * every other step stays exact, and nothing outside that range passes. */
+Test(compare_runs, after_validation_a_step_may_move_between_its_bytes_and_the_step_befores)
+{
+    write_file("expected.csv", "step,val_loss,comm_bytes\n1,,100\n2,4,100\n3,,90\n4,,100\n");
+    char output[4096];
+    static const char *const passing[] = {"90", "95", "100"};
+    for (size_t i = 0; i < sizeof passing / sizeof *passing; i++) {
+        char actual[256];
+        snprintf(actual, sizeof actual, "step,val_loss,comm_bytes\n1,,100\n2,4,100\n3,,%s\n4,,100\n", passing[i]);
+        write_file("actual.csv", actual);
+        cr_expect_eq(compare("--columns comm_bytes --after-validation-between --label v", output, sizeof output), 0,
+                     "%s: %s", passing[i], output);
+        cr_expect_eq(compare("--columns comm_bytes --label v", output, sizeof output), strcmp(passing[i], "90") != 0,
+                     "without the switch, %s: %s", passing[i], output);
+    }
+    write_file("actual.csv", "step,val_loss,comm_bytes\n1,,100\n2,4,100\n3,,101\n4,,95\n");
+    cr_assert_eq(compare("--columns comm_bytes --after-validation-between --label v", output, sizeof output), 1,
+                 "%s", output);
+    expect_contains(output, "FAIL v comm_bytes: 2 of 4 rows differ; first at step=3: 101 but expected 90");
+}

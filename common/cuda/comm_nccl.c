@@ -110,9 +110,12 @@ static ncclDataType_t nccl_type(CommType type)
     return type == COMM_BF16 ? ncclBfloat16 : type == COMM_FP16 ? ncclFloat16 : ncclFloat;
 }
 
-static ncclRedOp_t nccl_op(ReduceOp op)
+/* Over one rank an average is the sum: and NCCL before 2.29.7 leaves the last elements of a
+ * one-rank ncclAvg unwritten (its issue 1950; seen here as lesson 07's gradient norm NaN and
+ * lessons 08 and 09's gradients wrong at 1 rank on an H200), so one rank always sums. */
+static ncclRedOp_t nccl_op(const Comm *comm, ReduceOp op)
 {
-    return op == REDUCE_AVG ? ncclAvg : ncclSum;
+    return op == REDUCE_AVG && comm->size > 1 ? ncclAvg : ncclSum;
 }
 
 static int nccl_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
@@ -123,7 +126,7 @@ static int nccl_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
     TraceMark begin;
     if (after_compute(comm, "all_reduce", &begin) != 0)
         return -1;
-    NCCL_CALL(comm, "all_reduce", ncclAllReduce(buffer, buffer, count, ncclFloat, nccl_op(op), state_of(comm)->nccl,
+    NCCL_CALL(comm, "all_reduce", ncclAllReduce(buffer, buffer, count, ncclFloat, nccl_op(comm, op), state_of(comm)->nccl,
                                                 state_of(comm)->stream));
     return compute_waits(comm, "all_reduce", begin, started, 2 * buffer_bytes(count, COMM_FLOAT), 1);
 }
@@ -156,7 +159,7 @@ static int nccl_all_reduce_start(Comm *comm, float *buffer, size_t count, Reduce
     TraceMark begin;
     if (after_compute(comm, "all_reduce_start", &begin) != 0)
         return -1;
-    NCCL_CALL(comm, "all_reduce_start", ncclAllReduce(buffer, buffer, count, ncclFloat, nccl_op(op),
+    NCCL_CALL(comm, "all_reduce_start", ncclAllReduce(buffer, buffer, count, ncclFloat, nccl_op(comm, op),
                                                       state_of(comm)->nccl, state_of(comm)->stream));
     TraceMark end = collective_end(comm);
     if (start_request(comm, "all_reduce_start", request) != 0)
@@ -243,7 +246,7 @@ static int nccl_reduce_scatter(Comm *comm, const void *send, void *recv, size_t 
     TraceMark begin;
     if (after_compute(comm, "reduce_scatter", &begin) != 0)
         return -1;
-    NCCL_CALL(comm, "reduce_scatter", ncclReduceScatter(send, recv, recv_count, nccl_type(type), nccl_op(op),
+    NCCL_CALL(comm, "reduce_scatter", ncclReduceScatter(send, recv, recv_count, nccl_type(type), nccl_op(comm, op),
                                                         state_of(comm)->nccl, state_of(comm)->stream));
     return compute_waits(comm, "reduce_scatter", begin, started, buffer_bytes(recv_count * comm->size, type), 1);
 }

@@ -191,10 +191,14 @@ static void check_buffer(const char *what, const void *buffer, size_t count, Ele
         emu_fail("NCCL: the %s buffer (%p, %zu elements) is not device memory", what, buffer, count);
 }
 
-static int is_average(ncclRedOp_t op)
+/* An average over one rank is refused: NCCL before 2.29.7 leaves the last elements of it
+ * unwritten (NCCL issue 1950), so the course sums over one rank (comm_nccl.c). */
+static int is_average(ncclRedOp_t op, const struct ncclComm *comm)
 {
     if (op != ncclSum && op != ncclAvg)
         emu_fail("NCCL: reduction %d (the emulation has sum and average only)", (int)op);
+    if (op == ncclAvg && comm->ranks == 1)
+        emu_fail("NCCL: ncclAvg over one rank, which NCCL before 2.29.7 gets wrong: sum instead");
     return op == ncclAvg;
 }
 
@@ -318,7 +322,7 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, ncclDataT
     check_float(type);
     check_buffer("send", send, count, 0);
     check_buffer("receive", recv, count, 0);
-    return queue(stream, (Collective){ALL_REDUCE, send, recv, count, is_average(op), 0, 0, comm, NULL, 0});
+    return queue(stream, (Collective){ALL_REDUCE, send, recv, count, is_average(op, comm), 0, 0, comm, NULL, 0});
 }
 
 ncclResult_t ncclAllGather(const void *send, void *recv, size_t count, ncclDataType_t type, ncclComm_t comm,
@@ -336,7 +340,7 @@ ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t count, ncclD
     Elements elements = elements_of(type);
     check_buffer("send", send, count * (size_t)comm->ranks, elements);
     check_buffer("receive", recv, count, elements);
-    return queue(stream, (Collective){REDUCE_SCATTER, send, recv, count, is_average(op), 0, elements, comm, NULL,
+    return queue(stream, (Collective){REDUCE_SCATTER, send, recv, count, is_average(op, comm), 0, elements, comm, NULL,
                                       0});
 }
 

@@ -187,7 +187,8 @@ Test(gpu_lessons, nccl_at_1_rank_runs_every_collective_correctly)
 
 /* Even at 1 rank NCCL runs on its own stream, so these exercise the ordering between the
  * streams: requests waited on from backward (04, 05), ZeRO-3's prefetched gathers (09) and
- * the 16-bit collectives (10, bf16 and fp16). */
+ * the 16-bit collectives (10, bf16 and fp16); and the averaging reduce-scatters of ZeRO
+ * (07, 08, 09), which over one rank NCCL must be asked to sum (comm_nccl.c). */
 static void check_lesson_on_nccl(const char *lesson, const char *flags)
 {
     check_gpu_lesson("", lesson, "nccl", flags, "over nccl");
@@ -198,6 +199,8 @@ Test(gpu_lessons, nccl_at_1_rank_trains_like_lesson_00)
     require_gpu();
     check_lesson_on_nccl("04_overlap_ddp", "");
     check_lesson_on_nccl("05_bucketed_ddp", "--bucket-mb 0.1");
+    check_lesson_on_nccl("07_zero1", "");
+    check_lesson_on_nccl("08_zero2", "");
     check_lesson_on_nccl("09_zero3", "");
     check_lesson_on_nccl("10_mixed_precision", "");
     check_lesson_on_nccl("10_mixed_precision", "--fp16");
