@@ -307,6 +307,7 @@ Test(grading, every_mistake_in_the_catalogues_is_graded)
 Test(grading, correct_variants_pass)
 {
     const char *variants[][2] = {{"09", "09_zero3/test_until_done"},
+                                 {"09", "09_zero3/gathers_again_after_validation"},
                                  {"10", "10_mixed_precision/real_elements_only"}};
     char binary[256], output[65536];
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
