@@ -43,15 +43,18 @@ static int configure(TrainConfig *cfg, const void *lesson_options, char *err, si
     return 0;
 }
 
+/* The strategy's name says the stage: "mixed_zero1", "mixed_zero2" or "mixed_zero3". */
+static const char *mixed_strategy_name(const void *lesson_options)
+{
+    static const char *const names[] = {"mixed_zero1", "mixed_zero2", "mixed_zero3"};
+    return names[((const MixedOptions *)lesson_options)->stage - 1];
+}
+
 static const Lesson lesson = {
     .name = "10_mixed_precision",
     .title = "Mixed precision: bf16 or fp16 parameters and gradients, computed with and sent in 16 bits; fp32 "
              "master weights and AdamW, sharded",
-    .strategy = &(const Strategy){.name = "mixed_zero2", .model_storage = mixed_model_storage, .setup = mixed_setup,
-                 .start = mixed_start, .acquire_params = mixed_acquire_params, .unit_grads = zero2_unit_grads,
-                 .grads_ready = mixed_grads_ready, .optimizer_step = mixed_optimizer_step,
-                 .gather_params = mixed_gather_params, .gather_optimizer = zero1_gather_optimizer,
-                 .load_optimizer = zero1_load_optimizer, .stop = mixed_stop},
+    .strategy = &mixed,
     .flags = {"mixed precision", mixed_flags, &options},
     .configure = configure,
     .strategy_name = mixed_strategy_name,
