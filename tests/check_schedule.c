@@ -679,9 +679,9 @@ static int rule_sixteen_bits(Check *check)
         for (size_t i = span.first; i < span.end; i++) {
             const Event *e = &check->log->events[i];
             if (is_collective_start(e) && moves_data(e) && !comm_log_op_is_16bit(e->op))
-                broke(check, "sixteen_bits", e, "an %s of fp32 elements: mixed precision sends the gradients and "
+                broke(check, "sixteen_bits", e, "%s %s of fp32 elements: mixed precision sends the gradients and "
                       "the parameters in 16 bits, half the bytes (comm_reduce_scatter_16, comm_all_gather_16)",
-                      e->op);
+                      strchr("aeiou", e->op[0]) != NULL ? "an" : "a", e->op);
         }
     return finish_rule(check, "sixteen_bits", "every collective during the steps moves 16-bit floats");
 }
