@@ -107,8 +107,14 @@ llmc_run() {
 # lesson 00's median tokens/s over $repeats profile runs: ours FLAGS...
 ours() { gpu_profile_medians "$binary" "$repeats" "${shape[@]}" --train "$tokens" "$@" | cut -d' ' -f1; }
 
-llmc_tf32=$(llmc_run tf32) && llmc_fp32=$(llmc_run fp32) || exit 1
-ours_fp32=$(ours) ours_tf32=$(ours --tf32)
+# Each figure as it is measured, so that a run cut short still says what it had.
+llmc_tf32=$(llmc_run tf32) || exit 1
+echo "bench_llmc: llm.c as it ships (TF32): $llmc_tf32 tokens/s"
+llmc_fp32=$(llmc_run fp32) || exit 1
+echo "bench_llmc: llm.c with TF32 off: $llmc_fp32 tokens/s"
+ours_fp32=$(ours)
+echo "bench_llmc: lesson 00, fp32: $ours_fp32 tokens/s"
+ours_tf32=$(ours --tf32)
 printf '\nllm.c beside lesson 00, GPT-2 124M shape, V50257 (padded 50304), B8 T1024, on %s\n' \
     "$(grep -m1 '^| device' "$work/tf32.out" | cut -d'|' -f3 | sed 's/^ *//; s/ *$//')"
 printf '  %-44s %12s %14s\n' "program" "tokens/s" "x llm.c"
