@@ -31,8 +31,6 @@ static struct {
     double origin;
 } log_state = {.where_event = "setup", .where_unit = -1};
 
-static const char *const CSV_HEADER =
-    "rank,seq,time_ms,step,micro,event,unit,op,count,recv_count,buffer,request,done,where,kind,bytes\n";
 
 void comm_log_keep(int keep)
 {
@@ -206,10 +204,19 @@ typedef struct {
     size_t length;
 } LogText;
 
+/* The CSV header: the column names of comm_log.h, in order. */
+static int write_header(FILE *out)
+{
+    for (int c = 0; c < LOG_NUM_COLUMNS; c++)
+        if (fprintf(out, "%s%s", LOG_COLUMNS[c], c + 1 < LOG_NUM_COLUMNS ? "," : "\n") < 0)
+            return -1;
+    return 0;
+}
+
 static int write_rows(FILE *out, const char *path, const void *what, char *err, size_t err_len)
 {
     const LogText *text = what;
-    if (fputs(CSV_HEADER, out) < 0 || fwrite(text->rows, 1, text->length, out) != text->length) {
+    if (write_header(out) != 0 || fwrite(text->rows, 1, text->length, out) != text->length) {
         snprintf(err, err_len, "--comm-log %s: cannot write the file", path);
         return -1;
     }

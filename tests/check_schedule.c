@@ -35,10 +35,7 @@ typedef struct {
     int ranks;
 } Log;
 
-enum { NUM_COLUMNS = 16, CELL = 64, MAX_RANKS = 4096, MAX_UNITS = 1024 };
-static const char *const COLUMNS[NUM_COLUMNS] = {"rank", "seq", "time_ms", "step", "micro", "event",
-                                                 "unit", "op", "count", "recv_count", "buffer", "request",
-                                                 "done", "where", "kind", "bytes"};
+enum { NUM_COLUMNS = LOG_NUM_COLUMNS, CELL = 64, MAX_RANKS = 4096, MAX_UNITS = 1024 };
 
 static int split_row(char *line, char cells[NUM_COLUMNS][CELL])
 {
@@ -62,16 +59,18 @@ static long number_or(const char *cell, long empty)
 
 static Event parse_event(char cells[NUM_COLUMNS][CELL])
 {
-    Event e = {.rank = (int)number_or(cells[0], 0), .seq = number_or(cells[1], 0),
-               .step = (int)number_or(cells[3], 0), .micro = (int)number_or(cells[4], 0),
-               .unit = (int)number_or(cells[6], -1), .count = number_or(cells[8], -1),
-               .recv_count = number_or(cells[9], -1), .request = number_or(cells[11], -1),
-               .done = (int)number_or(cells[12], -1), .bytes = number_or(cells[15], 0)};
-    snprintf(e.event, sizeof e.event, "%s", cells[5]);
-    snprintf(e.op, sizeof e.op, "%s", cells[7]);
-    snprintf(e.buffer, sizeof e.buffer, "%s", cells[10]);
-    snprintf(e.where, sizeof e.where, "%s", cells[13]);
-    snprintf(e.kind, sizeof e.kind, "%s", cells[14]);
+    Event e = {.rank = (int)number_or(cells[LOG_COLUMN_RANK], 0), .seq = number_or(cells[LOG_COLUMN_SEQ], 0),
+               .step = (int)number_or(cells[LOG_COLUMN_STEP], 0),
+               .micro = (int)number_or(cells[LOG_COLUMN_MICRO], 0),
+               .unit = (int)number_or(cells[LOG_COLUMN_UNIT], -1), .count = number_or(cells[LOG_COLUMN_COUNT], -1),
+               .recv_count = number_or(cells[LOG_COLUMN_RECV_COUNT], -1),
+               .request = number_or(cells[LOG_COLUMN_REQUEST], -1),
+               .done = (int)number_or(cells[LOG_COLUMN_DONE], -1), .bytes = number_or(cells[LOG_COLUMN_BYTES], 0)};
+    snprintf(e.event, sizeof e.event, "%s", cells[LOG_COLUMN_EVENT]);
+    snprintf(e.op, sizeof e.op, "%s", cells[LOG_COLUMN_OP]);
+    snprintf(e.buffer, sizeof e.buffer, "%s", cells[LOG_COLUMN_BUFFER]);
+    snprintf(e.where, sizeof e.where, "%s", cells[LOG_COLUMN_WHERE]);
+    snprintf(e.kind, sizeof e.kind, "%s", cells[LOG_COLUMN_KIND]);
     return e;
 }
 
@@ -80,7 +79,7 @@ static int check_header(char *line, const char *path)
     char cells[NUM_COLUMNS][CELL];
     int n = split_row(line, cells);
     for (int c = 0; c < NUM_COLUMNS; c++)
-        if (n != NUM_COLUMNS || strcmp(cells[c], COLUMNS[c]) != 0) {
+        if (n != NUM_COLUMNS || strcmp(cells[c], LOG_COLUMNS[c]) != 0) {
             fprintf(stderr, "check_schedule: %s is not a communication log (its header is not that of --comm-log)\n",
                     path);
             return -1;
