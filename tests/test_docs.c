@@ -47,7 +47,7 @@ static int read_checks(const char *path, char checks[][128])
 /* A backquoted span that reads as a check: one of the spec's modes, then its words. */
 static int looks_like_check(const char *span)
 {
-    static const char *const modes[] = {"train ", "estimate ", "dp ", "drift ", "ring ", "sanitize "};
+    static const char *const modes[] = {"train ", "estimate ", "plan ", "dp ", "drift ", "ring ", "sanitize "};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         if (strncmp(span, modes[i], strlen(modes[i])) == 0)
             return 1;

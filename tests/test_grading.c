@@ -93,6 +93,10 @@ static const Mistake mistakes[] = {
      .fails_with = "FAIL dp_reference_n2_accum_4_bucket-mb_0.25 schedule buckets: rank 0, step 1, event 117: start "
          "all_reduce of 50112 element(s) into gradients#0+70464, at grads_ready 0: the all-reduce of units 3..2 "
          "starts as soon as grads_ready 2", .numbers_pass_in = "dp_reference_n2_accum_4_bucket-mb_0.25"},
+    /* where a shard starts kept in an int: every graded run is right, the plan past 2^31 wraps */
+    {.mutant = "07_zero1/owned_first_in_int",
+     .fails_with = "FAIL plan_tiny_n3_channels_16384 first: 1 of 9 rows differ; first at unit=1",
+     .numbers_pass_in = "dp_reference_n2", .also_says = {"FAIL plan_tiny_n3_channels_16384 real"}},
     {.mutant = "07_zero1/wrong_shard_offset", .fails_with = "FAIL dp_reference_n2"},
     {.mutant = "07_zero1/missing_padding", .fails_with = "FAIL dp_reference_n3_batch_6"},
     {.mutant = "07_zero1/local_grad_norm", .fails_with = "FAIL dp_reference_n2 grad_norm"},
