@@ -31,7 +31,6 @@ static struct {
     double origin;
 } log_state = {.where_event = "setup", .where_unit = -1};
 
-
 void comm_log_keep(int keep)
 {
     log_state.keep = keep;

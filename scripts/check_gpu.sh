@@ -5,7 +5,8 @@
 #             (scripts/grade.sh --device cuda): the CPU's expected values and tolerances,
 #             with the largest relative difference of each column
 #   sanitize  compute-sanitizer's memcheck, racecheck, synccheck and initcheck on lesson 00,
-#             and on lessons 04, 05 and 09 at 2 ranks (the reference config, 4 steps)
+#             and on lessons 04, 05 and 09 at 2 ranks (the reference config, 4 steps); the four
+#             tools at once, SANITIZE_TIMEOUT seconds a run at most (default 600)
 #   trace     lessons 04, 05 and 09 at 1 rank over NCCL with --trace (the course config), and
 #             the trace analyzer's compute, exposed communication and overlap per step
 #   bench     scripts/bench_gpu.sh (tokens/s and MFU), and llm.c's fp32 trainer beside it

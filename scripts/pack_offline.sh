@@ -74,14 +74,10 @@ provided() {
     [[ $1 =~ ^(linux-vdso|ld-linux|libc|libm|libdl|librt|libpthread|libresolv|libutil|libstdc\+\+|libgcc_s)\. ]] ||
         [[ $1 =~ ^lib(cuda|cudart|cublas|cublasLt|nccl|nvidia-ml)\. ]]
 }
-# Every library the programs under the arguments load, one "name path" line each (ldd says
-# nothing of a file that is not a program).
-loaded_libraries() {
-    find "$@" -type f -perm -u+x -print0 | xargs -0 -r ldd 2>/dev/null |
-        awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | sort -u
-}
-missing=$(find "${program_dirs[@]}" "$root/offline/bin" -type f -print0 | xargs -0 -r ldd 2>/dev/null |
-    awk '/not found/ { print $1 }' | sort -u)
+# What the loader says of every program here and of the launcher (ldd says nothing of a file
+# that is not a program): read once, for what is missing and for what to copy.
+loaded=$(find "${program_dirs[@]}" "$root/offline/bin" -type f -perm -u+x -print0 | xargs -0 -r ldd 2>/dev/null)
+missing=$(awk '/not found/ { print $1 }' <<<"$loaded" | sort -u)
 [ -z "$missing" ] || { echo "pack_offline: these libraries are not found here: $missing" >&2; exit 1; }
 # The MPI, BLAS and test libraries, and theirs, are always the copy's own (the launcher must
 # match the MPI library); anything else they load (zlib, OpenSSL, Kerberos ...) goes to
@@ -96,7 +92,7 @@ while read -r name path; do
     elif ! provided "$name"; then
         cp -L "$path" "$root/offline/lib/system/$name"
     fi
-done < <(loaded_libraries "${program_dirs[@]}" "$root/offline/bin")
+done < <(awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' <<<"$loaded" | sort -u)
 # UCX, MPICH's transport, loads its transports from a folder of its own at run time.
 ucx_modules=$(dirname "$(ldconfig -p | awk '/libucp.so.0 / { print $NF; exit }')")/ucx
 if [ -d "$ucx_modules" ]; then

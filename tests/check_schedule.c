@@ -35,16 +35,16 @@ typedef struct {
     int ranks;
 } Log;
 
-enum { NUM_COLUMNS = LOG_NUM_COLUMNS, CELL = 64, MAX_RANKS = 4096, MAX_UNITS = 1024 };
+enum { CELL = 64, MAX_RANKS = 4096, MAX_UNITS = 1024 };
 
-static int split_row(char *line, char cells[NUM_COLUMNS][CELL])
+static int split_row(char *line, char cells[LOG_NUM_COLUMNS][CELL])
 {
     line[strcspn(line, "\r\n")] = '\0';
     int n = 0;
     for (char *start = line;; n++) {
         char *comma = strchr(start, ',');
         size_t len = comma ? (size_t)(comma - start) : strlen(start);
-        if (n < NUM_COLUMNS)
+        if (n < LOG_NUM_COLUMNS)
             snprintf(cells[n], CELL, "%.*s", (int)(len < CELL ? len : CELL - 1), start);
         if (comma == NULL)
             return n + 1;
@@ -57,7 +57,7 @@ static long number_or(const char *cell, long empty)
     return cell[0] == '\0' ? empty : strtol(cell, NULL, 10);
 }
 
-static Event parse_event(char cells[NUM_COLUMNS][CELL])
+static Event parse_event(char cells[LOG_NUM_COLUMNS][CELL])
 {
     Event e = {.rank = (int)number_or(cells[LOG_COLUMN_RANK], 0), .seq = number_or(cells[LOG_COLUMN_SEQ], 0),
                .step = (int)number_or(cells[LOG_COLUMN_STEP], 0),
@@ -76,10 +76,10 @@ static Event parse_event(char cells[NUM_COLUMNS][CELL])
 
 static int check_header(char *line, const char *path)
 {
-    char cells[NUM_COLUMNS][CELL];
+    char cells[LOG_NUM_COLUMNS][CELL];
     int n = split_row(line, cells);
-    for (int c = 0; c < NUM_COLUMNS; c++)
-        if (n != NUM_COLUMNS || strcmp(cells[c], LOG_COLUMNS[c]) != 0) {
+    for (int c = 0; c < LOG_NUM_COLUMNS; c++)
+        if (n != LOG_NUM_COLUMNS || strcmp(cells[c], LOG_COLUMNS[c]) != 0) {
             fprintf(stderr, "check_schedule: %s is not a communication log (its header is not that of --comm-log)\n",
                     path);
             return -1;
@@ -96,7 +96,7 @@ static int read_log(const char *path, Log *log)
         fprintf(stderr, "check_schedule: cannot open %s\n", path);
         return -1;
     }
-    char line[1024], cells[NUM_COLUMNS][CELL];
+    char line[1024], cells[LOG_NUM_COLUMNS][CELL];
     size_t capacity = 0;
     int status = fgets(line, sizeof line, f) != NULL ? check_header(line, path) : -1;
     if (status != 0 && !ferror(f) && feof(f))
@@ -115,9 +115,9 @@ static int read_log(const char *path, Log *log)
         }
         size_t length = strlen(line);
         int complete = length > 0 && line[length - 1] == '\n';
-        if (!complete || split_row(line, cells) != NUM_COLUMNS) {
+        if (!complete || split_row(line, cells) != LOG_NUM_COLUMNS) {
             fprintf(stderr, "check_schedule: %s: line %zu is not a row of %d cells\n", path, log->count + 2,
-                    NUM_COLUMNS);
+                    LOG_NUM_COLUMNS);
             status = -1;
             break;
         }

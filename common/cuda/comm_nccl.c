@@ -126,8 +126,8 @@ static int nccl_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
     TraceMark begin;
     if (after_compute(comm, "all_reduce", &begin) != 0)
         return -1;
-    NCCL_CALL(comm, "all_reduce", ncclAllReduce(buffer, buffer, count, ncclFloat, nccl_op(comm, op), state_of(comm)->nccl,
-                                                state_of(comm)->stream));
+    NCCL_CALL(comm, "all_reduce", ncclAllReduce(buffer, buffer, count, ncclFloat, nccl_op(comm, op),
+                                                state_of(comm)->nccl, state_of(comm)->stream));
     return compute_waits(comm, "all_reduce", begin, started, 2 * buffer_bytes(count, COMM_FLOAT), 1);
 }
 

@@ -19,7 +19,7 @@ done | sort -u)
 masks=(--ro-bind /dev/null /etc/ld.so.cache)
 for package in $packages mpich; do
     while read -r path; do
-        [ -f "$path" ] && [ ! -d "$path" ] && masks+=(--ro-bind /dev/null "$(readlink -f "$path")")
+        [ -f "$path" ] && masks+=(--ro-bind /dev/null "$(readlink -f "$path")")
     done < <(dpkg -L "$package")
 done
 echo "masked: $(echo $packages mpich | wc -w) packages, $((${#masks[@]} / 3)) files"
