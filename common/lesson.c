@@ -117,6 +117,48 @@ int lesson_train(const Lesson *lesson, Comm *comm, const TrainConfig *cfg, RunSu
     return any_failed ? -1 : 0;
 }
 
+FILE *lesson_open_csv(const Lesson *lesson, const TrainConfig *cfg, OutputFile *out, int *status)
+{
+    char err[512];
+    *out = (OutputFile){0};
+    *status = 0;
+    if (cfg->csv_path == NULL)
+        return NULL;
+    if (train_config_refuse_overwrite(cfg, err, sizeof err) != 0 ||
+        check_folder_writable(cfg->csv_path, "--csv", err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", lesson->name, err);
+        *status = 2;
+        return NULL;
+    }
+    FILE *csv = output_open(out, cfg->csv_path, err, sizeof err);
+    if (csv == NULL) {
+        fprintf(stderr, "%s: --csv %s\n", lesson->name, err);
+        *status = 1;
+    }
+    return csv;
+}
+
+int lesson_table_mode(const Lesson *lesson, int argc, char **argv,
+                      void (*print_rows)(const TrainConfig *cfg, FILE *csv))
+{
+    TrainConfig cfg;
+    int parsed = lesson_parse(lesson, argc, argv, 2, &cfg, 1);
+    if (parsed != 0)
+        return parsed > 0 ? 0 : 2;
+    OutputFile out; /* the CSV, renamed into place once whole */
+    int status;
+    FILE *csv = lesson_open_csv(lesson, &cfg, &out, &status);
+    if (status != 0)
+        return status;
+    print_rows(&cfg, csv);
+    char err[512];
+    if (output_finish(&out, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: --csv %s\n", lesson->name, err);
+        return 1;
+    }
+    return 0;
+}
+
 /* `LESSON --help`: the usage, then the flags of train, its default mode, on the course preset. */
 static int print_main_help(const Lesson *lesson)
 {
@@ -128,7 +170,7 @@ static int print_main_help(const Lesson *lesson)
     }
     print_help(lesson, &cfg);
     if (lesson->other_modes != NULL)
-        printf("\n%s %s --help lists the flags of %s.\n", lesson->name, lesson->other_modes, lesson->other_modes);
+        printf("\n%s MODE --help lists the flags of another mode (%s).\n", lesson->name, lesson->other_modes);
     return 0;
 }
 
@@ -150,7 +192,7 @@ int lesson_main(int argc, char **argv, const Lesson *lesson)
     if (strcmp(argv[1], "train") != 0) {
         if (!quiet)
             fprintf(stderr, "%s: unknown mode '%s' (train%s%s)\n", lesson->name, argv[1],
-                    lesson->other_modes != NULL ? " or " : "", lesson->other_modes != NULL ? lesson->other_modes : "");
+                    lesson->other_modes != NULL ? ", " : "", lesson->other_modes != NULL ? lesson->other_modes : "");
         status = 2;
     } else if (lesson->single_device && comm_size(comm) > 1) {
         if (!quiet)

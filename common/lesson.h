@@ -6,8 +6,11 @@
 #ifndef DTC_LESSON_H
 #define DTC_LESSON_H
 
+#include <stdio.h>
+
 #include "cli.h"
 #include "comm.h"
+#include "paths.h"
 #include "strategy.h"
 #include "summary.h"
 #include "train_config.h"
@@ -27,7 +30,7 @@ typedef struct {
     const char *(*strategy_name)(const void *options);
     int single_device; /* refuses more than one rank */
     /* Modes besides train that the lesson's main handles itself (NULL if none), e.g.
-     * "sweep", and their usage lines. */
+     * "sweep" or "sweep, plan", and their usage lines. */
     const char *other_modes;
     const char *other_usage;
 } Lesson;
@@ -42,5 +45,17 @@ int lesson_parse(const Lesson *lesson, int argc, char **argv, int first, TrainCo
 /* Trains once with cfg on every rank of comm: header, step lines, summary (into *summary
  * if not NULL). Errors on any rank fail every rank, with the reason printed. Returns 0 or -1. */
 int lesson_train(const Lesson *lesson, Comm *comm, const TrainConfig *cfg, RunSummary *summary);
+
+/* A mode's --csv FILE (cfg->csv_path), opened to be renamed into place by output_finish, so
+ * that a mode that fails leaves no half-written file. NULL with *status 0 when none was
+ * asked for; NULL with *status the exit status (2 for a path the flags may not name, 1 for
+ * one that cannot be written) after a line naming the problem. */
+FILE *lesson_open_csv(const Lesson *lesson, const TrainConfig *cfg, OutputFile *out, int *status);
+
+/* A mode that prints a table without training (a lesson's `plan`): parses argv[2..] into a
+ * configuration, opens --csv FILE, has print_rows print the table (and write the CSV's rows,
+ * header included, where csv is not NULL), then publishes the CSV. Returns the exit status. */
+int lesson_table_mode(const Lesson *lesson, int argc, char **argv,
+                      void (*print_rows)(const TrainConfig *cfg, FILE *csv));
 
 #endif

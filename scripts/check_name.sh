@@ -12,7 +12,7 @@ check_name() {
     fi
     name=${mode}_$preset
     shift 2
-    if [ "$mode" = dp ] || [ "$mode" = drift ] || [ "$mode" = plan ]; then
+    if [ "$mode" = dp ] || [ "$mode" = drift ]; then
         name=${name}_n$1
         shift
     fi

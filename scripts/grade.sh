@@ -11,9 +11,9 @@
 #                          loss per step against expected/NN_name/train_PRESET.csv, within the tolerance
 #   estimate PRESET [FLAGS]
 #                          `BINARY estimate --config PRESET FLAGS` against estimate_PRESET[_FLAGS].csv, exactly
-#   plan PRESET N [FLAGS]  `BINARY plan --config PRESET --ranks N FLAGS`: the shard plan your
-#                          query gives, against plan_PRESET_nN[_FLAGS].csv, exactly (lesson 07, at a
-#                          unit of more elements than a 32-bit int counts)
+#   plan PRESET [FLAGS]    `BINARY plan --config PRESET FLAGS`: the plan your query gives (lesson 05's
+#                          buckets, lesson 07's shards), every column of plan_PRESET[_FLAGS].csv
+#                          exactly, at a unit of more elements than a 32-bit int counts
 #   ring N                 `mpiexec -disable-auto-cleanup -n N BINARY --verify-ring`: the ring all-reduce against exact sums,
 #                          and its communication log against the ring's rule (tests/check_schedule.c)
 #   dp PRESET N [FLAGS]    `mpiexec -disable-auto-cleanup -n N BINARY train --config PRESET FLAGS`: identical parameters on
@@ -118,8 +118,8 @@ sanitizer_build() {
     esac
 }
 
-# The columns of a plan check (lesson 07's `plan --csv`): every one, exactly.
-PLAN_COLUMNS=count,padded,shard_count,rank,first,real,padding
+# The columns a plan check compares: every one of the expected file's after the first (the unit).
+plan_columns() { head -n 1 "$1" | cut -d, -f2-; }
 
 # What a training run adds for --device: nothing on the CPU.
 device_flags() { [ "$device" = cpu ] || echo " --device $device"; }
@@ -130,7 +130,7 @@ run_command() {
     case $mode in
     train) echo "$binary train --config $preset ${*:4}$(device_flags)" ;;
     estimate) echo "$binary estimate --config $preset ${*:4}" ;;
-    plan) echo "$binary plan --config $preset --ranks $4 ${*:5}" ;;
+    plan) echo "$binary plan --config $preset ${*:4}" ;;
     ring) echo "mpiexec -disable-auto-cleanup -n $preset $binary --verify-ring" ;;
     dp|drift) echo "mpiexec -disable-auto-cleanup -n $4 $binary train --config $preset ${*:5}$(device_flags)" ;;
     esac
@@ -241,7 +241,7 @@ run_check() {
         student_run lesson $(run_command "$binary" "$@") --csv "$actual" >"$out" 2>&1
         run_verdict "$name" $? "$out" "exited normally" || status=1
         own_outputs "$actual"
-        compare_columns "$expected" "$actual" "$name" "$PLAN_COLUMNS" 0 0 || status=1 ;;
+        compare_columns "$expected" "$actual" "$name" "$(plan_columns "$expected")" 0 0 || status=1 ;;
     ring)
         student_run lesson $(run_command "$binary" "$@") --comm-log "$log" >"$out" 2>&1
         local ring_status=$? exact
@@ -344,7 +344,7 @@ print_reproduce() {
         echo "    build/tools/compare_runs $expected estimate.csv --columns bytes --rtol 0 --atol 0" ;;
     plan)
         echo "    $run --csv plan.csv"
-        echo "    build/tools/compare_runs $expected plan.csv --columns $PLAN_COLUMNS --rtol 0 --atol 0" ;;
+        echo "    build/tools/compare_runs $expected plan.csv --columns $(plan_columns "$expected") --rtol 0 --atol 0" ;;
     ring)
         echo "    $run --comm-log run_log.csv"
         echo "    build/tools/check_schedule $number run_log.csv $(schedule_flags "$@")" ;;

@@ -33,7 +33,7 @@ while read -r -a words; do
     estimate)
         "$binary" estimate --config "$preset" "${words[@]:2}" >"$work/$name.csv" ;;
     plan)
-        "$binary" plan --config "$preset" --ranks "${words[2]}" "${words[@]:3}" --csv "$work/$name.csv" >/dev/null ;;
+        "$binary" plan --config "$preset" "${words[@]:2}" --csv "$work/$name.csv" >/dev/null ;;
     dp)
         mpiexec -n "${words[2]}" "$binary" train --config "$preset" "${words[@]:3}" --csv "$work/run.csv" >/dev/null </dev/null
         keep_graded comm_bytes <"$work/run.csv" >"$work/$name.csv" ;;

@@ -71,6 +71,10 @@ static const Mistake mistakes[] = {
      .fails_with = "FAIL dp_reference_n2_bucket-mb_0.1 schedule buckets: rank 0, step 1, event 39: start all_reduce "
          "of 50112 element(s) into gradients#0+70464, at grads_ready 2: a bucket of units 3..2, 200448 bytes, over "
          "the cap of 100000", .numbers_pass_in = "dp_reference_n2_bucket-mb_0.1"},
+    /* a unit's bytes kept in an int: every graded run is right, the plan past 2^31 bytes wraps */
+    {.mutant = "05_bucketed_ddp/bytes_in_int",
+     .fails_with = "FAIL plan_tiny_channels_16384_bucket-mb_12900 bucket: 1 of 3 rows differ; first at unit=0",
+     .numbers_pass_in = "dp_reference_n2_bucket-mb_0.1"},
     {.mutant = "05_bucketed_ddp/waits_in_hook",
      .fails_with = "FAIL dp_reference_n2_bucket-mb_0.25 schedule buckets: rank 0, step 1, event 44: wait on request "
          "0 (all_reduce into gradients#0+70464), at grads_ready 1: a wait during backward",
@@ -95,8 +99,8 @@ static const Mistake mistakes[] = {
          "starts as soon as grads_ready 2", .numbers_pass_in = "dp_reference_n2_accum_4_bucket-mb_0.25"},
     /* where a shard starts kept in an int: every graded run is right, the plan past 2^31 wraps */
     {.mutant = "07_zero1/owned_first_in_int",
-     .fails_with = "FAIL plan_tiny_n3_channels_16384 first: 1 of 9 rows differ; first at unit=1",
-     .numbers_pass_in = "dp_reference_n2", .also_says = {"FAIL plan_tiny_n3_channels_16384 real"}},
+     .fails_with = "FAIL plan_tiny_ranks_3_channels_16384 first: 1 of 9 rows differ; first at unit=1",
+     .numbers_pass_in = "dp_reference_n2", .also_says = {"FAIL plan_tiny_ranks_3_channels_16384 real"}},
     {.mutant = "07_zero1/wrong_shard_offset", .fails_with = "FAIL dp_reference_n2"},
     {.mutant = "07_zero1/missing_padding", .fails_with = "FAIL dp_reference_n3_batch_6"},
     {.mutant = "07_zero1/local_grad_norm", .fails_with = "FAIL dp_reference_n2 grad_norm"},

@@ -2,16 +2,20 @@
  *
  *   mpiexec -n N 05_bucketed_ddp train [--bucket-mb X] [flags]
  *   mpiexec -n N 05_bucketed_ddp sweep [--sizes 0.05,0.25,1,4,1000] [flags]
+ *   05_bucketed_ddp plan [--bucket-mb X] [--csv FILE] [flags]
  *
  * sweep trains a short run (--steps, default 30) for each bucket size and prints one row per
  * size: how bucket size trades the number of messages against how early they start. With
- * --csv FILE the rows also go to FILE (the course report plots them). */
+ * --csv FILE the rows also go to FILE (the course report plots them).
+ * plan prints, without training, the bucket your bucketed_ddp_bucket_of gives each unit of
+ * the model the flags describe, in the order backward finishes them. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bucketed_ddp.h"
+#include "layout.h"
 #include "lesson.h"
 #include "paths.h"
 
@@ -23,7 +27,8 @@ typedef struct {
 static Options options = {.buckets = {.bucket_mb = 1.0}, .sizes = "0.05,0.25,1,4,1000"};
 
 static const Flag bucket_flags[] = {
-    {"bucket-mb", FLAG_FLOAT, offsetof(Options, buckets.bucket_mb), "train: most gradient MB per bucket", 0, 1e9, 0},
+    {"bucket-mb", FLAG_FLOAT, offsetof(Options, buckets.bucket_mb), "train, plan: most gradient MB per bucket", 0, 1e9,
+     0},
     {"sizes", FLAG_STRING, offsetof(Options, sizes), "sweep: the bucket sizes to try, MB, comma-separated", 0, 0, 0},
     {NULL, 0, 0, NULL, 0, 0, 0},
 };
@@ -33,10 +38,13 @@ static const Lesson lesson = {
     .title = "bucketed DDP: units grouped into buckets in backward order, each all-reduced once complete",
     .strategy = &bucketed_ddp,
     .flags = {"buckets", bucket_flags, &options},
-    .other_modes = "sweep",
+    .other_modes = "sweep, plan",
     .other_usage = "       [mpiexec -n N] 05_bucketed_ddp sweep [--sizes MB,MB,...] [flags]\n"
                    "         a short run (--steps, default 30; no validation or checkpoint) per bucket size;\n"
-                   "         --csv FILE writes the rows (bucket_mb,buckets,step_ms,step_std_ms,comm_ms,comm_frac,tokens_per_s)\n",
+                   "         --csv FILE writes the rows (bucket_mb,buckets,step_ms,step_std_ms,comm_ms,comm_frac,tokens_per_s)\n"
+                   "       05_bucketed_ddp plan [--bucket-mb X] [--csv FILE] [flags]\n"
+                   "         the bucket of each unit in your plan for the model the flags describe, no training;\n"
+                   "         --csv FILE writes the rows (unit,count,bytes,bucket)\n",
 };
 
 /* Parses "0.5,1,4" into sizes; returns how many, or -1 after a line naming the bad entry. */
@@ -81,24 +89,13 @@ static void print_sweep_row(const TrainConfig *cfg, double mb, const RunSummary 
 }
 
 /* Rank 0's CSV of the sweep rows, or NULL when none was asked for (or on other ranks). */
-/* The sweep's CSV (rank 0), written whole: renamed into place when the sweep ends. */
 static FILE *open_sweep_csv(const TrainConfig *cfg, int rank, OutputFile *out, int *failed)
 {
-    const char *path = cfg->csv_path;
-    char err[512];
-    *failed = 0;
     *out = (OutputFile){0};
-    if (path == NULL || rank != 0)
-        return NULL;
-    FILE *csv = NULL;
-    if (train_config_refuse_overwrite(cfg, err, sizeof err) != 0 ||
-        check_folder_writable(path, "--csv", err, sizeof err) != 0 ||
-        (csv = output_open(out, path, err, sizeof err)) == NULL) {
-        fprintf(stderr, "05_bucketed_ddp: %s\n", err);
-        *failed = 1;
-        return NULL;
-    }
-    fprintf(csv, "bucket_mb,buckets,step_ms,step_std_ms,comm_ms,comm_frac,tokens_per_s\n");
+    *failed = 0;
+    FILE *csv = rank == 0 ? lesson_open_csv(&lesson, cfg, out, failed) : NULL;
+    if (csv != NULL)
+        fprintf(csv, "bucket_mb,buckets,step_ms,step_std_ms,comm_ms,comm_frac,tokens_per_s\n");
     return csv;
 }
 
@@ -137,8 +134,29 @@ static int sweep(Comm *comm, TrainConfig *cfg, int steps_given)
     return status;
 }
 
+/* Each unit's row of the plan, in the order backward finishes them: its gradient's elements
+ * and bytes, and the bucket your bucketed_ddp_bucket_of puts it in. */
+static void print_plan(const TrainConfig *cfg, FILE *csv)
+{
+    size_t max_bytes = (size_t)(options.buckets.bucket_mb * 1e6);
+    printf("bucket plan for at most %zu bytes per bucket, in the order backward finishes the units\n"
+           "  %4s %12s %14s %6s\n",
+           max_bytes, "unit", "count", "bytes", "bucket");
+    if (csv != NULL)
+        fprintf(csv, "unit,count,bytes,bucket\n");
+    for (int unit = gpt_num_units(&cfg->model) - 1; unit >= 0; unit--) {
+        size_t count = unit_range(&cfg->model, unit).count;
+        int bucket = bucketed_ddp_bucket_of(&cfg->model, max_bytes, unit);
+        printf("  %4d %12zu %14zu %6d\n", unit, count, count * sizeof(float), bucket);
+        if (csv != NULL)
+            fprintf(csv, "%d,%zu,%zu,%d\n", unit, count, count * sizeof(float), bucket);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "plan") == 0)
+        return lesson_table_mode(&lesson, argc, argv, print_plan);
     if (argc < 2 || strcmp(argv[1], "sweep") != 0)
         return lesson_main(argc, argv, &lesson);
     char err[512];

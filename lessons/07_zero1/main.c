@@ -13,7 +13,6 @@
 
 #include "layout.h"
 #include "lesson.h"
-#include "paths.h"
 #include "zero1.h"
 
 typedef struct {
@@ -50,20 +49,9 @@ static void print_part(const GPTConfig *cfg, int world, int rank, int unit, FILE
         fprintf(csv, "%d,%zu,%zu,%zu,%d,%zu,%zu,%zu\n", unit, count, shard * world, shard, rank, first, real, padding);
 }
 
-static int plan(const TrainConfig *cfg)
+/* The plan: a row per unit and rank. */
+static void print_plan(const TrainConfig *cfg, FILE *csv)
 {
-    char err[512];
-    if (train_config_refuse_overwrite(cfg, err, sizeof err) != 0 ||
-        check_folder_writable(cfg->csv_path, "--csv", err, sizeof err) != 0) {
-        fprintf(stderr, "07_zero1: %s\n", err);
-        return 2;
-    }
-    OutputFile out = {0}; /* the CSV, renamed into place once whole */
-    FILE *csv = cfg->csv_path != NULL ? output_open(&out, cfg->csv_path, err, sizeof err) : NULL;
-    if (cfg->csv_path != NULL && csv == NULL) {
-        fprintf(stderr, "07_zero1: --csv %s\n", err);
-        return 1;
-    }
     int units = gpt_num_units(&cfg->model), world = options.ranks;
     printf("shard plan over %d rank(s): %d units, %zu parameters\n"
            "  %4s %10s %10s %8s %6s   elements of the unit it owns\n",
@@ -73,18 +61,11 @@ static int plan(const TrainConfig *cfg)
     for (int unit = 0; unit < units; unit++)
         for (int rank = 0; rank < world; rank++)
             print_part(&cfg->model, world, rank, unit, csv);
-    if (output_finish(&out, err, sizeof err) != 0) {
-        fprintf(stderr, "07_zero1: --csv %s\n", err);
-        return 1;
-    }
-    return 0;
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "plan") != 0)
         return lesson_main(argc, argv, &lesson);
-    TrainConfig cfg;
-    int parsed = lesson_parse(&lesson, argc, argv, 2, &cfg, 1);
-    return parsed != 0 ? (parsed > 0 ? 0 : 2) : plan(&cfg);
+    return lesson_table_mode(&lesson, argc, argv, print_plan);
 }
