@@ -14,6 +14,7 @@
 #include "comm_log.h"
 #include "rank_supervisor.h"
 #include "timer.h"
+#include "signal_safe.h"
 #include "watchdog.h"
 
 /* The tasks a launcher asked for, from its environment (0 when none says), the variable that
@@ -100,11 +101,10 @@ static int report_finalize(int fd, const void *context)
 {
     const Comm *comm = context;
     char line[320];
-    snprintf(line, sizeof line, "rank %d: MPI_Finalize has not returned after %g s (--wait-timeout): MPI's clean-up "
-             "is stuck after the run (MPICH 4.0 over UCX's TCP can hang here when ranks share a host); ending\n",
-             comm->rank, comm->wait_timeout);
-    ssize_t written = write(fd, line, strlen(line));
-    (void)written;
+    safe_format(line, sizeof line, "rank %d: MPI_Finalize has not returned after %s s (--wait-timeout): MPI's "
+                "clean-up is stuck after the run (MPICH 4.0 over UCX's TCP can hang here when ranks share a "
+                "host); ending\n", comm->rank, comm->wait_timeout_text);
+    safe_write(fd, line);
     return 1;
 }
 

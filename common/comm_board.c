@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "comm_log.h"
+#include "signal_safe.h"
 #include "timer.h"
 #include "trace.h"
 #include "watchdog.h"
@@ -100,14 +101,18 @@ void comm_describe_processes(const Comm *comm, char *out, size_t out_len)
 void comm_set_wait_timeout(Comm *comm, double seconds)
 {
     comm->wait_timeout = seconds;
+    snprintf(comm->wait_timeout_text, sizeof comm->wait_timeout_text, "%g", seconds);
 }
 
+/* The reports below run inside signal handlers (watchdog.h, and the notice that a rank
+ * ended): they format with safe_format and write with safe_write, nothing else. */
+
 /* A process's state letter from /proc/PID/stat ('R' running, 'S' sleeping, 'T' stopped,
- * 'Z' ended...), or 0 when it is gone. open and read only: this runs in a signal handler. */
+ * 'Z' ended...), or 0 when it is gone. */
 static char process_state(int pid)
 {
     char path[64], text[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    safe_format(path, sizeof path, "/proc/%d/stat", pid);
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return 0;
@@ -123,22 +128,23 @@ static void describe_peer(char *line, size_t len, const PeerState *me, const Pee
 {
     char state = process_state(peer->pid);
     if (state == 0 || state == 'Z' || state == 'X')
-        snprintf(line, len, "  rank %d (pid %d): has ended (%s%s %s, its collective %ld, at step %d after %s)\n",
+        safe_format(line, len, "  rank %d (pid %d): has ended (%s%s %s, its collective %ld, at step %d after %s)\n",
                  peer->rank, peer->pid, peer->in_call ? "in" : own_work(peer), peer->in_call ? "" : ", last in",
                  peer->op, peer->calls, peer->step, peer->where);
     else if (state == 'T' || state == 't')
-        snprintf(line, len, "  rank %d (pid %d): stopped (a signal, or a debugger) %s%s, its collective %ld, at "
+        safe_format(line, len, "  rank %d (pid %d): stopped (a signal, or a debugger) %s%s, its collective %ld, at "
                  "step %d after %s; ended now, as mpiexec would\n", peer->rank, peer->pid,
                  peer->in_call ? "in " : "", peer->in_call ? peer->op : own_work(peer), peer->calls, peer->step,
                  peer->where);
     else if (peer->in_call && peer->calls == me->calls)
-        snprintf(line, len, "  rank %d: waiting too, in %s (its collective %ld)\n", peer->rank, peer->op, peer->calls);
+        safe_format(line, len, "  rank %d: waiting too, in %s (its collective %ld)\n", peer->rank, peer->op,
+                    peer->calls);
     else if (peer->in_call)
-        snprintf(line, len, "  rank %d: waiting in %s, its collective %ld, at step %d after %s: not this one "
+        safe_format(line, len, "  rank %d: waiting in %s, its collective %ld, at step %d after %s: not this one "
                  "(collectives started in different orders?)\n", peer->rank, peer->op, peer->calls, peer->step,
                  peer->where);
     else
-        snprintf(line, len, "  rank %d: in no call for %.1f s (it last left %s, its collective %ld, at step %d "
+        safe_format(line, len, "  rank %d: in no call for %.1f s (it last left %s, its collective %ld, at step %d "
                  "after %s): stuck in its own work, or stopped\n", peer->rank, now - peer->since, peer->op,
                  peer->calls, peer->step, peer->where);
 }
@@ -159,26 +165,23 @@ static void describe_peers(int fd, const Comm *comm, double now)
 {
     const PeerState *me = &comm->board[comm->local_rank];
     char line[512];
-    ssize_t written = 0;
     int all_waiting = 1;
     for (int p = 0; p < comm->node_size; p++)
         if (p != comm->local_rank) {
             const PeerState *peer = &comm->board[p];
             describe_peer(line, sizeof line, me, peer, now);
-            written = write(fd, line, strlen(line));
+            safe_write(fd, line);
             char state = process_state(peer->pid);
             all_waiting &= peer->in_call && state != 0 && state != 'T' && state != 't' && state != 'Z';
         }
-    if (all_waiting && comm->node_size > 1) {
-        snprintf(line, sizeof line, "  every rank here is waiting: the collectives they started did not match "
-                 "(were they started in the same order on every rank?)\n");
-        written = write(fd, line, strlen(line));
-    }
+    if (all_waiting && comm->node_size > 1)
+        safe_write(fd, "  every rank here is waiting: the collectives they started did not match "
+                       "(were they started in the same order on every rank?)\n");
     if (comm->node_size < comm->size) {
-        snprintf(line, sizeof line, "  (%d rank(s) on other hosts: not seen from here)\n", comm->size - comm->node_size);
-        written = write(fd, line, strlen(line));
+        safe_format(line, sizeof line, "  (%d rank(s) on other hosts: not seen from here)\n",
+                    comm->size - comm->node_size);
+        safe_write(fd, line);
     }
-    (void)written;
 }
 
 /* "rank R: WHAT in OP, its collective N, at step S after WHERE, WHY:" */
@@ -186,10 +189,10 @@ static void describe_self(char *line, size_t len, const Comm *comm, const char *
 {
     const PeerState *me = &comm->board[comm->local_rank];
     if (me->in_call)
-        snprintf(line, len, "rank %d: %s in %s, its collective %ld, at step %d after %s, %s:\n", comm->rank, what,
+        safe_format(line, len, "rank %d: %s in %s, its collective %ld, at step %d after %s, %s:\n", comm->rank, what,
                  me->op, me->calls, me->step, me->where, why);
     else
-        snprintf(line, len, "rank %d: %s %s (it last left %s, its collective %ld) at step %d after %s, %s:\n",
+        safe_format(line, len, "rank %d: %s %s (it last left %s, its collective %ld) at step %d after %s, %s:\n",
                  comm->rank, what, own_work(me), me->op, me->calls, me->step, me->where, why);
 }
 
@@ -215,18 +218,16 @@ static int report_wait(int fd, const void *context)
     const Comm *comm = context;
     char line[512], what[64];
     const char *why = "for a rank that did not come";
-    snprintf(what, sizeof what, "waited %g s (--wait-timeout)", comm->wait_timeout);
+    safe_format(what, sizeof what, "waited %s s (--wait-timeout)", comm->wait_timeout_text);
     if (comm->board == NULL) {
-        snprintf(line, sizeof line, "rank %d: %s in a call %s\n", comm->rank, what, why);
-        ssize_t written = write(fd, line, strlen(line));
-        (void)written;
+        safe_format(line, sizeof line, "rank %d: %s in a call %s\n", comm->rank, what, why);
+        safe_write(fd, line);
         return 1;
     }
     if (peer_works_alone(comm))
         return 0;
     describe_self(line, sizeof line, comm, what, why);
-    ssize_t written = write(fd, line, strlen(line));
-    (void)written;
+    safe_write(fd, line);
     describe_peers(fd, comm, now_seconds());
     end_stopped_peers(comm);
     return 1;
@@ -255,11 +256,10 @@ void comm_board_report_ended_rank(const Comm *comm)
     char line[512];
     const char *why = "when a rank ended: it ends too";
     if (comm->board == NULL)
-        snprintf(line, sizeof line, "rank %d: %s\n", comm->rank, why);
+        safe_format(line, sizeof line, "rank %d: %s\n", comm->rank, why);
     else
         describe_self(line, sizeof line, comm, "was", why);
-    ssize_t written = write(STDERR_FILENO, line, strlen(line));
-    (void)written;
+    safe_write(STDERR_FILENO, line);
     if (comm->board != NULL) {
         describe_peers(STDERR_FILENO, comm, now_seconds());
         end_stopped_peers(comm);

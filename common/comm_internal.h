@@ -53,6 +53,8 @@ struct Comm {
     CommStats stats;
     char error[MPI_MAX_ERROR_STRING + 256];
     double wait_timeout; /* seconds a call may wait for the other ranks; 0 = forever */
+    char wait_timeout_text[32]; /* the same, as the flag gives it ("30"): for the reports, which
+                                 * cannot format a double as %g inside a signal handler */
     MPI_Win board_window;
     PeerState *board;    /* every rank of this host's PeerState, by local rank; NULL if unshared */
     PeerState *own_board; /* the board of a rank alone on its host, not shared; or NULL */

@@ -2,10 +2,10 @@
 
 #include <signal.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "signal_safe.h"
 #include "timer.h"
 
 static struct {
@@ -91,8 +91,7 @@ int watchdog_check_seconds(const char *flag, double seconds, char *err, size_t e
 
 int watchdog_report_text(int fd, const void *text)
 {
-    ssize_t written = write(fd, text, strlen(text));
-    written = write(fd, "\n", 1);
-    (void)written;
+    safe_write(fd, text);
+    safe_write(fd, "\n");
     return 1;
 }
