@@ -5,7 +5,6 @@
 #include "comm_board.h"
 
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,8 +83,7 @@ Comm *comm_init(int *argc, char ***argv, char *err, size_t err_len)
     MPI_Comm_rank(comm->node, &comm->local_rank);
     int first_on_host = comm->local_rank == 0;
     MPI_Allreduce(&first_on_host, &comm->hosts, 1, MPI_INT, MPI_SUM, comm->world);
-    comm_board_share(comm);
-    comm_board_notice_ended_ranks(comm);
+    comm_board_join(comm);
     return comm;
 }
 
@@ -134,14 +132,9 @@ void comm_finalize(Comm *comm)
         MPI_Barrier(comm->world);
         comm_end_wait(comm);
     }
-    signal(SIGUSR1, SIG_IGN); /* from here on, a rank that ends has finished */
-    signal(SIGABRT, SIG_DFL);
+    comm_board_leave(comm);
     if (comm->ops->release != NULL)
         comm->ops->release(comm);
-    if (comm->own_board != NULL)
-        free(comm->own_board);
-    else if (comm->board != NULL)
-        MPI_Win_free(&comm->board_window);
     MPI_Comm_free(&comm->node);
     if (comm->we_initialised_mpi)
         finalize_mpi(comm);

@@ -59,7 +59,7 @@ static void fill_own_state(Comm *comm, PeerState *mine)
 /* The host's ranks share one PeerState each; without shared memory, no board. A rank alone
  * on its host keeps its own in memory of its own: no shared window, whose MPI clean-up can
  * hang MPI_Finalize between hosts (MPICH 4.0 over UCX's TCP). */
-void comm_board_share(Comm *comm)
+static void share_board(Comm *comm)
 {
     MPI_Comm_size(comm->node, &comm->node_size);
     if (comm->node_size == 1) {
@@ -299,7 +299,7 @@ static void on_abort(int signal_number)
     raise(signal_number);
 }
 
-void comm_board_notice_ended_ranks(const Comm *comm)
+static void notice_ended_ranks(const Comm *comm)
 {
     if (comm->size < 2)
         return;
@@ -309,6 +309,23 @@ void comm_board_notice_ended_ranks(const Comm *comm)
     sigaction(SIGUSR1, &action, NULL);
     action.sa_handler = on_abort;
     sigaction(SIGABRT, &action, NULL);
+}
+
+void comm_board_join(Comm *comm)
+{
+    share_board(comm);
+    notice_ended_ranks(comm);
+}
+
+void comm_board_leave(Comm *comm)
+{
+    signal(SIGUSR1, SIG_IGN);
+    signal(SIGABRT, SIG_DFL);
+    if (comm->own_board != NULL)
+        free(comm->own_board);
+    else if (comm->board != NULL)
+        MPI_Win_free(&comm->board_window);
+    comm->board = comm->own_board = NULL;
 }
 
 /* The rank's parent reads its state when the rank is killed (rank_supervisor.h). */

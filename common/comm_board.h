@@ -25,8 +25,10 @@ int comm_count(Comm *comm, double started, double bytes, int collectives);
 
 /* At comm_init: this rank's place on its host's board (shared memory between the host's
  * ranks, or memory of its own when alone), and the signals that say a rank has ended. */
-void comm_board_share(Comm *comm);
-void comm_board_notice_ended_ranks(const Comm *comm);
+void comm_board_join(Comm *comm);
+/* At comm_finalize, every rank's traffic done: from here on a rank that ends has finished,
+ * and the board is let go. */
+void comm_board_leave(Comm *comm);
 
 /* 1 when a rank of this host other than this one has ended or ends within a second. */
 int comm_board_peer_ends(const Comm *comm);

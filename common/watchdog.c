@@ -1,6 +1,7 @@
 #include "watchdog.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -8,8 +9,10 @@
 #include "signal_safe.h"
 #include "timer.h"
 
+/* The handler reads these while the code it interrupted may be changing them: `at` is the
+ * switch, atomic, cleared before the rest changes and set after. */
 static struct {
-    double at;   /* monotonic seconds; 0 = disarmed */
+    _Atomic double at; /* monotonic seconds; 0 = disarmed */
     double span; /* the seconds it was armed for */
     DeadlineReport report;
     const void *context;
@@ -37,8 +40,9 @@ static void reset_timer(void)
     set_timer(soonest == 0 ? 0 : (soonest > now ? soonest - now : 1e-6));
 }
 
-/* The report formats its text here, in the handler: the process ends right after, and the
- * code it interrupted is waiting (in a communicator call or a step), not writing. */
+/* The report formats and writes its text here, in the handler, with signal_safe.h alone: the
+ * code it interrupted may be anywhere, printf included, and runs on when the report finds
+ * that it is not time to end yet. */
 static void on_deadline(int signal_number)
 {
     (void)signal_number;

@@ -17,7 +17,8 @@
 typedef enum { DEADLINE_STEP, DEADLINE_WAIT, NUM_DEADLINES } Deadline;
 
 /* Writes the message of a passed deadline to the file descriptor fd and returns 1 (the
- * process ends); or writes nothing and returns 0 when it is not time to end yet. */
+ * process ends); or writes nothing and returns 0 when it is not time to end yet. It runs in
+ * a signal handler: async-signal-safe calls only (signal_safe.h formats and writes). */
 typedef int (*DeadlineReport)(int fd, const void *context);
 
 /* A deadline's length as a flag gives it: 0 (none), or from 1 ms up, the least the timer
