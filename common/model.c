@@ -88,7 +88,7 @@ static float *acquire_params(GPT *model, int unit, Pass pass)
 {
     advance_param_use(model, unit, pass);
     float *params = model->hooks.acquire_params != NULL
-                        ? checked(model->hooks.acquire_params(model->hooks.ctx, unit), "acquire_params", unit)
+                        ? checked(model->hooks.acquire_params(model->hooks.run, unit), "acquire_params", unit)
                         : model->params + unit_range(&model->cfg, unit).offset;
     comm_log_mark(pass == PASS_FORWARD ? "forward_start" : "backward_start", unit, params,
                   unit_range(&model->cfg, unit).count);
@@ -103,13 +103,13 @@ static void release_params(GPT *model, int unit, Pass pass)
     comm_log_mark(pass == PASS_FORWARD ? "forward_end" : "backward_end", unit, NULL, 0);
     count_gathered(model, unit, -1);
     if (model->hooks.release_params != NULL)
-        model->hooks.release_params(model->hooks.ctx, unit);
+        model->hooks.release_params(model->hooks.run, unit);
 }
 
 static float *unit_grads(GPT *model, int unit)
 {
     if (model->hooks.unit_grads != NULL)
-        return checked(model->hooks.unit_grads(model->hooks.ctx, unit), "unit_grads", unit);
+        return checked(model->hooks.unit_grads(model->hooks.run, unit), "unit_grads", unit);
     return model->grads + unit_range(&model->cfg, unit).offset;
 }
 
@@ -119,7 +119,7 @@ static void grads_ready(GPT *model, int unit, const UnitTensors *grads)
 {
     comm_log_mark("grads_ready", unit, grads->unit_base, unit_range(&model->cfg, unit).count);
     if (model->hooks.grads_ready != NULL)
-        model->hooks.grads_ready(model->hooks.ctx, unit);
+        model->hooks.grads_ready(model->hooks.run, unit);
 }
 
 int gpt_create_with(GPT *model, const GPTConfig *cfg, const Kernels *kernels, ModelStorage storage, char *err,

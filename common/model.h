@@ -19,18 +19,22 @@ typedef struct {
     Pass pass;
 } UnitUse;
 
+/* The run a strategy's hooks are given (strategy.h): the model passes it through unread. */
+typedef struct RunContext RunContext;
+
+/* The strategy's own callbacks (Strategy, strategy.h), called by the model as it walks. */
 typedef struct {
-    void *ctx;
+    RunContext *run;
     /* Where unit's parameters are for the use in progress (gpt_param_use_now says which);
      * NULL hook = the model's own buffer. ZeRO-3 returns a gathered working buffer here. */
-    float *(*acquire_params)(void *ctx, int unit);
+    float *(*acquire_params)(RunContext *run, int unit);
     /* The use in progress is done with the unit's parameters (ZeRO-3 frees its working copy). */
-    void (*release_params)(void *ctx, int unit);
+    void (*release_params)(RunContext *run, int unit);
     /* Where backward accumulates the unit's gradients; NULL hook = the model's own buffer. */
-    float *(*unit_grads)(void *ctx, int unit);
+    float *(*unit_grads)(RunContext *run, int unit);
     /* Backward will not touch the unit's gradients again in this pass. Called for units
      * L+1, L, ..., 1, 0 (wte is shared with the LM head, so unit 0 is final last). */
-    void (*grads_ready)(void *ctx, int unit);
+    void (*grads_ready)(RunContext *run, int unit);
 } GPTHooks;
 
 /* Forward results kept for backward, one set per layer (see model.c for shapes). */

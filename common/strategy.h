@@ -34,7 +34,7 @@
 #include "kernels.h"
 #include "model.h"
 
-typedef struct {
+struct RunContext {
     Comm *comm;
     GPT *model;
     const void *options; /* the lesson's own flags (Lesson.options) */
@@ -47,7 +47,7 @@ typedef struct {
     int good_steps;      /* fp16: the steps in a row without an overflow since the loss scale
                           * last changed, counted by optimizer_step; kept here, beside
                           * model->loss_scale, so that a resume state holds both */
-} RunContext;
+};
 
 typedef struct {
     const char *name; /* short, for tables: "naive_ddp" */

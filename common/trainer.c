@@ -103,40 +103,16 @@ static int split_batch(Trainer *tr, char *err, size_t err_len)
     return 0;
 }
 
-/* The model's hooks, forwarded to the strategy's callbacks of the same names. */
-static void strategy_grads_ready(void *ctx, int unit)
-{
-    Trainer *tr = ctx;
-    tr->strategy.grads_ready(&tr->run, unit);
-}
-
-static float *strategy_acquire_params(void *ctx, int unit)
-{
-    Trainer *tr = ctx;
-    return tr->strategy.acquire_params(&tr->run, unit);
-}
-
-static void strategy_release_params(void *ctx, int unit)
-{
-    Trainer *tr = ctx;
-    tr->strategy.release_params(&tr->run, unit);
-}
-
-static float *strategy_unit_grads(void *ctx, int unit)
-{
-    Trainer *tr = ctx;
-    return tr->strategy.unit_grads(&tr->run, unit);
-}
-
+/* The model calls the strategy's own callbacks (NULL: the model's own buffers, no hook). */
 static void install_hooks(Trainer *tr)
 {
     const Strategy *s = &tr->strategy;
     tr->model.hooks = (GPTHooks){
-        .ctx = tr,
-        .grads_ready = s->grads_ready != NULL ? strategy_grads_ready : NULL,
-        .acquire_params = s->acquire_params != NULL ? strategy_acquire_params : NULL,
-        .release_params = s->release_params != NULL ? strategy_release_params : NULL,
-        .unit_grads = s->unit_grads != NULL ? strategy_unit_grads : NULL,
+        .run = &tr->run,
+        .grads_ready = s->grads_ready,
+        .acquire_params = s->acquire_params,
+        .release_params = s->release_params,
+        .unit_grads = s->unit_grads,
     };
 }
 

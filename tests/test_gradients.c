@@ -32,6 +32,7 @@
 #include "model.h"
 #include "tiny_model.h"
 #include "rng.h"
+#include "strategy.h"
 
 /* Why these numbers (layer checks).
  * f sums float outputs that each carry a rounding error of ~1e-7 relative (a few ulp:
@@ -668,9 +669,9 @@ typedef struct {
     float *early_unit0;
 } EarlySnapshot;
 
-static void snapshot_unit0_at_head(void *ctx, int unit)
+static void snapshot_unit0_at_head(RunContext *run, int unit)
 {
-    EarlySnapshot *snap = ctx;
+    EarlySnapshot *snap = run->state;
     if (unit != snap->model->cfg.num_layers + 1)
         return;
     Range r = unit_range(&snap->model->cfg, 0);
@@ -691,7 +692,8 @@ Test(gradcheck, whole_model)
 
     Range unit0 = unit_range(&cfg, 0);
     EarlySnapshot snap = {&m, malloc(unit0.count * sizeof(float))};
-    m.hooks = (GPTHooks){.ctx = &snap, .grads_ready = snapshot_unit0_at_head};
+    RunContext run = {.model = &m, .state = &snap};
+    m.hooks = (GPTHooks){.run = &run, .grads_ready = snapshot_unit0_at_head};
     float loss = gpt_forward(&m, tiny_inputs, tiny_targets);
     cr_assert(isfinite(loss) && loss > 0.0f, "loss %g", loss);
     gpt_zero_grad(&m);

@@ -16,6 +16,7 @@
 #include "model.h"
 #include "tiny_model.h"
 #include "rng.h"
+#include "strategy.h"
 
 
 static void make_tiny_model(GPT *m, uint64_t seed)
@@ -70,6 +71,7 @@ typedef struct {
     float *working;
     /* unit_grads: when set, backward accumulates here instead of into model->grads */
     float *grads_elsewhere;
+    RunContext run; /* what the hooks are given: its state is the recorder */
 } Recorder;
 
 static void record(Recorder *rec, EventKind kind, int unit, Pass pass)
@@ -80,9 +82,9 @@ static void record(Recorder *rec, EventKind kind, int unit, Pass pass)
     rec->events[rec->count++] = (Event){kind, unit, pass};
 }
 
-static float *rec_acquire(void *ctx, int unit)
+static float *rec_acquire(RunContext *run, int unit)
 {
-    Recorder *rec = ctx;
+    Recorder *rec = run->state;
     record(rec, EV_ACQUIRE, unit, gpt_param_use_now(rec->model).pass);
     Range r = unit_range(&rec->model->cfg, unit);
     if (rec->working == NULL)
@@ -91,9 +93,9 @@ static float *rec_acquire(void *ctx, int unit)
     return rec->working + r.offset;
 }
 
-static void rec_release(void *ctx, int unit)
+static void rec_release(RunContext *run, int unit)
 {
-    Recorder *rec = ctx;
+    Recorder *rec = run->state;
     record(rec, EV_RELEASE, unit, gpt_param_use_now(rec->model).pass);
     if (rec->working != NULL) {
         Range r = unit_range(&rec->model->cfg, unit);
@@ -102,17 +104,17 @@ static void rec_release(void *ctx, int unit)
     }
 }
 
-static float *rec_unit_grads(void *ctx, int unit)
+static float *rec_unit_grads(RunContext *run, int unit)
 {
-    Recorder *rec = ctx;
+    Recorder *rec = run->state;
     record(rec, EV_UNIT_GRADS, unit, PASS_BACKWARD);
     float *base = rec->grads_elsewhere != NULL ? rec->grads_elsewhere : rec->model->grads;
     return base + unit_range(&rec->model->cfg, unit).offset;
 }
 
-static void rec_grads_ready(void *ctx, int unit)
+static void rec_grads_ready(RunContext *run, int unit)
 {
-    Recorder *rec = ctx;
+    Recorder *rec = run->state;
     record(rec, EV_GRADS_READY, unit, PASS_BACKWARD);
     if (rec->snapshot != NULL && !rec->snapped[unit]) {
         rec->snapped[unit] = 1;
@@ -126,7 +128,8 @@ static Recorder *new_recorder(GPT *m)
 {
     Recorder *rec = calloc(1, sizeof *rec);
     rec->model = m;
-    m->hooks = (GPTHooks){.ctx = rec, .acquire_params = rec_acquire, .release_params = rec_release,
+    rec->run = (RunContext){.model = m, .state = rec};
+    m->hooks = (GPTHooks){.run = &rec->run, .acquire_params = rec_acquire, .release_params = rec_release,
                           .unit_grads = rec_unit_grads, .grads_ready = rec_grads_ready};
     return rec;
 }
