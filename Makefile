@@ -156,7 +156,7 @@ $(BUILD)/tools/%: $(BUILD)/obj/data/%.o $(BUILD)/obj/data/yelp_csv.o $(LIB)
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tools/compare_runs $(BUILD)/tools/check_schedule: $(BUILD)/tools/%: $(BUILD)/obj/tests/%.o $(LIB)
+$(BUILD)/tools/compare_runs $(BUILD)/tools/check_schedule: $(BUILD)/tools/%: $(BUILD)/obj/grader/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)

@@ -15,7 +15,7 @@
 #                          buckets, lesson 07's shards), every column of plan_PRESET[_FLAGS].csv
 #                          exactly, at a unit of more elements than a 32-bit int counts
 #   ring N                 `mpiexec -disable-auto-cleanup -n N BINARY --verify-ring`: the ring all-reduce against exact sums,
-#                          and its communication log against the ring's rule (tests/check_schedule.c)
+#                          and its communication log against the ring's rule (grader/check_schedule.c)
 #   dp PRESET N [FLAGS]    `mpiexec -disable-auto-cleanup -n N BINARY train --config PRESET FLAGS`: identical parameters on
 #                          every rank at the end; loss, grad norm and validation loss per step within
 #                          the lesson's tolerance (tests/tolerance.sh) and the bytes communicated per
