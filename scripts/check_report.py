@@ -115,7 +115,7 @@ def main():
         return 0 if len(sys.argv) > 1 else 2
     page_path = os.path.join(sys.argv[1], "index.html")
     if not os.path.isfile(page_path):
-        print("check_report: %s is missing (scripts/make_report.sh writes it)" % page_path, file=sys.stderr)
+        print("check_report: %s is missing (scripts/make_report.py writes it)" % page_path, file=sys.stderr)
         return 1
     chromium = shutil.which(os.environ.get("CHROMIUM", "chromium"))
     if chromium is None:

@@ -10,7 +10,7 @@
 # python3-torch is installed, and its FSDP when 'make torch' has installed a PyTorch that
 # runs it (scripts/pytorch_ddp.sh); one comparison table of them all (comparison.csv); and the model state per rank
 # of DDP and ZeRO-1/2/3 at 1, 2 and 4 ranks (zero_memory.csv) with ZeRO's shard plan at 3
-# ranks (shard_plan.csv). Then scripts/make_report.sh
+# ranks (shard_plan.csv). Then scripts/make_report.py
 # turns them into the report (default reports/: index.html and summary.md).
 #
 # --small does the same on the tiny preset with a few steps each (well under a minute): for
@@ -139,7 +139,7 @@ if [ "$student" = 1 ]; then
         echo
     done
     part "the course report, your runs beside the reference"
-    scripts/make_report.sh --ranks "$ranks" --config "${config[*]}" "$runs" "$report"
+    scripts/make_report.py --ranks "$ranks" --config "${config[*]}" "$runs" "$report"
     exit 0
 fi
 
@@ -205,4 +205,4 @@ fi
 
 echo
 part "the course report"
-scripts/make_report.sh --ranks "$ranks" --config "${config[*]}" "$runs" "$report"
+scripts/make_report.py --ranks "$ranks" --config "${config[*]}" "$runs" "$report"

@@ -179,7 +179,7 @@ Test(report, an_incomplete_run_is_refused_naming_what_is_missing)
 {
     char command[512], output[4096];
     make_in_dir("runs", NULL);
-    snprintf(command, sizeof command, "scripts/make_report.sh %s/runs %s/report", dir, dir);
+    snprintf(command, sizeof command, "scripts/make_report.py %s/runs %s/report", dir, dir);
     cr_expect_eq(shell_output(command, output, sizeof output), 1, "%s", output);
     cr_expect_not_null(strstr(output, "comparison.csv is missing"), "%s", output);
     snprintf(command, sizeof command, "%s/report/index.html", dir);
@@ -193,7 +193,7 @@ Test(report, a_report_folder_that_is_the_runs_folder_is_refused)
     char command[512], output[4096];
     make_in_dir("runs", NULL);
     make_in_dir("runs/comparison.csv", "");
-    snprintf(command, sizeof command, "scripts/make_report.sh %s/runs %s/runs/.", dir, dir);
+    snprintf(command, sizeof command, "scripts/make_report.py %s/runs %s/runs/.", dir, dir);
     cr_expect_eq(shell_output(command, output, sizeof output), 2, "%s", output);
     cr_expect_not_null(strstr(output, "is the runs folder"), "%s", output);
     cr_expect_eq(strchr(output, '\n'), output + strlen(output) - 1, "more than one line: %s", output);
@@ -228,7 +228,7 @@ Test(report, a_failing_report_leaves_the_previous_files_and_no_temporary_one)
         }
     }
     make_in_dir("report/plots/loss.svg", "the previous plot\n");
-    snprintf(command, sizeof command, "scripts/make_report.sh %s/runs %s/report", dir, dir);
+    snprintf(command, sizeof command, "scripts/make_report.py %s/runs %s/report", dir, dir);
     cr_expect_eq(shell_output(command, output, sizeof output), 1, "%s", output);
     cr_expect_not_null(strstr(output, "gnuplot failed on loss"), "%s", output);
     char rows[2][256];
