@@ -49,7 +49,6 @@ Exit status: 0 when every check passes, 1 when one fails, 2 on bad input.
 import csv
 import functools
 import glob
-import json
 import os
 import re
 import shutil
@@ -59,9 +58,9 @@ import sys
 import tempfile
 import types
 
+import results  # beside this file: results.json, written and read
+
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPOSITORY, "scripts"))
-from whole_file import write_atomically  # noqa: E402  (the course's one way to write a file whole)
 
 FIGURES = ("loss", "grad_norm", "val_loss")  # what a training check compares, each at its tolerance
 SANITIZER_OPTIONS = {"ASAN_OPTIONS": "detect_leaks=0:halt_on_error=1",
@@ -691,35 +690,6 @@ def all_lessons():
     return [os.path.basename(path)[:2] for path in sorted(glob.glob(pattern)) or [pattern]]
 
 
-# ---- results.json, Gradescope's format
-
-def tests_from(lines):
-    """Every PASS/FAIL line is one test (score 1 of 1 when it passes); the lines after it, its output."""
-    tests = []
-    for lesson, line in lines:
-        verdict = line.split(" ", 1)[0]
-        if verdict in ("PASS", "FAIL"):
-            label = line[len(verdict) + 1:].split(":", 1)[0]
-            passed = verdict == "PASS"
-            tests.append({"name": f"lesson {lesson}: {label}", "score": 1 if passed else 0, "max_score": 1,
-                          "status": "passed" if passed else "failed", "output": line})
-        elif tests and line.strip():
-            tests[-1]["output"] += "\n" + line
-    return tests
-
-
-def write_results(results, path):
-    # a line ends where a text file's reader ends it: at \n, \r\n or a lone \r
-    tests = tests_from(line.split("\t", 1) for line in re.split(r"\r\n|\r|\n", "".join(results)) if "\t" in line)
-    failed = sum(test["status"] == "failed" for test in tests)
-    summary = {"score": sum(test["score"] for test in tests),
-               "output": f"{len(tests) - failed} of {len(tests)} checks passed", "tests": tests}
-    try:
-        write_atomically(path, json.dumps(summary, indent=2) + "\n")
-    except OSError as error:
-        refuse(f"grade_results: {path}: cannot write: {error.strerror}")
-
-
 # ---- the command line
 
 VALUE_FLAGS = {"--json": ("json", "a file"), "--build": ("build", "a folder"),
@@ -775,7 +745,10 @@ def grade(options, work):
     else:
         failed = grade_lessons(grading, comma_fields(options.number) if options.number else all_lessons())
     if options.json:
-        write_results(grading.results, options.json)
+        try:
+            results.write(grading.results, options.json)
+        except OSError as error:
+            refuse(f"grade: --json {options.json}: cannot write: {error.strerror}")
     return 1 if failed else 0
 
 

@@ -201,13 +201,7 @@ submitted_runs() {
 }
 
 # Checks passed per lesson, from results.json: "NN SCORE" lines.
-lesson_scores() {
-    python3 -c '
-import json, sys
-tests = json.load(open(sys.argv[1]))["tests"]
-for n in sys.argv[2].split(","):
-    print(n, sum(t["score"] for t in tests if t["name"].startswith("lesson " + n + ":")))' "$1" "$lessons"
-}
+lesson_scores() { python3 grader/results.py scores "$1" "$lessons"; }
 
 grade_student() {
     local entry=$1 uid student work feedback
