@@ -81,28 +81,36 @@ static void put_tenths(Text *text, double value)
 /* One conversion at *format (just past its '%'); returns where the format goes on. */
 static const char *put_conversion(Text *text, const char *format, va_list *args)
 {
-    if (strncmp(format, "d", 1) == 0 || strncmp(format, "c", 1) == 0) {
-        int value = va_arg(*args, int);
-        if (*format == 'd')
-            put_long(text, value);
-        else
-            put_char(text, (char)value);
+    switch (*format) {
+    case 'd':
+        put_long(text, va_arg(*args, int));
         return format + 1;
-    }
-    if (strncmp(format, "ld", 2) == 0) {
-        put_long(text, va_arg(*args, long));
-        return format + 2;
-    }
-    if (strncmp(format, "s", 1) == 0) {
+    case 'c':
+        put_char(text, (char)va_arg(*args, int));
+        return format + 1;
+    case 's':
         put_string(text, va_arg(*args, const char *));
         return format + 1;
+    case 'l':
+        if (format[1] == 'd') {
+            put_long(text, va_arg(*args, long));
+            return format + 2;
+        }
+        break;
+    case '.':
+        if (strncmp(format, ".1f", 3) == 0) {
+            put_tenths(text, va_arg(*args, double));
+            return format + 3;
+        }
+        break;
+    case '%':
+        put_char(text, '%');
+        return format + 1;
+    case '\0':
+        return format;
     }
-    if (strncmp(format, ".1f", 3) == 0) {
-        put_tenths(text, va_arg(*args, double));
-        return format + 3;
-    }
-    put_char(text, *format == '%' ? '%' : '?');
-    return *format != '\0' ? format + 1 : format;
+    put_char(text, '?');
+    return format + 1;
 }
 
 size_t safe_format(char *out, size_t out_len, const char *format, ...)

@@ -1,8 +1,8 @@
 /* Text made inside a signal handler. A handler may only call functions that are
  * async-signal-safe (POSIX lists them: write, open, read, _exit, ...): printf's family is not
  * one, since the code a signal interrupts may be inside it, holding its locks or its
- * buffers. These format into the caller's buffer with nothing but plain stores. Depends on
- * nothing of the course. */
+ * buffers. These format into the caller's buffer with plain stores and reentrant calls
+ * (strlen, fma, floor), and write with write(2) alone. Depends on nothing of the course. */
 #ifndef DTC_SIGNAL_SAFE_H
 #define DTC_SIGNAL_SAFE_H
 

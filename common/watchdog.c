@@ -1,5 +1,6 @@
 #include "watchdog.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@ static void reset_timer(void)
 static void on_deadline(int signal_number)
 {
     (void)signal_number;
+    int interrupted_errno = errno; /* a report that returns 0 may have failed an open() */
     double now = now_seconds();
     for (int d = 0; d < NUM_DEADLINES; d++)
         if (deadlines[d].at > 0 && deadlines[d].at <= now + 1e-3) {
@@ -54,6 +56,7 @@ static void on_deadline(int signal_number)
             deadlines[d].at = now + deadlines[d].span; /* not yet: the same span again */
         }
     reset_timer(); /* early, or waiting again */
+    errno = interrupted_errno;
 }
 
 void watchdog_arm(Deadline which, double seconds, DeadlineReport report, const void *context)

@@ -73,7 +73,7 @@ NOT_THE_LESSONS = re.compile(r"^=|^$|YOUR APPLICATION TERMINATED|This typically 
                              r"|Please see the FAQ page")
 
 
-# ---- text as the shell's tools see it: bytes kept as they are, lines split at "\n" alone
+# ---- text: a run's bytes kept as they are (a lesson may print anything), lines split at "\n"
 
 def decode(data):
     return data.decode("utf-8", "surrogateescape")
@@ -96,7 +96,7 @@ def read_text(path):
 
 
 def lines_of(text):
-    """The lines grep and sed see: a last line without its newline still counts."""
+    """The lines of a text: a last line without its newline still counts."""
     lines = text.split("\n")
     return lines[:-1] if text.endswith("\n") or not text else lines
 
@@ -112,9 +112,9 @@ def first(lines, test):
 
 
 def prefix_lines(text, prefix):
-    """sed 's/^/PREFIX/': a last line without a newline stays without one."""
-    prefixed = "".join(f"{prefix}{line}\n" for line in lines_of(text))
-    return prefixed if text.endswith("\n") or not text else prefixed[:-1]
+    """Every line of text with prefix before it, each ended: a run's last line without its
+    newline must not swallow the next line printed."""
+    return "".join(f"{prefix}{line}\n" for line in lines_of(text))
 
 
 def ifs_words(text):
@@ -123,7 +123,8 @@ def ifs_words(text):
 
 
 def comma_fields(text):
-    """What `IFS=, read -r -a` makes of text: its first line, and a trailing comma ends a field."""
+    """The comma-separated fields of text's first line (a trailing comma ends a field, it does
+    not start an empty one)."""
     fields = text.split("\n", 1)[0].split(",")
     return fields[:-1] if fields[-1] == "" else fields
 
@@ -219,16 +220,16 @@ def student_run(grading, words, out_path, stdout_path=None, sanitized=False):
     stdout = open(stdout_path, "wb") if stdout_path else out
     with out, stdout, subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=out, env=env) as run:
         returncode = run.wait()
-        out.write(signal_report(run.pid, returncode).encode())
+        out.write(signal_report(returncode).encode())
     return shell_status(returncode)
 
 
-def signal_report(pid, returncode):
+def signal_report(returncode):
     """A line for the run's output when a signal ended it, so that a lesson that crashed says
     so beside its last lines. Nothing for an interrupt or a broken pipe."""
     if returncode >= 0 or -returncode in (signal.SIGINT, signal.SIGPIPE):
         return ""
-    return f"grade: the run (pid {pid}) was ended by signal {-returncode} ({signal.strsignal(-returncode)})\n"
+    return f"grade: the run was ended by signal {-returncode} ({signal.strsignal(-returncode)})\n"
 
 
 def own_outputs(transcript, *paths):
@@ -237,7 +238,10 @@ def own_outputs(transcript, *paths):
     for path in paths:
         if os.path.islink(path) or (os.path.exists(path) and not os.path.isfile(path)):
             transcript.line(f"  (the run's {os.path.basename(path)} is not a regular file it wrote: not read)")
-            transcript.append(run_tool(["rm", "-rf", path], stderr=subprocess.STDOUT)[1])
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
 
 
 def nonempty(path):
@@ -309,14 +313,14 @@ def schedule(transcript, number, log, label, why, flags):
     return status == 0
 
 
-def plan_columns(expected, complain):
-    """The columns a plan check compares: every one of the expected file's after the first (the unit)."""
+def plan_columns(expected):
+    """The columns a plan check compares: every one of the expected file's after the first (the
+    unit); None when there is no such file."""
     try:
         with open(expected, newline="", encoding="utf-8", errors="surrogateescape") as file:
             return ",".join(next(csv.reader(file), [])[1:])
-    except OSError as error:  # what the shell's `head` said
-        complain(f"head: cannot open '{expected}' for reading: {error.strerror}\n")
-        return ""
+    except OSError:
+        return None
 
 
 def sanitizer_build(binary):
@@ -340,9 +344,8 @@ def sanitizer_finding(log, folder):
     if kind_line is None:
         return None
     kind = "\n".join(match.group(0) for match in SANITIZER_KIND.finditer(kind_line))
-    files = "(" + "|".join(exercise_files(folder)) + ")"  # their dots match any character, as they did in grep
+    files = "(" + "|".join(map(re.escape, exercise_files(folder))) + ")"
     frame_line = first(file_lines(log), re.compile(f"(^|/){files}:[0-9]+").search)
-    # grep -o takes the longest match where re takes the first alternative: both cannot match at one place
     where = re.search(f"in [^ ]+ [^ ]*{files}:[0-9]+|[^ ]*{files}:[0-9]+(:[0-9]+)?", frame_line or "")
     frame = where.group(0) if where else ""
     if not frame:
@@ -428,11 +431,14 @@ class Plan(Check):
         return f"{binary} plan --config {self.preset} {' '.join(self.words[2:])}"
 
     def compare(self, transcript):
-        columns = plan_columns(self.expected, transcript.append)
+        columns = plan_columns(self.expected)
+        if columns is None:
+            transcript.line(f"FAIL {self.name}: no expected values in {self.expected}")
+            return [False]
         return [compare_columns(transcript, self.expected, self.actual, self.name, columns, "0", "0")]
 
     def reproduce(self):
-        columns = plan_columns(self.expected, lambda text: say(text, sys.stderr))
+        columns = plan_columns(self.expected) or "?"
         return [f"    {self.command(self.lesson.binary)} --csv plan.csv",
                 f"    build/tools/compare_runs {self.expected} plan.csv --columns {columns} --rtol 0 --atol 0"]
 
@@ -579,9 +585,9 @@ class Grading:
 
 
 def check_lines(path):
-    """The words of each line of a .checks file as `while read -r -a words` reads them: blank
-    lines left out, and so is a last line without its newline."""
-    return [words for words in map(ifs_words, read_text(path).split("\n")[:-1]) if words]
+    """The words of each line of a .checks file, blank lines left out (a last line without its
+    newline counts)."""
+    return [words for words in map(ifs_words, lines_of(read_text(path))) if words]
 
 
 def checks_file(folder):
@@ -660,7 +666,7 @@ def grade_lesson(grading, number, binary):
     if not failed_lines:
         say(f"lesson {number}: PASS ({checks} of {checks} checks passed){hints}\n")
     else:  # a long grade's failures have scrolled away: each again, on one line, above the verdict
-        cut = [decode(line.encode("utf-8", "surrogateescape")[:160]) for line in failed_lines]  # bytes, as cut -c
+        cut = [line[:160] for line in failed_lines]
         say(f"the failed checks of lesson {number} again:\n" + "".join(f"  {line}\n" for line in cut) +
             f"lesson {number}: FAIL ({len(failed_lines)} of {checks} checks failed){hints}\n")
     warnings = compiler_said(grading.build, folder, "warning")  # after the verdict: they never change it
@@ -753,6 +759,7 @@ def grade(options, work):
 
 
 def main(args):
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the output, not with a traceback
     os.chdir(REPOSITORY)  # paths on the command line are the repository's: make grade runs there
     os.environ["PWD"] = REPOSITORY
     options = parse_arguments(args)
@@ -761,6 +768,8 @@ def main(args):
     work = tempfile.mkdtemp(prefix="tmp.")
     try:
         return grade(options, work)
+    except KeyboardInterrupt:
+        return 130  # Ctrl-C: as a shell reports it, without a traceback
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

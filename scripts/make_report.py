@@ -207,7 +207,7 @@ def spaced(values):
 
 
 def words(values):
-    """The words of values (an empty value is none, as in the shell's lists)."""
+    """The words of values, an empty value left out."""
     return spaced(values).split()
 
 
@@ -336,7 +336,7 @@ class Report:
 
     def clear_optional(self):
         """Removes what an earlier report drew from your runs or from a run across a network."""
-        def matching(folder, start, end):  # the shell's FOLDER/START*END: no hidden files
+        def matching(folder, start, end):  # FOLDER/START*END, hidden files left out
             return [f"{folder}/{name}" for name in sorted(os.listdir(folder))
                     if name.startswith(start) and name.endswith(end) and not name.startswith(".")]
         stale = [f"{self.data}/yours.csv"] + matching(self.plots, "", "yours.svg")
@@ -670,7 +670,7 @@ def parse_arguments(arguments):
         option = arguments[0]
         if option in needs:
             if len(arguments) < 2 or arguments[1] == "":
-                raise Stop(f"make_report: {option} needs {needs[option]}")
+                raise Stop(f"make_report: {option} needs {needs[option]}", 2)
             ranks, config = (arguments[1], config) if option == "--ranks" else (ranks, arguments[1])
             arguments = arguments[2:]
         elif option in ("-h", "--help"):
@@ -696,10 +696,10 @@ def check_inputs(runs, report, lessons):
         if not os.path.exists(f"{runs}/{path}"):
             raise Stop(f"make_report: {runs}/{path} is missing (run scripts/run_course.sh first)")
     for lesson in lessons:
-        for name in ("summary.csv", "timeline.csv", "memory.csv"):
+        for name in ("summary.csv", "timeline.csv", "memory.csv", "rank_0.json"):
             if not os.path.isfile(f"{runs}/traces/{lesson}/{name}"):
-                raise Stop(f"make_report: {runs}/traces/{lesson}/{name} is missing"
-                           " (build/tools/analyze_traces makes it)")
+                maker = "--trace" if name.endswith(".json") else "build/tools/analyze_traces"
+                raise Stop(f"make_report: {runs}/traces/{lesson}/{name} is missing ({maker} makes it)")
 
 
 def make_report(ranks, config, runs, report_dir):

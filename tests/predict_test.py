@@ -101,11 +101,20 @@ class CommandLine(unittest.TestCase):
         self.assertEqual((status, out), (2, ""))
         self.assertEqual(err, f"predict: {self.path}: no column backend (is it 01_collectives --csv output?)\n")
         for args in (["fit", os.path.join(self.dir.name, "none.csv")], ["fit", self.path, "--max-size", "4X"],
-                     ["collective", "all_reduce", "--ranks", "0", "--size", "1", "--from", self.path], ["bogus"]):
+                     ["collective", "all_reduce", "--ranks", "1", "--size", "1", "--from", self.path], ["bogus"]):
             status, out, err = run_tool(*args)
             self.assertEqual((status, out), (2, ""), args)
             self.assertEqual(len(err.splitlines()), 1, err)
             self.assertTrue(err.startswith("predict: "), err)
+
+    def test_a_broken_csv_is_one_line_and_status_2(self):
+        for text in (HEADER + "mpi,2,all_reduce\n", HEADER + "mpi,2,all_reduce,1024,256,float,sum,-1,1,nan,0,0,0,\n",
+                     b"\xff\xfe not text\n"):
+            with open(self.path, "wb") as file:
+                file.write(text if isinstance(text, bytes) else text.encode())
+            status, out, err = run_tool("fit", self.path)
+            self.assertEqual((status, out), (2, ""), err)
+            self.assertEqual(len(err.splitlines()), 1, err)
 
     def test_a_size_range_without_rows_is_refused(self):
         status, _, err = run_tool("fit", self.path, "--min-size", "1e12")

@@ -221,7 +221,7 @@ Test(report, a_failing_report_leaves_the_previous_files_and_no_temporary_one)
     for (size_t i = 0; i < sizeof lessons / sizeof *lessons; i++) {
         static const char *const made[][2] = {{"runs/%s.csv", ""}, {"runs/traces/%s", NULL},
                                               {"runs/traces/%s/summary.csv", ""}, {"runs/traces/%s/timeline.csv", ""},
-                                              {"runs/traces/%s/memory.csv", ""}};
+                                              {"runs/traces/%s/memory.csv", ""}, {"runs/traces/%s/rank_0.json", ""}};
         for (size_t m = 0; m < sizeof made / sizeof *made; m++) {
             snprintf(command, sizeof command, made[m][0], lessons[i]);
             make_in_dir(command, made[m][1]);

@@ -3,11 +3,12 @@
 
   tools/predict.py fit COLLECTIVES.csv [--backend NAME] [--min-size B] [--max-size B]
       each collective's latency (alpha) and bandwidth (1 / beta), fitted to the rows of
-      `01_collectives --csv COLLECTIVES.csv` (those of sizes from B to B bytes, when given; K, M,
-      G = 2^10, 2^20, 2^30), and the largest relative difference between the fit and a row
+      `01_collectives --csv COLLECTIVES.csv` (only the rows from --min-size to --max-size bytes,
+      when given; K, M, G = 2^10, 2^20, 2^30), and the largest relative difference between the
+      fit and a row
   tools/predict.py collective NAME --ranks N --size BYTES --from COLLECTIVES.csv [fit flags]
       the time of one collective NAME (all_reduce, reduce_scatter, all_gather, broadcast) of
-      BYTES (the whole buffer, as lesson 01 counts it) on N ranks, from the fitted link
+      BYTES (the whole buffer, as lesson 01 counts it) on N >= 2 ranks, from the fitted link
 
 The model (alpha-beta, over a ring, as NCCL and MPICH run large messages): a collective of n
 bytes on N ranks takes  steps(N) x alpha + factor(N) x n x beta,  where alpha is the cost of
@@ -99,6 +100,10 @@ def read_rows(path, backend, sizes=(0, math.inf)):
             table = list(reader)
     except OSError as error:
         raise Refusal(f"{path}: cannot read: {error.strerror}")
+    except (UnicodeDecodeError, csv.Error) as error:
+        raise Refusal(f"{path}: not a CSV file of text: {error}")
+    if any(None in row.values() for row in table):
+        raise Refusal(f"{path}: a row has fewer fields than the header")
     backends = sorted({row["backend"] for row in table})
     if backend is None and len(backends) > 1:
         raise Refusal(f"{path} holds several backends ({', '.join(backends)}): choose one with --backend")
@@ -110,8 +115,8 @@ def read_rows(path, backend, sizes=(0, math.inf)):
             measured = (row["collective"], int(row["ranks"]), float(row["size"]), float(row["time_us"]) / 1e6)
         except ValueError:
             raise Refusal(f"{path}:{line}: ranks, size and time_us must be numbers")
-        if measured[1] < 2 or measured[3] <= 0:
-            raise Refusal(f"{path}:{line}: a row needs 2 or more ranks and a time above 0")
+        if measured[1] < 2 or not (0 < measured[3] < math.inf) or not (0 <= measured[2] < math.inf):
+            raise Refusal(f"{path}:{line}: a row needs 2 or more ranks, a size and a time above 0")
         if not sizes[0] <= measured[2] <= sizes[1]:
             continue
         by_collective.setdefault(row["collective"], []).append(measured)
@@ -127,10 +132,11 @@ def worst_error(rows, alpha, beta):
 
 
 def print_fits(by_collective):
+    fits = {collective: fit(rows) for collective, rows in by_collective.items()}  # all, before a line
     print("%-15s %6s %5s %10s %12s %12s" % ("collective", "ranks", "rows", "alpha_us", "bandwidth_GBps",
                                              "worst_error"))
     for collective, rows in sorted(by_collective.items()):
-        alpha, beta = fit(rows)
+        alpha, beta = fits[collective]
         ranks = ",".join(str(n) for n in sorted({n for _, n, _, _ in rows}))
         bandwidth = "inf" if beta == 0 else "%.3f" % (1 / beta / 1e9)
         print("%-15s %6s %5d %10.2f %14s %11.1f%%" % (collective, ranks, len(rows), alpha * 1e6, bandwidth,
@@ -188,8 +194,8 @@ def main(argv):
         return 0
     args = parse_arguments(argv)
     try:
-        if args.command == "collective" and args.ranks < 1:
-            raise Refusal("--ranks must be 1 or more")
+        if args.command == "collective" and args.ranks < 2:
+            raise Refusal("--ranks must be 2 or more (one rank sends nothing)")
         by_collective = read_rows(args.csv, args.backend, (args.min_size, args.max_size))
         if args.command == "fit":
             print_fits(by_collective)
