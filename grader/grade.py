@@ -129,6 +129,12 @@ def comma_fields(text):
     return fields[:-1] if fields[-1] == "" else fields
 
 
+def spaced(text):
+    """A command's words with one space between each: a check line without flags leaves none
+    doubled in a command a student copies."""
+    return " ".join(text.split())
+
+
 def word(words, index):
     return words[index] if index < len(words) else ""
 
@@ -409,12 +415,12 @@ class Unknown(Check):
 class Train(Check):
     def command(self, binary):
         flags = " ".join(self.words[2:])
-        return f"{binary} train --config {self.preset} {flags}{self.lesson.grading.device_flags()}"
+        return spaced(f"{binary} train --config {self.preset} {flags}{self.lesson.grading.device_flags()}")
 
 
 class Estimate(Check):
     def command(self, binary):
-        return f"{binary} estimate --config {self.preset} {' '.join(self.words[2:])}"
+        return spaced(f"{binary} estimate --config {self.preset} {' '.join(self.words[2:])}")
 
     def run(self, transcript):
         status = self.start(stdout_path=self.actual)
@@ -428,7 +434,7 @@ class Estimate(Check):
 
 class Plan(Check):
     def command(self, binary):
-        return f"{binary} plan --config {self.preset} {' '.join(self.words[2:])}"
+        return spaced(f"{binary} plan --config {self.preset} {' '.join(self.words[2:])}")
 
     def compare(self, transcript):
         columns = plan_columns(self.expected)
@@ -474,7 +480,7 @@ class DataParallel(Check):
         return mpi_training(self, binary)
 
     def schedule_flags(self):
-        return f"--ranks {word(self.words, 2)} --config {self.preset} {' '.join(self.words[3:])}"
+        return spaced(f"--ranks {word(self.words, 2)} --config {self.preset} {' '.join(self.words[3:])}")
 
     def run(self, transcript):
         status = self.start(*wait_limits(), "--csv", self.actual, "--comm-log", self.log)
@@ -527,7 +533,7 @@ class Sanitize(Check):
 
     def sanitized_command(self):
         steps = "" if self.inner.mode == "ring" else f"--steps 4 {' '.join(wait_limits())}"
-        return f"{self.inner.command(self.sanitized)} {steps}"
+        return spaced(f"{self.inner.command(self.sanitized)} {steps}")
 
     def run(self, transcript):
         if not os.access(self.sanitized, os.X_OK):
@@ -560,8 +566,8 @@ def make_check(words, lesson):
 
 def mpi_training(check, binary):
     """The training run of a dp or drift line: on N ranks, then the preset and the flags."""
-    return (f"mpiexec -disable-auto-cleanup -n {word(check.words, 2)} {binary} train --config {check.preset} "
-            f"{' '.join(check.words[3:])}{check.lesson.grading.device_flags()}")
+    return spaced(f"mpiexec -disable-auto-cleanup -n {word(check.words, 2)} {binary} train --config {check.preset} "
+                  f"{' '.join(check.words[3:])}{check.lesson.grading.device_flags()}")
 
 
 def wait_limits():
