@@ -27,8 +27,9 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
+
+from whole_file import write_atomically, write_whole
 
 # The tables' columns, COLUMN:HEADING:FORMAT (an "_" in a heading shows as a space; FORMAT "s"
 # shows the field as written, any other is a printf conversion of its number).
@@ -221,25 +222,12 @@ def select_rows(path, column, value):
 
 
 def publish(target, content):
-    """Writes target whole: content (text, or a writer given the path to write) goes into a
-    temporary file beside target (same folder, so the rename is atomic) that replaces target,
-    with the mode `>` would give, only once it is complete. A failure, or an interruption,
-    removes the temporary file and leaves target as it was."""
-    handle, unfinished = tempfile.mkstemp(prefix=os.path.basename(target) + ".tmp.",
-                                          dir=os.path.dirname(target) or ".")
-    try:
-        with open(handle, "w", encoding="utf-8", errors="surrogateescape", newline="") as out:
-            if not callable(content):
-                out.write(content)
-        if callable(content):
-            content(unfinished)
-        umask = os.umask(0)  # the only way to read it is to set it: put it straight back
-        os.umask(umask)
-        os.chmod(unfinished, 0o666 & ~umask)  # what a plain `>` gives; mkstemp gives 0600
-        os.replace(unfinished, target)  # a folder named as target is an error, not a place to move into
-    except BaseException:
-        os.unlink(unfinished)
-        raise
+    """Writes target whole (scripts/whole_file.py): content is its text, or a writer given the
+    temporary file to write. A failure, or an interruption, leaves target as it was."""
+    if callable(content):
+        write_whole(target, content)
+    else:
+        write_atomically(target, content.encode("utf-8", "surrogateescape"))  # bytes read are bytes written
 
 
 def gnuplot(script, name, variables):
