@@ -1,7 +1,6 @@
 #include "alloc.h"
 
 #include "grow.h"
-#include "timer.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,37 +35,23 @@ const char *mem_kind_name(MemKind kind)
     return kind_names[kind];
 }
 
-static struct {
-    int keep;
-    MemSample *samples;
-    size_t count, capacity;
-} history;
+static MemListener listener;
 
-void mem_keep_history(int keep)
+void mem_set_listener(MemListener heard_by)
 {
-    history.keep = keep;
-    if (!keep) {
-        free(history.samples);
-        history.samples = NULL;
-        history.count = history.capacity = 0;
-    }
+    listener = heard_by;
 }
 
-const MemSample *mem_history(size_t *count)
+static void tell(MemChangeType type, const void *ptr, size_t bytes, MemKind kind)
 {
-    *count = history.count;
-    return history.samples;
+    if (listener != NULL)
+        listener(&(MemChange){type, ptr, bytes, kind});
 }
 
+/* The bytes in use of kind changed: the listener hears its new total. */
 static void note_change(MemKind kind)
 {
-    if (!history.keep)
-        return;
-    MemSample *samples = grow_for_one(history.samples, &history.capacity, history.count, sizeof *samples, 256);
-    if (samples == NULL)
-        return;
-    history.samples = samples;
-    history.samples[history.count++] = (MemSample){now_seconds(), kind, bytes_in_use[kind]};
+    tell(MEM_IN_USE_CHANGED, NULL, bytes_in_use[kind], kind);
 }
 
 int mem_account(size_t bytes, MemKind kind)
@@ -138,13 +123,6 @@ typedef struct {
 static LiveBlock *live_blocks;
 static size_t num_live, live_capacity;
 static long blocks_made[MEM_NUM_KINDS];
-static MemListener listener;
-
-void mem_set_listener(MemListener heard_by)
-{
-    listener = heard_by;
-}
-
 int mem_block_added(const void *ptr, size_t bytes, MemKind kind)
 {
     LiveBlock *blocks = grow_for_one(live_blocks, &live_capacity, num_live, sizeof *blocks, 64);
@@ -152,8 +130,7 @@ int mem_block_added(const void *ptr, size_t bytes, MemKind kind)
         return -1;
     live_blocks = blocks;
     live_blocks[num_live++] = (LiveBlock){ptr, bytes, kind, blocks_made[kind]++};
-    if (listener != NULL)
-        listener("alloc", ptr, bytes, kind);
+    tell(MEM_BLOCK_ADDED, ptr, bytes, kind);
     return 0;
 }
 
@@ -161,8 +138,7 @@ int mem_block_removed(const void *ptr, size_t *bytes, MemKind *kind)
 {
     for (size_t i = num_live; i-- > 0;)
         if (live_blocks[i].start == ptr) {
-            if (listener != NULL)
-                listener("free", ptr, live_blocks[i].bytes, live_blocks[i].kind);
+            tell(MEM_BLOCK_REMOVED, ptr, live_blocks[i].bytes, live_blocks[i].kind);
             if (bytes != NULL)
                 *bytes = live_blocks[i].bytes;
             if (kind != NULL)

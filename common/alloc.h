@@ -49,10 +49,18 @@ int mem_block_removed(const void *ptr, size_t *bytes, MemKind *kind);
 /* Which live block holds address; 0 if none does. */
 int mem_block_find(const void *address, MemBlockPlace *place);
 
-/* Who hears of every block added ("alloc") and removed ("free"): one listener, installed by
- * whoever sits above the allocator (the trainer gives the communication log its events
- * this way); NULL: nobody. The allocator calls nothing else above it. */
-typedef void (*MemListener)(const char *event, const void *ptr, size_t bytes, MemKind kind);
+/* Who hears of every change: a block added or removed, and the bytes in use of a kind after
+ * each change (an allocation that failed included: its bytes went up and came back). One
+ * listener, installed by whoever sits above the allocator (a run gives its record of events
+ * these, events.h); NULL: nobody. The allocator calls nothing else above it. */
+typedef enum { MEM_BLOCK_ADDED, MEM_BLOCK_REMOVED, MEM_IN_USE_CHANGED } MemChangeType;
+typedef struct {
+    MemChangeType type;
+    const void *ptr; /* the block's start; NULL for MEM_IN_USE_CHANGED */
+    size_t bytes;    /* the block's size, or the kind's bytes in use after the change */
+    MemKind kind;
+} MemChange;
+typedef void (*MemListener)(const MemChange *change);
 void mem_set_listener(MemListener listener);
 
 /* 0 = no limit. The limit applies to everything but MEM_DATA. */
@@ -66,18 +74,5 @@ size_t mem_peak_total(void);
 void mem_reset_peak(void);
 /* The process's peak resident set, from the kernel, in bytes. */
 size_t mem_peak_rss(void);
-
-/* Memory over time: while the history is kept, every change to the bytes in use is noted
- * with its time (timer.h's clock), its kind and that kind's bytes in use after it, for
- * --trace's memory track. mem_keep_history(0) forgets it. The history is bookkeeping, kept
- * outside the tracking allocator; a change that finds no room for its note goes unnoted. */
-typedef struct {
-    double time;
-    MemKind kind;
-    size_t in_use;
-} MemSample;
-
-void mem_keep_history(int keep);
-const MemSample *mem_history(size_t *count);
 
 #endif

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "comm_log.h"
+#include "events.h"
 #include "rank_supervisor.h"
 #include "timer.h"
 #include "signal_safe.h"
@@ -174,7 +174,7 @@ static int end_blocking(Comm *comm, const char *op, size_t send_count, size_t re
                         int status)
 {
     comm_end_wait(comm);
-    comm_log_call(op, LOG_BLOCKING, send_count, recv_count, buffer, -1, -1);
+    comm_record_call(comm, op, CALL_BLOCKING, send_count, recv_count, buffer, -1, -1);
     return status;
 }
 
@@ -188,9 +188,9 @@ int comm_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
 /* A started request gets its name in the log. */
 static int log_start(const char *op, CommRequest *request, size_t send_count, size_t recv_count, int status)
 {
-    request->log_id = comm_log_new_request();
+    request->log_id = events_new_request();
     request->op = op;
-    comm_log_call(op, LOG_START, send_count, recv_count, request->buffer, request->log_id, -1);
+    comm_record_call(request->comm, op, CALL_START, send_count, recv_count, request->buffer, request->log_id, -1);
     return status;
 }
 
@@ -245,7 +245,7 @@ int comm_wait(CommRequest *request)
     comm_begin_wait(request->comm, what, 0);
     int status = request->comm->ops->wait(request);
     comm_end_wait(request->comm);
-    comm_log_call(request->op, LOG_WAIT, 0, 0, request->buffer, request->log_id, 1);
+    comm_record_call(request->comm, request->op, CALL_WAIT, 0, 0, request->buffer, request->log_id, 1);
     return status;
 }
 
@@ -255,7 +255,7 @@ int comm_test(CommRequest *request, int *done)
     if (*done)
         return 0;
     int status = request->comm->ops->test(request, done);
-    comm_log_call(request->op, LOG_TEST, 0, 0, request->buffer, request->log_id, *done);
+    comm_record_call(request->comm, request->op, CALL_TEST, 0, 0, request->buffer, request->log_id, *done);
     return status;
 }
 

@@ -14,10 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "comm_log.h"
+#include "events.h"
 #include "signal_safe.h"
 #include "timer.h"
-#include "trace.h"
 #include "watchdog.h"
 
 int comm_fail(Comm *comm, const char *operation, const char *reason)
@@ -38,8 +37,15 @@ int comm_count(Comm *comm, double started, double bytes, int collectives)
 int comm_account(Comm *comm, const char *operation, double started, double bytes, int collectives)
 {
     int is_wait = strcmp(operation, "wait") == 0 || strcmp(operation, "test") == 0;
-    trace_record(is_wait ? TRACK_WAIT : TRACK_COMM, operation, -1, started, now_seconds());
+    comm->span = (CallSpan){operation, is_wait ? TRACK_WAIT : TRACK_COMM, {started, -1}, {now_seconds(), -1}};
     return comm_count(comm, started, bytes, collectives);
+}
+
+void comm_record_call(Comm *comm, const char *op, const char *mode, size_t send_count, size_t recv_count,
+                      const void *buffer, long request, int done)
+{
+    events_call(&(CallEvent){op, mode, send_count, recv_count, buffer, request, done, comm->span});
+    comm->span = (CallSpan){0};
 }
 
 CommStats comm_stats(const Comm *comm)
@@ -344,7 +350,7 @@ static void note_call(Comm *comm, const char *op, int collective, int waits)
     PeerState *me = &comm->board[comm->local_rank];
     me->calls += collective;
     snprintf(me->op, sizeof me->op, "%s", op);
-    me->step = comm_log_where(me->where, sizeof me->where);
+    me->step = events_where(me->where, sizeof me->where);
     me->since = now_seconds();
     me->in_call = waits;
     share_with_parent(comm);

@@ -17,11 +17,17 @@ void comm_board_note_start(Comm *comm, const char *op);
 int comm_fail(Comm *comm, const char *operation, const char *reason);
 
 /* Every counted call opens with `double started = now_seconds();` and closes through here;
- * with --trace it also lands on the communication track (waits and tests on their own). */
+ * it is also the call's slice on the timeline (on the communication track; waits and tests
+ * on their own), which comm_record_call then records with the call. */
 int comm_account(Comm *comm, const char *operation, double started, double bytes, int collectives);
-/* The same counting, with no trace event: for a backend that traces its calls where their
- * work runs (NCCL, on its stream). */
+/* The same counting, leaving the call's slice to the backend: one that times its calls
+ * where their work runs (NCCL, on its stream) sets comm->span itself, or leaves none. */
 int comm_count(Comm *comm, double started, double bytes, int collectives);
+
+/* A call in the record of events (events.h): the log's row, with the slice its backend
+ * left in comm->span (then cleared). */
+void comm_record_call(Comm *comm, const char *op, const char *mode, size_t send_count, size_t recv_count,
+                      const void *buffer, long request, int done);
 
 /* At comm_init: this rank's place on its host's board (shared memory between the host's
  * ranks, or memory of its own when alone), and the signals that say a rank has ended. */

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include "comm.h"
+#include "events.h"
 #include "peer_state.h"
 
 /* What the elements of a collective's buffers are: floats, or bf16 or fp16 (float16.h) for
@@ -60,6 +61,7 @@ struct Comm {
     PeerState *own_board; /* the board of a rank alone on its host, not shared; or NULL */
     int node_size;
     PeerState *supervised; /* this rank's state again, for its parent (rank_supervisor.h); or NULL */
+    CallSpan span; /* the last call's slice on the timeline, as its backend timed it (comm_record_call) */
 };
 
 extern const CommOps mpi_ops;

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 
 #include "float16.h"
-#include "comm_log.h"
 #include "staging.h"
 #include "sum16.h"
 #include "timer.h"
@@ -298,8 +297,9 @@ int comm_barrier(Comm *comm)
     int status = MPI_Barrier(comm->world);
     comm_end_wait(comm);
     MPI_CALL(comm, "barrier", status);
-    comm_log_call("barrier", LOG_BLOCKING, 0, 0, NULL, -1, -1);
-    return comm_account(comm, "barrier", started, 0, 0);
+    status = comm_account(comm, "barrier", started, 0, 0);
+    comm_record_call(comm, "barrier", CALL_BLOCKING, 0, 0, NULL, -1, -1);
+    return status;
 }
 
 enum { POINT_TO_POINT_TAG = 7 };
@@ -319,8 +319,9 @@ int comm_send(Comm *comm, const float *buffer, size_t count, int peer)
         return -1;
     double started = now_seconds();
     MPI_CALL(comm, "send", MPI_Send(buffer, (int)count, MPI_FLOAT, peer, POINT_TO_POINT_TAG, comm->world));
-    comm_log_call("send", LOG_BLOCKING, count, 0, buffer, -1, -1);
-    return comm_account(comm, "send", started, 0, 0);
+    int status = comm_account(comm, "send", started, 0, 0);
+    comm_record_call(comm, "send", CALL_BLOCKING, count, 0, buffer, -1, -1);
+    return status;
 }
 
 int comm_recv(Comm *comm, float *buffer, size_t count, int peer)
@@ -330,8 +331,9 @@ int comm_recv(Comm *comm, float *buffer, size_t count, int peer)
     double started = now_seconds();
     MPI_CALL(comm, "recv", MPI_Recv(buffer, (int)count, MPI_FLOAT, peer, POINT_TO_POINT_TAG, comm->world,
                                     MPI_STATUS_IGNORE));
-    comm_log_call("recv", LOG_BLOCKING, 0, count, buffer, -1, -1);
-    return comm_account(comm, "recv", started, 0, 0);
+    int status = comm_account(comm, "recv", started, 0, 0);
+    comm_record_call(comm, "recv", CALL_BLOCKING, 0, count, buffer, -1, -1);
+    return status;
 }
 
 static int mpi_sendrecv(Comm *comm, const float *send, size_t send_count, int to, float *recv, size_t recv_count,

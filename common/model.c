@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm_log.h"
 #include "rng.h"
 #include "trace.h"
 
@@ -78,7 +77,7 @@ static void advance_param_use(GPT *model, int unit, Pass pass)
 static void count_gathered(const GPT *model, int unit, int sign)
 {
     if (model->hooks.acquire_params != NULL)
-        trace_count(TRACE_GATHERED_COUNTER, sign * (double)(unit_range(&model->cfg, unit).count * sizeof(float)) / 1e6);
+        events_count(TRACE_GATHERED_COUNTER, sign * (double)(unit_range(&model->cfg, unit).count * sizeof(float)) / 1e6);
 }
 
 /* A unit's compute runs from acquiring its parameters to releasing them: that span is what
@@ -90,17 +89,16 @@ static float *acquire_params(GPT *model, int unit, Pass pass)
     float *params = model->hooks.acquire_params != NULL
                         ? checked(model->hooks.acquire_params(model->hooks.run, unit), "acquire_params", unit)
                         : model->params + unit_range(&model->cfg, unit).offset;
-    comm_log_mark(pass == PASS_FORWARD ? "forward_start" : "backward_start", unit, params,
-                  unit_range(&model->cfg, unit).count);
+    model->unit_began = events_mark_begin(pass == PASS_FORWARD ? "forward_start" : "backward_start", unit, params,
+                                          unit_range(&model->cfg, unit).count);
     count_gathered(model, unit, 1);
-    trace_begin(TRACK_COMPUTE);
     return params;
 }
 
 static void release_params(GPT *model, int unit, Pass pass)
 {
-    trace_end(TRACK_COMPUTE, pass == PASS_FORWARD ? "forward" : "backward", unit);
-    comm_log_mark(pass == PASS_FORWARD ? "forward_end" : "backward_end", unit, NULL, 0);
+    events_mark_end(pass == PASS_FORWARD ? "forward_end" : "backward_end", unit, model->unit_began,
+                    pass == PASS_FORWARD ? "forward" : "backward");
     count_gathered(model, unit, -1);
     if (model->hooks.release_params != NULL)
         model->hooks.release_params(model->hooks.run, unit);
@@ -117,7 +115,7 @@ static float *unit_grads(GPT *model, int unit)
  * grader can add up the gradient buffers a strategy keeps). */
 static void grads_ready(GPT *model, int unit, const UnitTensors *grads)
 {
-    comm_log_mark("grads_ready", unit, grads->unit_base, unit_range(&model->cfg, unit).count);
+    events_mark("grads_ready", unit, grads->unit_base, unit_range(&model->cfg, unit).count);
     if (model->hooks.grads_ready != NULL)
         model->hooks.grads_ready(model->hooks.run, unit);
 }
@@ -419,7 +417,7 @@ float gpt_forward(GPT *model, const int *inputs, const int *targets)
     if (targets != NULL)
         k->to_device(model->targets, targets, token_bytes);
     model->param_use = -1; /* a step's uses start again (gpt_param_use) */
-    comm_log_micro(model->accumulated_passes);
+    events_micro(model->accumulated_passes);
 
     UnitTensors p = resolve_unit(cfg, 0, acquire_params(model, 0, PASS_FORWARD));
     k->encoder_forward(model->acts.encoded, model->inputs, p.t[TENSOR_WTE], p.t[TENSOR_WPE], B, T, C);
@@ -516,13 +514,11 @@ void gpt_backward(GPT *model)
         grads_ready(model, l + 1, &g);
     }
     /* the embedding's backward needs no parameters, only unit 0's gradients */
-    comm_log_mark("backward_start", 0, NULL, unit_range(cfg, 0).count);
-    trace_begin(TRACK_COMPUTE);
+    TraceMark began = events_mark_begin("backward_start", 0, NULL, unit_range(cfg, 0).count);
     UnitTensors g = grads_of(model, 0);
     model->kernels->encoder_backward(g.t[TENSOR_WTE], g.t[TENSOR_WPE], model->scratch.dresidual,
                                      model->inputs, model->batch, model->seq_len, cfg->channels);
-    trace_end(TRACK_COMPUTE, "backward embedding", 0);
-    comm_log_mark("backward_end", 0, NULL, 0);
+    events_mark_end("backward_end", 0, began, "backward embedding");
     grads_ready(model, 0, &g);
     model->accumulated_passes++;
 }

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "events.h"
 #include "gpt_config.h"
 #include "kernels.h"
 #include "layout.h"
@@ -79,6 +80,7 @@ typedef struct {
     int *inputs, *targets; /* device copies of the current batch, B*T each */
     int has_targets;
     int param_use;       /* the use in progress or last made, an index of gpt_param_use */
+    TraceMark unit_began; /* when the unit in use began computing: its slice of a trace */
     int matmuls_16bit;      /* every matmul rounds its operands to matmul_format (ModelStorage) */
     Format16 matmul_format;
 } GPT;

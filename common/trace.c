@@ -1,9 +1,7 @@
 #include "trace.h"
 
-#include "alloc.h"
-#include "grow.h"
+#include "events.h"
 #include "paths.h"
-#include "timer.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,33 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef struct {
-    const char *name;
-    int unit;
-    TraceTrack track;
-    double start, end;
-    int start_marker, end_marker; /* a device clock's, until trace_settle reads them; else -1 */
-} TraceEvent;
-
-/* A counter's value from this time on. */
-typedef struct {
-    const char *name;
-    double time, value;
-} CounterSample;
-
-enum { MAX_COUNTERS = 4 };
-
-/* Profiling bookkeeping lives outside the tracking allocator: it is not the model's memory. */
+/* The timeline being written; its events are the record's (events.h). */
 static struct {
     int active, rank, world;
     double clock_offset; /* added to every time: rank 0's clock (comm_clock_offset) */
     char path[1024];
-    TraceEvent *events;
-    size_t count, capacity;
-    CounterSample *samples, counters[MAX_COUNTERS]; /* counters: each one's latest */
-    size_t num_samples, samples_capacity;
-    const TraceDeviceClock *device_clock; /* NULL: the host's clock */
-    size_t settled;                       /* events before this one hold times, not markers */
 } trace;
 
 static const char *const track_names[NUM_TRACKS] = {"compute", "communication", "waits"};
@@ -73,7 +49,8 @@ int trace_check_dir(const char *dir, int world, char *err, size_t err_len)
     return 0;
 }
 
-int trace_start(const char *dir, int rank, int world, double clock_offset, char *err, size_t err_len)
+int trace_start(const char *dir, int rank, int world, double clock_offset, const struct TraceDeviceClock *clock,
+                char *err, size_t err_len)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         snprintf(err, err_len, "--trace %s: cannot create the folder (%s)", dir, strerror(errno));
@@ -83,146 +60,45 @@ int trace_start(const char *dir, int rank, int world, double clock_offset, char 
     trace.rank = rank;
     trace.world = world;
     trace.clock_offset = clock_offset;
-    trace.count = trace.num_samples = trace.settled = 0;
-    trace.device_clock = NULL; /* the host's, until the device's is given (trace_use_device_clock) */
-    memset(trace.counters, 0, sizeof trace.counters);
     trace.active = 1;
+    events_time_spans(clock);
     return 0;
 }
 
-void trace_span(TraceTrack track, const char *name, int unit, TraceMark start, TraceMark end)
-{
-    if (!trace.active)
-        return;
-    TraceEvent *events = grow_for_one(trace.events, &trace.capacity, trace.count, sizeof *events, 4096);
-    if (events == NULL)
-        return; /* a trace missing its tail beats a run that stops */
-    trace.events = events;
-    trace.events[trace.count++] = (TraceEvent){name, unit, track, start.seconds, end.seconds, start.marker, end.marker};
-}
-
-void trace_record(TraceTrack track, const char *name, int unit, double start_seconds, double end_seconds)
-{
-    trace_span(track, name, unit, (TraceMark){start_seconds, -1}, (TraceMark){end_seconds, -1});
-}
-
-void trace_use_device_clock(const TraceDeviceClock *clock)
-{
-    if (!trace.active)
-        return;
-    trace.device_clock = clock;
-    if (clock != NULL)
-        clock->forget(); /* anchors it */
-}
-
-TraceMark trace_mark_on(void *stream)
-{
-    TraceMark mark = {0.0, -1};
-    if (!trace.active)
-        return mark;
-    mark.seconds = now_seconds(); /* kept if the device has no marker left */
-    if (trace.device_clock != NULL)
-        mark.marker = trace.device_clock->mark(stream);
-    return mark;
-}
-
-TraceMark trace_mark(void)
-{
-    return trace_mark_on(NULL);
-}
-
-/* A marker's time, read from the device clock. */
-static void settle_time(double *seconds, int *marker)
-{
-    if (*marker >= 0)
-        *seconds = trace.device_clock->seconds(*marker);
-    *marker = -1;
-}
-
-void trace_settle(void)
-{
-    if (!trace.active || trace.device_clock == NULL)
-        return;
-    for (size_t i = trace.settled; i < trace.count; i++) {
-        settle_time(&trace.events[i].start, &trace.events[i].start_marker);
-        settle_time(&trace.events[i].end, &trace.events[i].end_marker);
-    }
-    trace.settled = trace.count;
-    trace.device_clock->forget();
-}
-
-/* The counter's slot, or NULL when MAX_COUNTERS others have taken them all. */
-static CounterSample *counter_named(const char *name)
-{
-    for (int i = 0; i < MAX_COUNTERS; i++)
-        if (trace.counters[i].name == NULL || strcmp(trace.counters[i].name, name) == 0) {
-            trace.counters[i].name = name;
-            return &trace.counters[i];
-        }
-    return NULL;
-}
-
-void trace_count(const char *name, double delta)
-{
-    if (!trace.active)
-        return;
-    CounterSample *counter = counter_named(name);
-    if (counter == NULL)
-        return;
-    CounterSample *samples = grow_for_one(trace.samples, &trace.samples_capacity, trace.num_samples, sizeof *samples,
-                                          1024);
-    if (samples == NULL)
-        return;
-    trace.samples = samples;
-    counter->time = now_seconds();
-    counter->value += delta;
-    trace.samples[trace.num_samples++] = *counter;
-}
-
-static TraceMark span_started[NUM_TRACKS]; /* trace_begin's mark, per track */
-
-void trace_begin(TraceTrack track)
-{
-    span_started[track] = trace_mark();
-}
-
-void trace_end(TraceTrack track, const char *name, int unit)
-{
-    trace_span(track, name, unit, span_started[track], trace_mark());
-}
-
-/* One event per line, on rank 0's clock. */
-static void write_event(FILE *out, const TraceEvent *e, int rank)
+/* One slice per line, on rank 0's clock. */
+static void write_slice(FILE *out, const RunEvent *e, int rank)
 {
     fprintf(out, "{\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"cat\":\"%s\",\"name\":\"%s", rank, (int)e->track,
-            track_names[e->track], e->name);
-    size_t length = strlen(e->name);
+            track_names[e->track], e->span);
+    size_t length = strlen(e->span);
     if (e->unit >= 0) /* "forward unit 3"; a name ending in '#' takes the number itself: "step#7" */
-        fprintf(out, length > 0 && e->name[length - 1] == '#' ? "%d" : " unit %d", e->unit);
-    fprintf(out, "\",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"rank\":%d}},\n", 1e6 * (e->start + trace.clock_offset),
-            1e6 * (e->end - e->start), rank);
+        fprintf(out, length > 0 && e->span[length - 1] == '#' ? "%d" : " unit %d", e->unit);
+    fprintf(out, "\",\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"rank\":%d}},\n",
+            1e6 * (e->begin.seconds + trace.clock_offset), 1e6 * (e->end.seconds - e->begin.seconds), rank);
 }
 
-static void write_counter(FILE *out, int rank, const CounterSample *sample)
+static void write_counter(FILE *out, int rank, const RunEvent *e)
 {
     fprintf(out, "{\"ph\":\"C\",\"pid\":%d,\"name\":\"%s\",\"ts\":%.3f,\"args\":{\"value\":%.6f}},\n", rank,
-            sample->name, 1e6 * (sample->time + trace.clock_offset), sample->value);
+            e->name, 1e6 * (e->time + trace.clock_offset), e->value);
 }
 
-/* The allocator's history as one counter with a series per kind: each sample carries every
- * kind seen in the run, so that Perfetto and chrome://tracing can stack them. */
-static void write_memory(FILE *out, int rank)
+/* The bytes in use as one counter with a series per kind: each sample carries every kind
+ * seen in the run, so that Perfetto and chrome://tracing can stack them. */
+static void write_memory(FILE *out, int rank, const EventRecord *record)
 {
-    size_t count = 0;
-    const MemSample *history = mem_history(&count);
     int seen[MEM_NUM_KINDS] = {0};
     double megabytes[MEM_NUM_KINDS] = {0};
-    for (size_t i = 0; i < count; i++)
-        seen[history[i].kind] = 1;
-    for (size_t i = 0; i < count; i++) {
-        megabytes[history[i].kind] = history[i].in_use / 1e6;
+    for (size_t i = 0; i < record->count; i++)
+        if (record->events[i].type == EVENT_IN_USE)
+            seen[record->events[i].place.kind] = 1;
+    for (size_t i = 0; i < record->count; i++) {
+        const RunEvent *e = &record->events[i];
+        if (e->type != EVENT_IN_USE)
+            continue;
+        megabytes[e->place.kind] = e->bytes / 1e6;
         fprintf(out, "{\"ph\":\"C\",\"pid\":%d,\"name\":\"" TRACE_MEMORY_COUNTER "\",\"ts\":%.3f,\"args\":{", rank,
-                1e6 * (history[i].time + trace.clock_offset));
+                1e6 * (e->time + trace.clock_offset));
         const char *separator = "";
         for (int kind = 0; kind < MEM_NUM_KINDS; kind++)
             if (seen[kind]) {
@@ -233,14 +109,18 @@ static void write_memory(FILE *out, int rank)
     }
 }
 
-/* Every event of this rank, after its metadata. */
+/* Every event of this rank the timeline shows, after its metadata: the slices, the
+ * counters, then the memory track. */
 static void write_events(FILE *out, int rank)
 {
-    for (size_t i = 0; i < trace.count; i++)
-        write_event(out, &trace.events[i], rank);
-    for (size_t i = 0; i < trace.num_samples; i++)
-        write_counter(out, rank, &trace.samples[i]);
-    write_memory(out, rank);
+    EventRecord record = events_record();
+    for (size_t i = 0; i < record.count; i++)
+        if (record.events[i].span != NULL)
+            write_slice(out, &record.events[i], rank);
+    for (size_t i = 0; i < record.count; i++)
+        if (record.events[i].type == EVENT_COUNT)
+            write_counter(out, rank, &record.events[i]);
+    write_memory(out, rank, &record);
 }
 
 static void write_metadata(FILE *out, int rank)
@@ -257,7 +137,7 @@ static void write_metadata(FILE *out, int rank)
  * communication tracks were timed on the device's streams (see tools/analyze_traces.c). */
 static const char *timing(void)
 {
-    return trace.device_clock != NULL ? "device" : "host";
+    return events_record().timing_device ? "device" : "host";
 }
 
 /* JSON allows no comma after an array's last element: a final metadata entry without one
@@ -287,20 +167,13 @@ int trace_finish(char *err, size_t err_len)
 {
     if (!trace.active)
         return 0;
-    trace_settle();
+    events_stop_spans();
     trace.active = 0;
-    int status = write_file_atomically(trace.path, write_rank_trace, NULL, err, err_len);
-    free(trace.events);
-    free(trace.samples);
-    trace.events = NULL;
-    trace.samples = NULL;
-    trace.count = trace.capacity = trace.num_samples = trace.samples_capacity = 0;
-    return status;
+    return write_file_atomically(trace.path, write_rank_trace, NULL, err, err_len);
 }
 
 char *trace_lines(size_t *length)
 {
-    trace_settle();
     char *text = NULL;
     FILE *out = open_memstream(&text, length);
     if (out == NULL)

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
-#include "comm_log.h"
+#include "events.h"
 #include "paths.h"
 #include "replicas.h"
 #include "run_logs.h"
@@ -210,9 +210,9 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
     comm_set_wait_timeout(comm, cfg->wait_timeout); /* from here on, set-up included */
     tr->rank = comm_rank(comm);
     tr->world = comm_size(comm);
-    run_logs_start_comm_log(cfg->comm_log_path != NULL);
+    /* the record of events, and a trace's memory track, start here */
+    run_logs_start(cfg->comm_log_path != NULL || cfg->trace_dir != NULL, cfg->trace_dir != NULL);
     mem_set_limit((size_t)(cfg->mem_limit_mb * 1e6));
-    mem_keep_history(cfg->trace_dir != NULL); /* the trace's memory track starts here */
     int failed = train_config_refuse_overwrite(cfg, err, err_len) != 0 || split_batch(tr, err, err_len) != 0 ||
                  open_data(tr, err, err_len) != 0 || prepare_resume(tr, strategy, err, err_len) != 0 ||
                  gpt_create_with(&tr->model, &cfg->model, kernels, model_storage(strategy, cfg), err, err_len) != 0 ||
@@ -226,10 +226,10 @@ int trainer_setup(Trainer *tr, const TrainConfig *cfg, const Kernels *kernels, C
     start_strategy(tr);
     if (cfg->resume_path != NULL)
         restore_resumed(tr);
-    if (cfg->trace_dir != NULL &&
-        trace_start(cfg->trace_dir, tr->rank, tr->world, comm_clock_offset(comm), err, err_len) != 0)
+    if (cfg->trace_dir != NULL && /* a GPU's trace is timed on the GPU */
+        trace_start(cfg->trace_dir, tr->rank, tr->world, comm_clock_offset(comm), kernels->trace_clock, err,
+                    err_len) != 0)
         return -1;
-    trace_use_device_clock(kernels->trace_clock); /* a GPU's trace is timed on the GPU */
     return 0;
 }
 
@@ -247,6 +247,8 @@ void trainer_teardown(Trainer *tr)
     dataloader_close(&tr->train);
     if (tr->has_val)
         dataloader_close(&tr->val);
+    mem_set_listener(NULL);
+    events_forget(); /* what no file was written from */
     memset(tr, 0, sizeof *tr);
 }
 
@@ -282,11 +284,10 @@ StepResult trainer_step(Trainer *tr, int step)
     GPT *model = &tr->model;
     StepResult result;
     CommStats before = comm_stats(tr->comm);
-    comm_log_step(step + 1);
+    TraceMark step_started = events_step(step + 1);
     double start = now_seconds();
-    TraceMark step_started = trace_mark();
     dataloader_next(&tr->train);
-    trace_span(TRACK_COMPUTE, "data", -1, step_started, trace_mark());
+    events_span(TRACK_COMPUTE, "data", -1, step_started, events_now());
     gpt_zero_grad(model);
     float local_loss = forward_backward(tr, &tr->train);
     if (tr->strategy.before_step != NULL)
@@ -296,8 +297,7 @@ StepResult trainer_step(Trainer *tr, int step)
     float max_norm = cfg->grad_clip;
     if (cfg->skip_nonfinite && max_over_ranks(tr, isfinite(local_loss) ? 0.0 : 1.0) > 0)
         max_norm = NAN; /* clip_scale is then NaN: every update of this step is skipped (optimizer.h) */
-    comm_log_mark("optimizer_start", -1, NULL, 0);
-    TraceMark optimizer_started = trace_mark();
+    TraceMark optimizer_started = events_mark_begin("optimizer_start", -1, NULL, 0);
     result.loss_scale = model->loss_scale;
     tr->run.overflowed = 0;
     if (tr->strategy.optimizer_step != NULL) {
@@ -306,16 +306,16 @@ StepResult trainer_step(Trainer *tr, int step)
         result.grad_norm = grad_norm(model->kernels, model->grads, model->num_params);
         adamw_step(&tr->opt, model->params, model->grads, hyper, clip_scale(result.grad_norm, max_norm));
     }
-    TraceMark optimizer_ended = trace_mark();
+    TraceMark optimizer_ended = events_now();
     model->kernels->synchronize(); /* a GPU queues work: the step ends when the device is done */
     double ended = now_seconds();
     result.overflowed = tr->run.overflowed;
     if (result.overflowed)
-        comm_log_mark("overflow", -1, NULL, 0);
-    comm_log_mark("step_end", -1, NULL, 0);
-    trace_span(TRACK_COMPUTE, "optimizer step", -1, optimizer_started, optimizer_ended);
-    trace_span(TRACK_COMPUTE, "step#", step + 1, step_started, optimizer_ended);
-    trace_settle(); /* the device is past every marker of the step */
+        events_mark("overflow", -1, NULL, 0);
+    events_mark("step_end", -1, NULL, 0);
+    events_span(TRACK_COMPUTE, "optimizer step", -1, optimizer_started, optimizer_ended);
+    events_span(TRACK_COMPUTE, "step#", step + 1, step_started, optimizer_ended);
+    events_settle(); /* the device is past every marker of the step */
     double seconds = ended - start;
     CommStats after = comm_stats(tr->comm);
     /* bookkeeping, outside the timed step: what a single device would report */
@@ -331,14 +331,14 @@ float trainer_validate(Trainer *tr)
 {
     size_t rows = (size_t)tr->micro_batch * tr->cfg.seq_len;
     double total = 0.0;
-    comm_log_mark("validate_start", -1, NULL, 0);
+    events_mark("validate_start", -1, NULL, 0);
     dataloader_reset(&tr->val);
     for (int i = 0; i < tr->cfg.val_batches; i++) {
         dataloader_next(&tr->val);
         for (int micro = 0; micro < tr->cfg.accum_steps; micro++)
             total += gpt_forward(&tr->model, tr->val.inputs + micro * rows, tr->val.targets + micro * rows);
     }
-    comm_log_mark("validate_end", -1, NULL, 0);
+    events_mark("validate_end", -1, NULL, 0);
     return global_mean(tr, (float)(total / ((double)tr->cfg.val_batches * tr->cfg.accum_steps)));
 }
 
@@ -676,30 +676,11 @@ static void start_summary(Trainer *tr)
                                .comm_queued_on_gpu = strcmp(comm_backend_name(tr->comm), "nccl") == 0};
 }
 
-/* Every rank writes its timeline where it runs and sends its events to rank 0, which writes
- * the merged one: no shared file system needed. */
 static int finish_trace(Trainer *tr, char *err, size_t err_len)
 {
-    const char *dir = tr->cfg.trace_dir;
-    if (dir == NULL)
+    if (tr->cfg.trace_dir == NULL)
         return 0;
-    size_t length = 0, total = 0;
-    char *lines = trace_lines(&length), *all = NULL;
-    int status = trace_finish(err, err_len);
-    mem_keep_history(0);
-    if (comm_gather_text(tr->comm, lines, length, lines != NULL && status == 0, &all, &total) != 0 && status == 0) {
-        snprintf(err, err_len, "--trace %s: not every rank's trace could be collected", dir);
-        status = -1;
-    }
-    if (status == 0 && tr->rank == 0) {
-        status = trace_write_merged(dir, tr->world, all, total, err, err_len);
-        if (status == 0 && !tr->cfg.quiet)
-            printf("trace: %s/rank_0..%d.json and %s/merged.json (open in ui.perfetto.dev)\n", dir, tr->world - 1,
-                   dir);
-    }
-    free(lines);
-    free(all);
-    return status;
+    return run_logs_write_trace(tr->comm, tr->cfg.trace_dir, tr->cfg.quiet, err, err_len);
 }
 
 /* After the last step: the outputs, the replica check, the checkpoint and the sample. Every
@@ -746,7 +727,7 @@ int trainer_run(Trainer *tr, char *err, size_t err_len)
     }
     clear_progress(tr);
     report_skipped(tr);
-    comm_log_mark("train_end", -1, NULL, 0);
+    events_mark("train_end", -1, NULL, 0);
     begin_alone(tr, "finishing the run (outputs, replica check, saving)");
     int status = finish_training(tr, err, err_len);
     end_alone(tr);

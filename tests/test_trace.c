@@ -9,6 +9,9 @@
 #include "files.h"
 #include "alloc.h"
 #include "shell.h"
+#include "comm_log.h"
+#include "events.h"
+#include "run_logs.h"
 #include "trace.h"
 
 static char dir[64];
@@ -26,16 +29,24 @@ static char *read_file(const char *path)
     return text;
 }
 
+/* A slice recorded once in the record of events, and the timeline written from it. */
+static void slice(TraceTrack track, const char *name, int unit, double begin, double end)
+{
+    events_span(track, name, unit, (TraceMark){begin, -1}, (TraceMark){end, -1});
+}
+
 Test(trace, the_writer_puts_each_event_on_its_track_in_microseconds)
 {
     char err[256], path[128];
-    cr_assert_eq(trace_start(dir, 3, 4, 0.0, err, sizeof err), 0, "%s", err);
+    run_logs_start(1, 0);
+    cr_assert_eq(trace_start(dir, 3, 4, 0.0, NULL, err, sizeof err), 0, "%s", err);
     cr_assert(trace_enabled());
-    trace_record(TRACK_COMPUTE, "forward", 2, 1.0, 1.0005);
-    trace_record(TRACK_COMM, "all_reduce", -1, 1.25, 1.5);
-    trace_record(TRACK_WAIT, "wait", -1, 2.0, 2.000001);
+    slice(TRACK_COMPUTE, "forward", 2, 1.0, 1.0005);
+    slice(TRACK_COMM, "all_reduce", -1, 1.25, 1.5);
+    slice(TRACK_WAIT, "wait", -1, 2.0, 2.000001);
     cr_assert_eq(trace_finish(err, sizeof err), 0, "%s", err);
     cr_assert(!trace_enabled());
+    events_forget();
     snprintf(path, sizeof path, "%s/rank_3.json", dir);
     const char *text = read_file(path);
     cr_expect_not_null(strstr(text, "{\"ph\":\"X\",\"pid\":3,\"tid\":0,\"cat\":\"compute\",\"name\":\"forward unit 2\","
@@ -48,6 +59,41 @@ Test(trace, the_writer_puts_each_event_on_its_track_in_microseconds)
     cr_expect_not_null(strstr(text, "\"name\":\"thread_name\",\"args\":{\"name\":\"communication\"}"), "%s", text);
 }
 
+/* The log and the timeline come from the same events: a unit's marks are the log's rows and
+ * its slice, a call is the log's row and its slice on the communication track, and what the
+ * timeline alone shows (a slice of its own) is no row of the log. */
+Test(trace, the_log_and_the_timeline_are_written_from_one_record)
+{
+    char err[256], path[128];
+    run_logs_start(1, 0);
+    cr_assert_eq(trace_start(dir, 0, 1, 0.0, NULL, err, sizeof err), 0, "%s", err);
+    TraceMark began = events_mark_begin("forward_start", 4, NULL, 10);
+    events_mark_end("forward_end", 4, began, "forward");
+    events_call(&(CallEvent){"all_reduce", CALL_BLOCKING, 6, 6, NULL, -1, -1,
+                             {"all_reduce", TRACK_COMM, {5.0, -1}, {5.5, -1}}});
+    slice(TRACK_COMPUTE, "data", -1, 6.0, 6.5);
+    size_t length = 0;
+    int whole = 0;
+    char *rows = comm_log_rows(7, &length, &whole);
+    cr_assert_not_null(rows);
+    cr_expect(whole);
+    cr_assert_eq(trace_finish(err, sizeof err), 0, "%s", err);
+    events_forget();
+    cr_expect_not_null(strstr(rows, "7,0,0.000,0,0,forward_start,4,,10,"), "%s", rows);
+    cr_expect_not_null(strstr(rows, ",forward_end,4,,"), "%s", rows);
+    cr_expect_not_null(strstr(rows, "7,2,"), "%s", rows);
+    cr_expect_not_null(strstr(rows, ",blocking,,all_reduce,6,6,,,,forward_end 4,,\n"), "%s", rows);
+    cr_expect_null(strstr(rows, "data"), "a slice of the timeline's own is a row of the log:\n%s", rows);
+    cr_expect_null(strstr(rows, "7,3,"), "%s", rows);
+    free(rows);
+    snprintf(path, sizeof path, "%s/rank_0.json", dir);
+    const char *text = read_file(path);
+    cr_expect_not_null(strstr(text, "\"name\":\"forward unit 4\""), "%s", text);
+    cr_expect_not_null(strstr(text, "\"name\":\"all_reduce\",\"ts\":5000000.000,\"dur\":500000.000"), "%s", text);
+    cr_expect_not_null(strstr(text, "\"name\":\"data\",\"ts\":6000000.000"), "%s", text);
+    cr_expect_null(strstr(text, "forward_start"), "a mark is no slice of its own:\n%s", text);
+}
+
 /* The number after "key": in line, or -1 when the line has no such key. */
 static double json_number(const char *line, const char *key)
 {
@@ -57,21 +103,22 @@ static double json_number(const char *line, const char *key)
     return at != NULL ? strtod(at + strlen(quoted), NULL) : -1;
 }
 
-/* Allocations and frees (set-up included: the history starts before the trace) come out as one
+/* Allocations and frees (set-up included: the memory track starts before the trace) come out as one
  * counter, a series per kind the run used; a counter of the code's own adds up its changes. */
 Test(trace, the_allocators_history_and_the_counters_are_counter_tracks)
 {
     char err[256], path[128];
-    mem_keep_history(1);
+    run_logs_start(1, 1);
     void *params = mem_alloc(1000000, MEM_PARAMS);
-    cr_assert_eq(trace_start(dir, 0, 1, 0.0, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(trace_start(dir, 0, 1, 0.0, NULL, err, sizeof err), 0, "%s", err);
     void *grads = mem_alloc(2000000, MEM_GRADS);
-    trace_count("in use (MB)", 2.5);
-    trace_count("in use (MB)", -1.0);
+    events_count("in use (MB)", 2.5);
+    events_count("in use (MB)", -1.0);
     mem_free(grads);
     cr_assert_eq(trace_finish(err, sizeof err), 0, "%s", err);
-    mem_keep_history(0);
     mem_free(params);
+    mem_set_listener(NULL);
+    events_forget();
     snprintf(path, sizeof path, "%s/rank_0.json", dir);
     const char *text = read_file(path);
     const char *memory[] = {"\"args\":{\"parameters\":1.000000,\"gradients\":0.000000}",

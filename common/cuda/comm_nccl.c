@@ -18,7 +18,6 @@
 #include "cuda_device.h"
 #include "staging.h"
 #include "timer.h"
-#include "trace.h"
 
 static const CommOps nccl_ops;
 
@@ -69,7 +68,7 @@ static int after_compute(Comm *comm, const char *operation, TraceMark *begin)
     NcclState *state = state_of(comm);
     CUDA_CALL(comm, operation, cudaEventRecord(state->compute_mark, cuda_compute_stream()));
     CUDA_CALL(comm, operation, cudaStreamWaitEvent(state->stream, state->compute_mark, 0));
-    *begin = trace_mark_on(state->stream);
+    *begin = events_now_on(state->stream);
     return 0;
 }
 
@@ -77,14 +76,15 @@ static int after_compute(Comm *comm, const char *operation, TraceMark *begin)
  * others wait for, so that whatever waits for the collective waits for the mark too. */
 static TraceMark collective_end(Comm *comm)
 {
-    return trace_mark_on(state_of(comm)->stream);
+    return events_now_on(state_of(comm)->stream);
 }
 
-/* A collective is queued: it lands on the trace from begin to end, and the call is counted. */
+/* A collective is queued: its slice runs from begin to end on its stream (comm_record_call
+ * records it with the call), and the call is counted. */
 static int queued(Comm *comm, const char *operation, TraceMark begin, TraceMark end, double started, double bytes,
                   int collectives)
 {
-    trace_span(TRACK_COMM, operation, -1, begin, end);
+    comm->span = (CallSpan){operation, TRACK_COMM, begin, end};
     return comm_count(comm, started, bytes, collectives);
 }
 

@@ -1,4 +1,4 @@
-/* The trace's clock on the GPU (trace.h's TraceDeviceClock). A mark is a CUDA event recorded
+/* The trace's clock on the GPU (events.h's TraceDeviceClock). A mark is a CUDA event recorded
  * on a stream; its time is how long after a reference event the GPU reached it, added to
  * the host time of the reference. The reference is recorded and waited for, so its host time
  * is when the GPU passed it, to within the wait's return (microseconds).
@@ -9,7 +9,7 @@
 #include "cuda_device.h"
 #include "grow.h"
 #include "timer.h"
-#include "trace.h"
+#include "events.h"
 
 static cudaEvent_t *markers;      /* created once, recorded again after each forget */
 static size_t used, created, capacity; /* given out since the last forget; made; room for */

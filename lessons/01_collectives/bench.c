@@ -10,7 +10,7 @@
 
 #include "alloc.h"
 #include "cli.h"
-#include "comm_log.h"
+#include "events.h"
 #include "device.h"
 #include "paths.h"
 #include "ring_allreduce.h"
@@ -100,9 +100,9 @@ static int run_all_reduce(Buffers *b) { return comm_all_reduce(b->comm, b->send,
  * it moves its chunks with sends and receives only. */
 static int run_ring(Buffers *b)
 {
-    comm_log_mark("ring_start", -1, b->send, b->count);
+    events_mark("ring_start", -1, b->send, b->count);
     int status = ring_all_reduce(b->comm, b->send, b->count);
-    comm_log_mark("ring_end", -1, b->send, b->count);
+    events_mark("ring_end", -1, b->send, b->count);
     return status;
 }
 static int run_reduce_scatter(Buffers *b) { return comm_reduce_scatter(b->comm, b->send, b->recv, block(b), REDUCE_SUM); }

@@ -75,7 +75,7 @@ int main(int argc, char **argv)
         return 2;
     }
     comm_set_wait_timeout(comm, opts.wait_timeout);
-    run_logs_start_comm_log(opts.comm_log_path != NULL);
+    run_logs_start(opts.comm_log_path != NULL, 0);
     int result;
     if (opts.verify_ring)
         result = verify_ring(comm, &opts);
