@@ -3,6 +3,7 @@
 from known alpha and beta are fitted back to them (exactly, and within the noise when noisy);
 a fit at 2 ranks predicts 4 ranks through the model's steps and factors; bad input is
 refused with one line. Run by tests/test_predict.c."""
+import json
 import os
 import subprocess
 import sys
@@ -132,6 +133,159 @@ class CommandLine(unittest.TestCase):
         self.assertIn("choose one with --backend", err)
         status, _, err = run_tool("fit", self.path, "--backend", "nccl")
         self.assertEqual(status, 0, err)
+
+
+# ---------------------------------------------------------------- the step model
+
+MS = 1e-3
+FITS = {name: (ALPHA, BETA) for name in ("all_reduce", "reduce_scatter", "all_gather")}
+UNITS = [(2, 100, 0), (1, 1000, 0), (0, 10000, 1)]  # backward order: unit, floats, bucket
+COMPUTE = {"data": 0.5 * MS, "optimizer": 2 * MS,
+           "uses": [("forward", 0, 1 * MS), ("forward", 1, 2 * MS), ("forward", 2, 1 * MS), ("forward", 0, 3 * MS),
+                    ("backward", 0, 3 * MS), ("backward", 2, 1 * MS), ("backward", 1, 2 * MS),
+                    ("embedding", 0, 1 * MS)]}
+OWN = 0.5 * MS + 7 * MS + 7 * MS  # data, forward, backward
+
+
+def time_of(collective, floats, ranks=2, element=4):
+    return predict.seconds(collective, ranks, element * floats, ALPHA, BETA)
+
+
+def step_of(strategy, ranks=2, progress="async", fits=FITS):
+    streams, own = predict.simulate(strategy, COMPUTE, UNITS, ranks, fits, progress)
+    return streams.compute_free, own
+
+
+class Step(unittest.TestCase):
+    def test_flat_waits_for_one_all_reduce_of_everything(self):
+        step, own = step_of("flat")
+        self.assertAlmostEqual(own, OWN + 2 * MS)
+        self.assertAlmostEqual(step, OWN + time_of("all_reduce", 11100) + 2 * MS)
+
+    def test_overlap_on_a_fast_link_exposes_only_the_last_unit(self):
+        # unit 2 is final at 11.5 ms, unit 1 at 13.5 ms: both sent long before unit 0 is, at 14.5 ms
+        step, _ = step_of("overlap")
+        self.assertAlmostEqual(step, OWN + time_of("all_reduce", 10000) + 2 * MS)
+
+    def test_overlap_on_a_slow_link_queues_the_units(self):
+        slow = {name: (1 * MS, 0.0) for name in FITS}  # every all-reduce at 2 ranks: 2 ms
+        step, _ = step_of("overlap", fits=slow)
+        # unit 2 from 11.5 to 13.5, unit 1 from 13.5 to 15.5, unit 0 from 15.5 to 17.5; then AdamW
+        self.assertAlmostEqual(step, 17.5 * MS + 2 * MS)
+
+    def test_buckets_send_their_units_together(self):
+        slow = {name: (1 * MS, 0.0) for name in FITS}
+        step, _ = step_of("bucketed", fits=slow)
+        # bucket 0 (units 2 and 1) once unit 1 is final at 13.5 ms, to 15.5; bucket 1 (unit 0) 15.5 to 17.5
+        self.assertAlmostEqual(step, 17.5 * MS + 2 * MS)
+
+    def test_zero1_shards_adamw_between_its_two_collectives(self):
+        step, own = step_of("zero1", ranks=4)
+        self.assertAlmostEqual(own, OWN + 0.5 * MS)
+        self.assertAlmostEqual(step, OWN + time_of("reduce_scatter", 11100, 4) + 0.5 * MS
+                               + time_of("all_gather", 11100, 4))
+
+    def test_mixed_sends_half_the_bytes_of_zero2(self):
+        step16, _ = step_of("mixed")
+        step32, _ = step_of("zero2")
+        self.assertAlmostEqual(step32 - step16, time_of("reduce_scatter", 10000) - time_of("reduce_scatter", 10000, 2, 2)
+                               + time_of("all_gather", 11100) - time_of("all_gather", 11100, 2, 2))
+
+    def test_zero3_waiting_in_calls_exposes_every_gather(self):
+        step, _ = step_of("zero3", progress="calls")
+        uses = [u for p, u, _ in COMPUTE["uses"] if p != "embedding"]
+        gathers = sum(time_of("all_gather", dict((u, c) for u, c, _ in UNITS)[u]) for u in uses)
+        scatters = sum(time_of("reduce_scatter", c) for _, c, _ in UNITS)
+        self.assertAlmostEqual(step, OWN + gathers + scatters + 1 * MS)
+
+    def test_zero3_prefetching_hides_the_gathers_behind_compute(self):
+        step, _ = step_of("zero3")
+        first = time_of("all_gather", 10000)
+        self.assertAlmostEqual(step, OWN + first + time_of("reduce_scatter", 10000) + 1 * MS)
+
+    def test_zero3_prefetches_one_use_ahead_on_a_slow_link(self):
+        # every all-gather 1.5 ms: the gather for use 0 from 0.5 to 2 ms, use 0 from 2 to 3 ms while the
+        # next gather runs from 2 to 3.5, use 1 from 3.5 to 5.5, use 2 from 5.5 to 6.5, use 3 (waiting for
+        # its gather) from 7 to 10, then 10 to 13, 13 to 14 and (its gather done at 14.5) 14.5 to 16.5, the
+        # embedding's backward (no gather) to 17.5, unit 0's reduce-scatter, then AdamW on half
+        fits = dict(FITS, all_gather=(1.5 * MS, 0.0))
+        step, _ = step_of("zero3", fits=fits)
+        self.assertAlmostEqual(step, 17.5 * MS + time_of("reduce_scatter", 10000) + 1 * MS)
+
+    def test_model_state_follows_zeros_accounting(self):
+        total = 11100
+        self.assertEqual(predict.model_state_bytes("bucketed", UNITS, 4), 16 * total)
+        self.assertEqual(predict.model_state_bytes("zero1", UNITS, 4), 8 * total + 2 * total)
+        self.assertEqual(predict.model_state_bytes("zero3", UNITS, 4), 4 * total + 8 * 10000)
+
+
+def trace_text(steps):
+    """A lesson 00 trace of `steps` steps, each step's slices 1 ms longer than the last."""
+    events, ts = [], 0.0
+    names = ["data", "forward unit 0", "forward unit 1", "forward unit 2", "forward unit 0", "backward unit 0",
+             "backward unit 2", "backward unit 1", "backward embedding unit 0", "optimizer step"]
+    for step in range(steps):
+        start = ts
+        for name in names:
+            events.append({"ph": "X", "pid": 0, "tid": 0, "name": name, "ts": ts, "dur": 1000.0 * (step + 1)})
+            ts += 1000.0 * (step + 1)
+        events.insert(len(events) - len(names), {"ph": "X", "pid": 0, "tid": 0, "name": f"step#{step + 1}",
+                                                 "ts": start, "dur": ts - start})
+    return json.dumps({"traceEvents": events})
+
+
+class StepTool(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        with open(os.path.join(self.dir, "rank_0.json"), "w") as f:
+            f.write(trace_text(4))
+        with open(os.path.join(self.dir, "plan.csv"), "w") as f:
+            f.write("unit,count,bytes,bucket\n" + "".join(f"{u},{c},{4 * c},{b}\n" for u, c, b in UNITS))
+        with open(os.path.join(self.dir, "links.csv"), "w") as f:
+            f.write(csv_text(rows("all_reduce", 2) + rows("reduce_scatter", 2) + rows("all_gather", 2)))
+
+    def tearDown(self):
+        for name in os.listdir(self.dir):
+            os.remove(os.path.join(self.dir, name))
+        os.rmdir(self.dir)
+
+    def test_the_compute_is_the_median_of_the_steps_after_the_first(self):
+        compute = predict.read_compute(self.dir)  # steps 2, 3, 4: 2, 3 and 4 ms a slice
+        self.assertAlmostEqual(compute["data"], 3 * MS)
+        self.assertAlmostEqual(compute["optimizer"], 3 * MS)
+        self.assertEqual([(p, u) for p, u, _ in compute["uses"]], [(p, u) for p, u, _ in COMPUTE["uses"]])
+        self.assertTrue(all(abs(d - 3 * MS) < 1e-12 for _, _, d in compute["uses"]))
+
+    def test_step_prints_the_step_its_parts_and_the_timeline(self):
+        timeline = os.path.join(self.dir, "timeline.csv")
+        status, out, err = run_tool("step", "flat", "--ranks", "2", "--trace", self.dir, "--units",
+                                    os.path.join(self.dir, "plan.csv"), "--links", os.path.join(self.dir, "links.csv"),
+                                    "--tokens", "1024", "--timeline", timeline)
+        self.assertEqual(status, 0, err)
+        expected = 3 * 10 + 1e3 * time_of("all_reduce", 11100)
+        self.assertIn("step %.3f ms" % expected, out)
+        self.assertIn("tokens/s %.0f" % (2 * 1024 / (expected / 1e3)), out)
+        with open(timeline) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(lines[0], "rank,track,start_ms,end_ms,name")
+        self.assertIn("0,1,", "\n".join(lines))
+        status, _, err = run_tool("step", "flat", "--ranks", "2", "--trace", self.dir, "--units",
+                                  os.path.join(self.dir, "plan.csv"), "--links", os.path.join(self.dir, "links.csv"),
+                                  "--timeline", timeline)
+        self.assertEqual(status, 2)
+        self.assertIn("exists", err)
+
+    def test_bad_step_input_is_one_line_and_status_2(self):
+        plan, links = os.path.join(self.dir, "plan.csv"), os.path.join(self.dir, "links.csv")
+        for args, words in [(["--trace", "/nonexistent", "--units", plan, "--links", links], "cannot read"),
+                            (["--trace", self.dir, "--units", links, "--links", links], "no columns unit"),
+                            (["--trace", self.dir, "--units", plan, "--links", plan], "no column backend"),
+                            (["--ranks", "1", "--trace", self.dir, "--units", plan, "--links", links], "2 or more")]:
+            argv = ["step", "overlap"] + (["--ranks", "2"] if "--ranks" not in args else []) + args
+            status, out, err = run_tool(*argv)
+            self.assertEqual((status, out), (2, ""), args)
+            self.assertEqual(len(err.strip().splitlines()), 1, err)
+            self.assertIn(words, err)
 
 
 if __name__ == "__main__":

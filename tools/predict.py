@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Predicts what a collective costs from a model of the link, fitted to lesson 01's measurements.
+"""Predicts what a collective and a training step cost, from a model of the link fitted to lesson
+01's measurements and lesson 00's compute.
 
   tools/predict.py fit COLLECTIVES.csv [--backend NAME] [--min-size B] [--max-size B]
       each collective's latency (alpha) and bandwidth (1 / beta), fitted to the rows of
@@ -9,6 +10,14 @@
   tools/predict.py collective NAME --ranks N --size BYTES --from COLLECTIVES.csv [fit flags]
       the time of one collective NAME (all_reduce, reduce_scatter, all_gather, broadcast) of
       BYTES (the whole buffer, as lesson 01 counts it) on N >= 2 ranks, from the fitted link
+  tools/predict.py step STRATEGY --ranks N --trace DIR --units PLAN.csv --links COLLECTIVES.csv
+                   [--progress async|calls] [--tokens T] [--timeline FILE] [fit flags]
+      one training step of STRATEGY (flat, overlap, bucketed, zero1, zero2, zero3, mixed: lessons
+      03, 04, 05, 07, 08, 09, 10) on N >= 2 ranks: lesson 00's compute from its --trace DIR (at one
+      rank's share of the batch), the units from `05_bucketed_ddp plan --csv PLAN.csv`, each
+      collective priced by the link fitted to COLLECTIVES.csv; prints the step, its exposed
+      communication, tokens/s (T: one rank's tokens a step) and the model state per rank
+      (docs/scale.md, "The step model")
 
 The model (alpha-beta, over a ring, as NCCL and MPICH run large messages): a collective of n
 bytes on N ranks takes  steps(N) x alpha + factor(N) x n x beta,  where alpha is the cost of
@@ -26,8 +35,12 @@ much as large ones. A fit at one N predicts another N through steps(N) and facto
 the model's claim, which runs at several N test.
 """
 import argparse
+import bisect
+import collections
 import csv
+import json
 import math
+import os
 import signal
 import sys
 
@@ -153,6 +166,215 @@ def print_prediction(by_collective, collective, ranks, size):
         collective, size, ranks, predicted * 1e6, algbw, algbw * FACTOR[collective](ranks)))
 
 
+# ---------------------------------------------------------------- the step model
+
+STRATEGIES = {
+    # name: (lesson, what it does each step)
+    "flat": ("03", "one all-reduce of every gradient after the backward pass"),
+    "overlap": ("04", "an all-reduce per unit, started as the unit's gradients are final"),
+    "bucketed": ("05", "an all-reduce per bucket of --bucket-mb, started as its last unit's gradients are final"),
+    "zero1": ("07", "one reduce-scatter after the backward pass, AdamW on 1/N, one all-gather"),
+    "zero2": ("08", "a reduce-scatter per unit during the backward pass, AdamW on 1/N, one all-gather"),
+    "zero3": ("09", "an all-gather per unit before each use (the next one prefetched), a reduce-scatter per unit"),
+    "mixed": ("10", "zero2 with the gradients and parameters sent in 16 bits"),
+}
+
+
+def median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def read_compute(directory):
+    """Lesson 00's compute from its trace (rank_0.json), in the order a step runs it: each
+    use of a unit ("forward", unit) and ("backward", unit), the embedding's backward as
+    ("embedding", 0), then data loading and the optimizer step; each the median seconds over
+    the traced steps after the first (which warms the caches). Returns
+    {"uses": [(pass, unit, seconds)], "data": seconds, "optimizer": seconds}."""
+    path = os.path.join(directory, "rank_0.json")
+    try:
+        with open(path, encoding="utf-8") as file:
+            slices = [e for e in json.load(file)["traceEvents"] if e.get("ph") == "X" and e.get("tid") == 0]
+    except OSError as error:
+        raise Refusal(f"{path}: cannot read: {error.strerror}")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise Refusal(f"{path}: not a trace (--trace DIR writes one)")
+    starts = sorted(e["ts"] for e in slices if str(e.get("name")).startswith("step#"))
+    if len(starts) < 2:
+        raise Refusal(f"{path}: needs 2 or more traced steps (the first is left out)")
+    steps = [[] for _ in starts]
+    for e in sorted(slices, key=lambda e: e["ts"]):
+        index = bisect.bisect_right(starts, e["ts"]) - 1
+        if index >= 0 and not str(e["name"]).startswith("step#"):
+            steps[index].append((slice_kind(e["name"]), e["dur"] / 1e6))
+    steps = steps[1:]
+    if any([kind for kind, _ in step] != [kind for kind, _ in steps[0]] for step in steps):
+        raise Refusal(f"{path}: the traced steps do not run the same slices")
+    kinds = [kind for kind, _ in steps[0]]
+    seconds_of = [median([step[i][1] for step in steps]) for i in range(len(kinds))]
+    compute = {"uses": [], "data": 0.0, "optimizer": 0.0}
+    for kind, duration in zip(kinds, seconds_of):
+        if kind[0] in ("data", "optimizer"):
+            compute[kind[0]] += duration
+        else:
+            compute["uses"].append((kind[0], kind[1], duration))
+    if not any(p == "forward" for p, _, _ in compute["uses"]):
+        raise Refusal(f"{path}: no forward slices per unit (is it lesson 00's --trace?)")
+    return compute
+
+
+def slice_kind(name):
+    """(pass, unit) of a compute slice's name: ("forward", 3), ("embedding", 0), ("data", None)."""
+    words = str(name).split()
+    if len(words) == 3 and words[0] in ("forward", "backward") and words[1] == "unit":
+        return (words[0], int(words[2]))
+    if name == "backward embedding unit 0":
+        return ("embedding", 0)
+    if name in ("data", "optimizer step"):
+        return (name.split()[0], None)
+    raise Refusal(f"a compute slice the model does not know: {name}")
+
+
+def read_units(path):
+    """The units' sizes and buckets from `05_bucketed_ddp plan --csv PATH`: [(unit, count,
+    bucket)] in the order the backward pass finishes them (L+1 .. 0)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as file:
+            reader = csv.DictReader(file)
+            if not {"unit", "count", "bucket"} <= set(reader.fieldnames or []):
+                raise Refusal(f"{path}: no columns unit, count and bucket (is it 05_bucketed_ddp plan --csv output?)")
+            units = [(int(row["unit"]), int(row["count"]), int(row["bucket"])) for row in reader]
+    except OSError as error:
+        raise Refusal(f"{path}: cannot read: {error.strerror}")
+    except (UnicodeDecodeError, csv.Error, ValueError, TypeError):
+        raise Refusal(f"{path}: unit, count and bucket must be whole numbers in every row")
+    if not units or sorted(u for u, _, _ in units) != list(range(len(units))):
+        raise Refusal(f"{path}: needs one row per unit, 0 .. L+1")
+    return units
+
+
+class Streams:
+    """One step on one rank: a compute stream and a communication stream, each running its
+    work in order; a collective starts when it is issued and the stream is free."""
+
+    def __init__(self, fits, ranks, progress):
+        self.fits, self.ranks, self.progress = fits, ranks, progress
+        self.compute_free = self.comm_free = 0.0
+        self.slices = []  # (track, start, end, name): 0 compute, 1 communication
+
+    def compute(self, name, seconds, not_before=0.0):
+        start = max(self.compute_free, not_before)
+        self.compute_free = start + seconds
+        self.slices.append((0, start, self.compute_free, name))
+        return start, self.compute_free
+
+    def collective(self, name, nbytes, issued):
+        if name not in self.fits:
+            raise Refusal(f"no measured rows of {name} to fit")
+        start = max(self.comm_free, issued)
+        self.comm_free = start + seconds(name, self.ranks, nbytes, *self.fits[name])
+        self.slices.append((1, start, self.comm_free, name))
+        return self.comm_free
+
+
+def groups_of(strategy, units):
+    """The gradient collectives of a step: [(units, bytes as floats)] in the order they are issued."""
+    if strategy in ("flat", "zero1"):
+        return [([u for u, _, _ in units], sum(c for _, c, _ in units))]
+    if strategy == "bucketed":
+        buckets = collections.OrderedDict()
+        for unit, count, bucket in units:
+            buckets.setdefault(bucket, []).append((unit, count))
+        return [([u for u, _ in members], sum(c for _, c in members)) for members in buckets.values()]
+    return [([unit], count) for unit, count, _ in units]
+
+
+def simulate(strategy, compute, units, ranks, fits, progress):
+    """The step's two streams under the model: returns the Streams and the compute's own seconds."""
+    streams = Streams(fits, ranks, progress)
+    element = 2 if strategy == "mixed" else 4
+    count_of = {unit: count for unit, count, _ in units}
+    grad_op = "all_reduce" if strategy in ("flat", "overlap", "bucketed") else "reduce_scatter"
+    sharded_optimizer = strategy not in ("flat", "overlap", "bucketed")
+    groups = groups_of(strategy, units)
+    streams.compute("data", compute["data"])
+    uses = compute["uses"]
+    backward_start = next(i for i, (p, _, _) in enumerate(uses) if p != "forward")
+    ready_at, pending = {}, list(groups)
+    gathered = [None] * len(uses)
+
+    def gather(i, issued):  # ZeRO-3: the parameters of use i, unless it needs none
+        if strategy == "zero3" and i < len(uses) and uses[i][0] != "embedding" and gathered[i] is None:
+            gathered[i] = streams.collective("all_gather", element * count_of[uses[i][1]], issued)
+
+    overlapped = progress == "async" and strategy not in ("flat", "zero1")
+    if progress == "async":
+        gather(0, streams.compute_free)
+    for i, (kind, unit, duration) in enumerate(uses):
+        if progress != "async":
+            gather(i, streams.compute_free)  # asked for when needed, and waited for
+        name = f"{'backward' if kind == 'embedding' else kind} unit {unit}"
+        start, end = streams.compute(name, duration, gathered[i] or 0.0)
+        if progress == "async":
+            gather(i + 1, start)  # the next use's parameters, while this one computes
+        if i >= backward_start and (unit != 0 or kind == "embedding"):  # the unit's gradients are final
+            ready_at[unit] = end
+            while overlapped and pending and all(u in ready_at for u in pending[0][0]):
+                streams.collective(grad_op, element * pending.pop(0)[1], end)
+    for _, count in pending:  # what waits for the backward pass to end
+        streams.collective(grad_op, element * count, streams.compute_free)
+    optimizer = compute["optimizer"] / (ranks if sharded_optimizer else 1)
+    streams.compute("optimizer step", optimizer, streams.comm_free)
+    if strategy in ("zero1", "zero2", "mixed"):
+        streams.compute_free = streams.collective("all_gather", element * sum(count_of.values()), streams.compute_free)
+    own = compute["data"] + sum(d for _, _, d in uses) + optimizer
+    return streams, own
+
+
+def model_state_bytes(strategy, units, ranks):
+    """Bytes per rank of parameters, gradients and AdamW's m and v, all fp32, as the ZeRO paper
+    counts model state (16 bytes a parameter, unsharded): activations and buffers left out."""
+    total = sum(c for _, c, _ in units)
+    largest = max(c for _, c, _ in units)
+    return {"flat": 16 * total, "overlap": 16 * total, "bucketed": 16 * total,
+            "zero1": 8 * total + 8 * total / ranks, "zero2": 4 * total + 12 * total / ranks,
+            "mixed": 4 * total + 12 * total / ranks,
+            "zero3": 16 * total / ranks + 2 * 4 * largest}[strategy]
+
+
+def print_step(args):
+    if args.ranks < 2:
+        raise Refusal("--ranks must be 2 or more (one rank sends nothing)")
+    compute = read_compute(args.trace)
+    units = read_units(args.units)
+    by_collective = read_rows(args.links, args.backend, (args.min_size, args.max_size))
+    fits = {collective: fit(rows) for collective, rows in by_collective.items()}
+    streams, own = simulate(args.strategy, compute, units, args.ranks, fits, args.progress)
+    step = streams.compute_free
+    lesson, what = STRATEGIES[args.strategy]
+    print(f"{args.strategy} (lesson {lesson}: {what}) on {args.ranks} ranks, progress {args.progress}")
+    print("step %.3f ms = compute %.3f ms + exposed communication %.3f ms (communicating %.3f ms in all)" % (
+        1e3 * step, 1e3 * own, 1e3 * (step - own), 1e3 * sum(e - s for t, s, e, _ in streams.slices if t == 1)))
+    if args.tokens:
+        print("tokens/s %.0f (%d ranks x %d tokens a step)" % (args.ranks * args.tokens / step, args.ranks,
+                                                               args.tokens))
+    print("model state per rank %.3f MB (fp32 parameters, gradients, m and v; ZeRO's accounting)" % (
+        model_state_bytes(args.strategy, units, args.ranks) / 1e6))
+    if args.timeline:
+        write_timeline(args.timeline, streams.slices)
+
+
+def write_timeline(path, slices):
+    """The step's slices in analyze_traces' timeline.csv columns, for scripts/report/timeline.gp."""
+    if os.path.exists(path):
+        raise Refusal(f"--timeline {path}: exists; this tool writes a new file only")
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("rank,track,start_ms,end_ms,name\n")
+        for track, start, end, name in slices:
+            out.write("0,%d,%.4f,%.4f,%s\n" % (track, 1e3 * start, 1e3 * end, name))
+
+
 def bytes_given(text):
     """A size in bytes, with lesson 01's suffixes: K, M, G = 2^10, 2^20, 2^30."""
     scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
@@ -184,6 +406,18 @@ def parse_arguments(argv):
     one.add_argument("--size", type=bytes_given, required=True, help="bytes of the whole buffer (K, M, G allowed)")
     one.add_argument("--from", dest="csv", required=True, help="01_collectives --csv output to fit")
     add_fit_flags(one)
+    step = commands.add_parser("step", help="predict one training step of a strategy")
+    step.add_argument("strategy", choices=list(STRATEGIES))
+    step.add_argument("--ranks", type=int, required=True)
+    step.add_argument("--trace", required=True, help="lesson 00's --trace DIR, at one rank's share of the batch")
+    step.add_argument("--units", required=True, help="05_bucketed_ddp plan --csv output, for the same shape")
+    step.add_argument("--links", required=True, help="01_collectives --csv output to fit")
+    step.add_argument("--progress", choices=("async", "calls"), default="async",
+                      help="async: a started collective runs beside the compute (NCCL); calls: only inside "
+                           "communicator calls, so it runs when waited for (MPI without a progress thread)")
+    step.add_argument("--tokens", type=int, default=0, help="tokens one rank trains on a step (B/N x T), for tokens/s")
+    step.add_argument("--timeline", help="also write the step's slices here, in analyze_traces' timeline.csv columns")
+    add_fit_flags(step)
     return parser.parse_args(argv)
 
 
@@ -194,6 +428,9 @@ def main(argv):
         return 0
     args = parse_arguments(argv)
     try:
+        if args.command == "step":
+            print_step(args)
+            return 0
         if args.command == "collective" and args.ranks < 2:
             raise Refusal("--ranks must be 2 or more (one rank sends nothing)")
         by_collective = read_rows(args.csv, args.backend, (args.min_size, args.max_size))
