@@ -45,6 +45,9 @@ MEMORY_COLUMNS = """stage:stage:s ranks:ranks:s params_mb:params_MB:.3f grads_mb
     activations_mb:activations_MB:.3f"""
 YOURS_COLUMNS = """lesson:lesson:s steps:steps:s last_loss:your_last_loss:.6f reference_last_loss:reference:.6f
     largest_rel_diff:largest_relative_difference:.3g"""
+PREDICTED_COLUMNS = """lesson:lesson:s strategy:model:s predicted_step_ms:predicted_step_ms:.3f
+    predicted_exposed_ms:predicted_exposed_comm_ms:.3f measured_step_ms:measured_step_ms:.3f error_pct:error_%:+.1f"""
+PREDICTED_YOURS_COLUMNS = " yours_step_ms:your_step_ms:.3f yours_error_pct:your_error_%:+.1f"
 CLUSTER_COLUMNS = """lesson:strategy:s network:network:s step_ms:step_ms:.2f comm_ms:comm_ms:.2f
     tokens_per_s:tokens/s:.0f vs_shared_memory:tokens/s_vs_shared_memory:.2f"""
 CLUSTER_BUSBW_COLUMNS = """network:network:s size:size_(B):.0f busbw_GBps:busbw_(GB/s):.3f
@@ -318,6 +321,7 @@ class Report:
         self.memory_lessons = [lesson for lesson in lessons
                                if lesson.startswith("00_") or "zero" in lesson or "mixed" in lesson]
         self.cluster = os.path.isfile(f"{runs}/cluster.csv") and os.path.isfile(f"{runs}/cluster_busbw.csv")
+        self.predicted = [lesson for lesson in lessons if os.path.isfile(f"{runs}/predict/{lesson}.csv")]
 
     def plot(self, script, name, variables):
         publish(f"{self.plots}/{name}.svg", gnuplot(script, name, variables))
@@ -327,7 +331,7 @@ class Report:
         def matching(folder, start, end):  # FOLDER/START*END, hidden files left out
             return [f"{folder}/{name}" for name in sorted(os.listdir(folder))
                     if name.startswith(start) and name.endswith(end) and not name.startswith(".")]
-        stale = [f"{self.data}/yours.csv"] + matching(self.plots, "", "yours.svg")
+        stale = [f"{self.data}/yours.csv", f"{self.data}/predicted.csv"] + matching(self.plots, "", "yours.svg")
         stale += matching(self.data, "cluster", ".csv") + matching(self.plots, "cluster", ".svg")
         for path in stale:
             if os.path.lexists(path):
@@ -508,6 +512,34 @@ class Report:
         self.plot("cluster_busbw", "cluster_busbw", f"files='{files}'; names='{spaced(busbw_networks)}';\n"
                   f"        links='{link_files}'; link_names='{' '.join(links)}'")
 
+    def predicted_data(self):
+        """The step model's prediction of each lesson it models (runs/predict/, tools/predict.py) beside the
+        lesson's measured mean step (its summary), and how far off it was."""
+        def measured(summary, step):  # (the summary's mean step in ms, the prediction's error in %)
+            rows = read_csv(summary)[1] if os.path.isfile(summary) else []
+            seconds = number(field(rows[0], "step_time_avg_s")) if rows else None
+            if seconds is None:
+                return "", ""
+            error = None if step is None or seconds == 0 else 100 * (step - 1e3 * seconds) / (1e3 * seconds)
+            return formatted("%.4f", 1e3 * seconds), formatted("%.2f", error)
+
+        lines = [csv_line(["lesson", "strategy", "predicted_step_ms", "predicted_exposed_ms", "measured_step_ms",
+                           "error_pct", "yours_step_ms", "yours_error_pct"])]
+        for lesson in self.predicted:
+            predicted = read_csv(f"{self.runs}/predict/{lesson}.csv")[1]
+            if not predicted:
+                raise Stop(f"make_report: {self.runs}/predict/{lesson}.csv has no row")
+            step = number(field(predicted[0], "step_ms"))
+            lines.append(csv_line([lesson, field(predicted[0], "strategy"), formatted("%.4f", step),
+                                   field(predicted[0], "exposed_ms"),
+                                   *measured(f"{self.runs}/{lesson}.summary.csv", step),
+                                   *measured(f"{self.runs}/yours/{lesson}.summary.csv", step)]))
+        publish(f"{self.data}/predicted.csv", "".join(lines))
+
+    def predicted_columns(self):
+        """The table of predictions, with your runs' columns when the report has your runs."""
+        return PREDICTED_COLUMNS + (PREDICTED_YOURS_COLUMNS if self.yours_loss else "")
+
     def comparison_table_csv(self):
         """The comparison with times in ms and speed against lesson 00 (column speedup, added here;
         empty, "-" in the table, where either tokens/s is not a number or lesson 00's is 0)."""
@@ -564,6 +596,13 @@ Every number below comes from the files in <code>{runs}/</code>; the plot data i
 in communication calls; comm MB counts an all-reduce of n bytes as 2n; vs lesson 00 is tokens/s against the
 single device.</p>
 """, table_html(f"{self.data}/comparison_table.csv", COMPARISON_COLUMNS)]
+        if self.predicted:
+            page += ["""<h2 id="predicted">Predicted against measured</h2>
+<p class="note">The step model (tools/predict.py step, docs/scale.md): lesson 00's compute at one rank's share
+of the batch, the units and buckets of lesson 05's plan, every collective priced by a line fitted to lesson 01's
+measurements; against each lesson's measured mean step above (and yours, with --student). Negative: the model
+predicted a shorter step.</p>
+""", table_html(f"{self.data}/predicted.csv", self.predicted_columns())]
         if self.yours_loss:
             page += ["""<h2 id="yours">Your runs beside the reference</h2>
 <p class="note">Your versions (build/lessons/, scripts/run_course.sh --student) with the same flags;
@@ -611,6 +650,9 @@ Run flags: `{self.config}`, {self.ranks} ranks. Made {made}. The page with every
 ![loss curves](plots/loss.svg) ![distance from lesson 00](plots/loss_drift.svg)
 
 """]
+        if self.predicted:
+            md += ["## Predicted against measured (tools/predict.py step, docs/scale.md)\n\n",
+                   table_md(f"{self.data}/predicted.csv", self.predicted_columns()), "\n"]
         if self.yours_loss:
             md += ["## Your runs beside the reference\n\n", table_md(f"{self.data}/yours.csv", YOURS_COLUMNS),
                    "\n![your loss over the reference's](plots/loss_yours.svg)\n"]
@@ -718,6 +760,8 @@ def make_report(ranks, config, runs, report_dir):
     if report.cluster:
         report.cluster_data_and_plots()
     publish(f"{report.data}/comparison_table.csv", report.comparison_table_csv())
+    if report.predicted:
+        report.predicted_data()
     made = made_on()
     publish(f"{report_dir}/index.html", report.index_html(made))
     publish(f"{report_dir}/summary.md", report.summary_md(made))

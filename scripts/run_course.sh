@@ -5,7 +5,8 @@
 #
 # Writes DIR (default runs/): lesson 00 on one device (train, then profile); lesson 01's
 # collective benchmark (collectives.csv); lessons 02-10 on 2 ranks (NN_name.csv per step and
-# NN_name.summary.csv); a short traced run of each lesson (traces/NN_name/, analysed);
+# NN_name.summary.csv); a short traced run of each lesson (traces/NN_name/, analysed); the
+# step model's prediction of lessons 03-05 and 07-10 (predict/NN_name.csv, docs/scale.md);
 # lesson 05's bucket-size sweep (bucket_sweep.csv); PyTorch's own DDP and ZeRO-1 when
 # python3-torch is installed, and its FSDP when 'make torch' has installed a PyTorch that
 # runs it (scripts/pytorch_ddp.sh); one comparison table of them all (comparison.csv); and the model state per rank
@@ -61,13 +62,13 @@ fi
 trace_steps=$([ "$small" = 1 ] && echo 6 || echo 30)
 
 # The run's parts in order, with the seconds each took in one full run (2-core AMD EPYC,
-# Zen 4): lesson 00 train, profile, lesson 01, lessons 02-10, traces, bucket sweep,
-# PyTorch, comparison, ZeRO memory, report. The estimate of the time left scales the
+# Zen 4): lesson 00 train, profile, lesson 01, lessons 02-10, traces, the step model's
+# predictions (measured on a Zen 5), bucket sweep, PyTorch, comparison, ZeRO memory, report. The estimate of the time left scales the
 # parts still to come by how this run's pace so far compares with that one's. PyTorch's
 # part there was DDP and ZeRO-1 alone (188 s); its two FSDP runs are counted as as long
 # again (on a 2-core Emerald Rapids they took 0.99x as long as those two).
-part_seconds=(164 5 6 93 87 83 87 90 88 90 89 90 15 6 376 1 8 15)
-[ -n "$cluster" ] && part_seconds=("${part_seconds[@]:0:17}" 137 15)
+part_seconds=(164 5 6 93 87 83 87 90 88 90 89 90 15 2 6 376 1 8 15)
+[ -n "$cluster" ] && part_seconds=("${part_seconds[@]:0:18}" 137 15)
 [ "$student" = 1 ] && part_seconds=(95 90 90 90 95 95 95 95 95 15)
 part_index=0
 
@@ -128,6 +129,31 @@ run_yours() {
     return $status
 }
 
+# The step model's prediction of each lesson it models, into $runs/predict/NN_name.csv, from
+# lesson 00's compute at one rank's share of the batch ($ranks runs side by side, as the ranks
+# share this machine), lesson 05's units and buckets, and lesson 01's collectives.
+predict_lessons() {
+    local dir=$runs/predict batch length rows r lesson strategy
+    rm -rf "${dir:?}" && mkdir -p "$dir"
+    batch=$(build/solutions/00_single_device train "${config[@]}" --dry-run | awk '$1 == "config" && $2 == "batch" { print $3 }')
+    length=$(build/solutions/00_single_device train "${config[@]}" --dry-run | awk '$1 == "config" && $2 == "seq" { print $3 }')
+    rows=$((batch / ranks)) # one rank's share of the batch
+    for r in $(seq "$ranks"); do
+        build/solutions/00_single_device train "${config[@]}" --batch "$rows" --steps "$trace_steps" \
+            --val-every 0 --gen-tokens 0 --log-every 1000000 --trace "$dir/compute_$r" >/dev/null </dev/null &
+    done
+    wait
+    # shellcheck disable=SC2046 # the flags are words
+    build/solutions/05_bucketed_ddp plan "${config[@]}" $(lesson_flags 05_bucketed_ddp) --csv "$dir/plan.csv" >/dev/null
+    for lesson in 03_flat_ddp:flat 04_overlap_ddp:overlap 05_bucketed_ddp:bucketed 07_zero1:zero1 08_zero2:zero2 \
+        09_zero3:zero3 10_mixed_precision:mixed; do
+        strategy=${lesson#*:} lesson=${lesson%%:*}
+        tools/predict.py step "$strategy" --ranks "$ranks" --trace "$dir/compute_1" --units "$dir/plan.csv" \
+            --links "$runs/collectives.csv" --max-size 4M --tokens $((rows * length)) --csv "$dir/$lesson.csv" |
+            sed -n 2p | sed "s/^/-- $lesson: /"
+    done
+}
+
 if [ "$student" = 1 ]; then
     [ -f "$runs/comparison.csv" ] || { echo "run_course: --student puts your runs beside the reference's:" \
         "run scripts/run_course.sh$([ "$small" = 1 ] && echo " --small") --runs $runs first" >&2; exit 1; }
@@ -170,6 +196,9 @@ for lesson in 00_single_device "${lessons[@]}"; do
     build/tools/analyze_traces "$runs/traces/$lesson" --timeline $((trace_steps - 1))
 done
 
+echo
+part "predicted against measured: the step model (tools/predict.py) of lessons 03-05 and 07-10"
+predict_lessons
 echo
 part "lesson 05: bucket-size sweep, $ranks ranks"
 mpiexec -n "$ranks" build/solutions/05_bucketed_ddp sweep "${config[@]}" --sizes "$sweep_sizes" \

@@ -11,13 +11,13 @@
       the time of one collective NAME (all_reduce, reduce_scatter, all_gather, broadcast) of
       BYTES (the whole buffer, as lesson 01 counts it) on N >= 2 ranks, from the fitted link
   tools/predict.py step STRATEGY --ranks N --trace DIR --units PLAN.csv --links COLLECTIVES.csv
-                   [--progress async|calls] [--tokens T] [--timeline FILE] [fit flags]
+                   [--progress async|calls] [--tokens T] [--timeline FILE] [--csv FILE] [fit flags]
       one training step of STRATEGY (flat, overlap, bucketed, zero1, zero2, zero3, mixed: lessons
       03, 04, 05, 07, 08, 09, 10) on N >= 2 ranks: lesson 00's compute from its --trace DIR (at one
       rank's share of the batch), the units from `05_bucketed_ddp plan --csv PLAN.csv`, each
       collective priced by the link fitted to COLLECTIVES.csv; prints the step, its exposed
-      communication, tokens/s (T: one rank's tokens a step) and the model state per rank
-      (docs/scale.md, "The step model")
+      communication, tokens/s (T: one rank's tokens a step) and the model state per rank, and
+      with --csv the same as a one-row CSV (docs/scale.md, "The step model")
 
 The model (alpha-beta, over a ring, as NCCL and MPICH run large messages): a collective of n
 bytes on N ranks takes  steps(N) x alpha + factor(N) x n x beta,  where alpha is the cost of
@@ -175,7 +175,8 @@ STRATEGIES = {
     "bucketed": ("05", "an all-reduce per bucket of --bucket-mb, started as its last unit's gradients are final"),
     "zero1": ("07", "one reduce-scatter after the backward pass, AdamW on 1/N, one all-gather"),
     "zero2": ("08", "a reduce-scatter per unit during the backward pass, AdamW on 1/N, one all-gather"),
-    "zero3": ("09", "an all-gather per unit before each use (the next one prefetched), a reduce-scatter per unit"),
+    "zero3": ("09", "an all-gather per unit before each use (the next one prefetched; a unit used again at once "
+                    "kept), a reduce-scatter per unit"),
     "mixed": ("10", "zero2 with the gradients and parameters sent in 16 bits"),
 }
 
@@ -304,8 +305,12 @@ def simulate(strategy, compute, units, ranks, fits, progress):
     ready_at, pending = {}, list(groups)
     gathered = [None] * len(uses)
 
-    def gather(i, issued):  # ZeRO-3: the parameters of use i, unless it needs none
-        if strategy == "zero3" and i < len(uses) and uses[i][0] != "embedding" and gathered[i] is None:
+    def gather(i, issued):  # ZeRO-3: the parameters of use i, unless it needs none or has them
+        if strategy != "zero3" or i >= len(uses) or uses[i][0] == "embedding" or gathered[i] is not None:
+            return
+        if i > 0 and uses[i - 1][1] == uses[i][1] and uses[i - 1][0] != "embedding":
+            gathered[i] = gathered[i - 1]  # used again at once (the LM head into backward): kept
+        else:
             gathered[i] = streams.collective("all_gather", element * count_of[uses[i][1]], issued)
 
     overlapped = progress == "async" and strategy not in ("flat", "zero1")
@@ -346,6 +351,9 @@ def model_state_bytes(strategy, units, ranks):
 def print_step(args):
     if args.ranks < 2:
         raise Refusal("--ranks must be 2 or more (one rank sends nothing)")
+    inputs = [os.path.join(args.trace, "rank_0.json"), args.units, args.links]
+    refuse_overwriting(args.timeline, "--timeline", inputs)
+    refuse_overwriting(args.csv, "--csv", inputs)
     compute = read_compute(args.trace)
     units = read_units(args.units)
     by_collective = read_rows(args.links, args.backend, (args.min_size, args.max_size))
@@ -362,19 +370,48 @@ def print_step(args):
     print("model state per rank %.3f MB (fp32 parameters, gradients, m and v; ZeRO's accounting)" % (
         model_state_bytes(args.strategy, units, args.ranks) / 1e6))
     if args.timeline:
-        write_timeline(args.timeline, streams.slices)
+        write_output(args.timeline, "--timeline", timeline_text(streams.slices))
+    if args.csv:
+        write_output(args.csv, "--csv", prediction_text(args, streams, own, units))
 
 
-def write_timeline(path, slices):
+def refuse_overwriting(path, flag, inputs):
+    """An output may replace anything but one of the inputs."""
+    if path and os.path.exists(path) and any(os.path.exists(i) and os.path.samefile(path, i) for i in inputs):
+        raise Refusal(f"{flag} {path}: is one of this step's inputs")
+
+
+def write_output(path, flag, text):
+    """path whole, through a temporary file renamed over it."""
+    temporary = f"{path}.tmp.{os.getpid()}"
+    try:
+        with open(temporary, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except OSError as error:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise Refusal(f"{flag} {path}: cannot write: {error.strerror}")
+
+
+def timeline_text(slices):
     """The step's slices in analyze_traces' timeline.csv columns, for scripts/report/timeline.gp."""
-    if os.path.exists(path):
-        raise Refusal(f"--timeline {path}: exists; this tool writes a new file only")
-    with open(path, "w", encoding="utf-8") as out:
-        out.write("rank,track,start_ms,end_ms,name\n")
-        for track, start, end, name in slices:
-            out.write("0,%d,%.4f,%.4f,%s\n" % (track, 1e3 * start, 1e3 * end, name))
+    return "rank,track,start_ms,end_ms,name\n" + "".join(
+        "0,%d,%.4f,%.4f,%s\n" % (track, 1e3 * start, 1e3 * end, name) for track, start, end, name in slices)
 
 
+PREDICTION_COLUMNS = ("strategy", "lesson", "ranks", "progress", "step_ms", "compute_ms", "exposed_ms",
+                      "communicating_ms", "tokens_per_s", "model_state_mb")
+
+
+def prediction_text(args, streams, own, units):
+    step = streams.compute_free
+    communicating = sum(e - s for t, s, e, _ in streams.slices if t == 1)
+    values = (args.strategy, STRATEGIES[args.strategy][0], args.ranks, args.progress, "%.4f" % (1e3 * step),
+              "%.4f" % (1e3 * own), "%.4f" % (1e3 * (step - own)), "%.4f" % (1e3 * communicating),
+              "%.1f" % (args.ranks * args.tokens / step) if args.tokens else "",
+              "%.6f" % (model_state_bytes(args.strategy, units, args.ranks) / 1e6))
+    return ",".join(PREDICTION_COLUMNS) + "\n" + ",".join(str(v) for v in values) + "\n"
 def bytes_given(text):
     """A size in bytes, with lesson 01's suffixes: K, M, G = 2^10, 2^20, 2^30."""
     scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
@@ -417,6 +454,7 @@ def parse_arguments(argv):
                            "communicator calls, so it runs when waited for (MPI without a progress thread)")
     step.add_argument("--tokens", type=int, default=0, help="tokens one rank trains on a step (B/N x T), for tokens/s")
     step.add_argument("--timeline", help="also write the step's slices here, in analyze_traces' timeline.csv columns")
+    step.add_argument("--csv", help="also write the prediction here as a one-row CSV")
     add_fit_flags(step)
     return parser.parse_args(argv)
 
