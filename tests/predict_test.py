@@ -181,16 +181,22 @@ class Step(unittest.TestCase):
         self.assertAlmostEqual(step, 17.5 * MS + 2 * MS)
 
     def test_zero1_shards_adamw_between_its_two_collectives(self):
-        step, own = step_of("zero1", ranks=4)
+        step, own = step_of("zero1", ranks=4)  # a reduce-scatter and an all-gather per unit, each blocking
         self.assertAlmostEqual(own, OWN + 0.5 * MS)
-        self.assertAlmostEqual(step, OWN + time_of("reduce_scatter", 11100, 4) + 0.5 * MS
-                               + time_of("all_gather", 11100, 4))
+        self.assertAlmostEqual(step, OWN + sum(time_of("reduce_scatter", c, 4) for _, c, _ in UNITS) + 0.5 * MS
+                               + sum(time_of("all_gather", c, 4) for _, c, _ in UNITS))
+
+    def test_zero2_blocks_in_each_hook_on_its_reduce_scatter(self):
+        slow = dict(FITS, reduce_scatter=(1 * MS, 0.0))  # 1 ms each at 2 ranks
+        step, _ = step_of("zero2", fits=slow)
+        # each unit's backward, then its reduce-scatter before the next unit computes: three ms more
+        self.assertAlmostEqual(step, OWN + 3 * MS + 1 * MS + sum(time_of("all_gather", c) for _, c, _ in UNITS))
 
     def test_mixed_sends_half_the_bytes_of_zero2(self):
         step16, _ = step_of("mixed")
         step32, _ = step_of("zero2")
-        self.assertAlmostEqual(step32 - step16, time_of("reduce_scatter", 10000) - time_of("reduce_scatter", 10000, 2, 2)
-                               + time_of("all_gather", 11100) - time_of("all_gather", 11100, 2, 2))
+        self.assertAlmostEqual(step32 - step16, sum(time_of(op, c) - time_of(op, c, 2, 2) for _, c, _ in UNITS
+                                                     for op in ("reduce_scatter", "all_gather")))
 
     def test_zero3_waiting_in_calls_exposes_every_gather(self):
         step, _ = step_of("zero3", progress="calls")
@@ -203,16 +209,18 @@ class Step(unittest.TestCase):
     def test_zero3_prefetching_hides_the_gathers_behind_compute(self):
         step, _ = step_of("zero3")
         first = time_of("all_gather", 10000)
-        self.assertAlmostEqual(step, OWN + first + time_of("reduce_scatter", 10000) + 1 * MS)
+        scatters = sum(time_of("reduce_scatter", c) for _, c, _ in UNITS)  # each blocks its hook
+        self.assertAlmostEqual(step, OWN + first + scatters + 1 * MS)
 
     def test_zero3_prefetches_one_use_ahead_on_a_slow_link(self):
         # every all-gather 1.5 ms: the gather for use 0 from 0.5 to 2 ms, use 0 from 2 to 3 ms while the
         # next gather runs from 2 to 3.5, use 1 from 3.5 to 5.5, use 2 from 5.5 to 6.5, use 3 (waiting for
         # its gather) from 7 to 10, then 10 to 13, 13 to 14 and (its gather done at 14.5) 14.5 to 16.5, the
-        # embedding's backward (no gather) to 17.5, unit 0's reduce-scatter, then AdamW on half
+        # embedding's backward (no gather) to 17.5; each unit's reduce-scatter blocks its hook, and
+        # unit 2's waits for the last gather (to 14.5) to leave the link; then AdamW on half
         fits = dict(FITS, all_gather=(1.5 * MS, 0.0))
         step, _ = step_of("zero3", fits=fits)
-        self.assertAlmostEqual(step, 17.5 * MS + time_of("reduce_scatter", 10000) + 1 * MS)
+        self.assertAlmostEqual(step, 17.5 * MS + sum(time_of("reduce_scatter", c) for _, c, _ in UNITS) + 1 * MS)
 
     def test_model_state_follows_zeros_accounting(self):
         total = 11100

@@ -173,8 +173,8 @@ STRATEGIES = {
     "flat": ("03", "one all-reduce of every gradient after the backward pass"),
     "overlap": ("04", "an all-reduce per unit, started as the unit's gradients are final"),
     "bucketed": ("05", "an all-reduce per bucket of --bucket-mb, started as its last unit's gradients are final"),
-    "zero1": ("07", "one reduce-scatter after the backward pass, AdamW on 1/N, one all-gather"),
-    "zero2": ("08", "a reduce-scatter per unit during the backward pass, AdamW on 1/N, one all-gather"),
+    "zero1": ("07", "a reduce-scatter per unit after the backward pass, AdamW on 1/N, an all-gather per unit"),
+    "zero2": ("08", "a reduce-scatter per unit in its hook (blocking), AdamW on 1/N, an all-gather per unit"),
     "zero3": ("09", "an all-gather per unit before each use (the next one prefetched; a unit used again at once "
                     "kept), a reduce-scatter per unit"),
     "mixed": ("10", "zero2 with the gradients and parameters sent in 16 bits"),
@@ -270,18 +270,21 @@ class Streams:
         self.slices.append((0, start, self.compute_free, name))
         return start, self.compute_free
 
-    def collective(self, name, nbytes, issued):
+    def collective(self, name, nbytes, issued, blocking):
+        """A collective issued at `issued`; a blocking one holds the compute until it ends."""
         if name not in self.fits:
             raise Refusal(f"no measured rows of {name} to fit")
         start = max(self.comm_free, issued)
         self.comm_free = start + seconds(name, self.ranks, nbytes, *self.fits[name])
         self.slices.append((1, start, self.comm_free, name))
+        if blocking:
+            self.compute_free = max(self.compute_free, self.comm_free)
         return self.comm_free
 
 
 def groups_of(strategy, units):
-    """The gradient collectives of a step: [(units, bytes as floats)] in the order they are issued."""
-    if strategy in ("flat", "zero1"):
+    """The gradient collectives of a step: [(units, floats)] in the order they are issued."""
+    if strategy == "flat":
         return [([u for u, _, _ in units], sum(c for _, c, _ in units))]
     if strategy == "bucketed":
         buckets = collections.OrderedDict()
@@ -292,47 +295,55 @@ def groups_of(strategy, units):
 
 
 def simulate(strategy, compute, units, ranks, fits, progress):
-    """The step's two streams under the model: returns the Streams and the compute's own seconds."""
+    """The step's two streams under the model: returns the Streams and the compute's own seconds.
+
+    As the course's communicator has them: an all-reduce and an all-gather may be started and
+    waited for later, a reduce-scatter only blocks. So lessons 04 and 05 start theirs as the
+    gradients are final (with progress "calls", they move only when waited for, after the
+    backward pass); 08-10 block in the hook on each unit's reduce-scatter; 03 and 07 send after
+    the backward pass; 09 prefetches the next use's all-gather (with "calls", it is waited for
+    when needed); 07, 08 and 10 all-gather each unit after AdamW."""
     streams = Streams(fits, ranks, progress)
     element = 2 if strategy == "mixed" else 4
     count_of = {unit: count for unit, count, _ in units}
     grad_op = "all_reduce" if strategy in ("flat", "overlap", "bucketed") else "reduce_scatter"
+    started = strategy in ("overlap", "bucketed")  # non-blocking
+    in_hook = strategy not in ("flat", "zero1") and (progress == "async" or not started)
     sharded_optimizer = strategy not in ("flat", "overlap", "bucketed")
-    groups = groups_of(strategy, units)
     streams.compute("data", compute["data"])
     uses = compute["uses"]
     backward_start = next(i for i, (p, _, _) in enumerate(uses) if p != "forward")
-    ready_at, pending = {}, list(groups)
+    ready_at, pending = {}, list(groups_of(strategy, units))
     gathered = [None] * len(uses)
 
-    def gather(i, issued):  # ZeRO-3: the parameters of use i, unless it needs none or has them
+    def gather(i, issued, blocking):  # ZeRO-3: the parameters of use i, unless it needs none or has them
         if strategy != "zero3" or i >= len(uses) or uses[i][0] == "embedding" or gathered[i] is not None:
             return
         if i > 0 and uses[i - 1][1] == uses[i][1] and uses[i - 1][0] != "embedding":
             gathered[i] = gathered[i - 1]  # used again at once (the LM head into backward): kept
         else:
-            gathered[i] = streams.collective("all_gather", element * count_of[uses[i][1]], issued)
+            gathered[i] = streams.collective("all_gather", element * count_of[uses[i][1]], issued, blocking)
 
-    overlapped = progress == "async" and strategy not in ("flat", "zero1")
     if progress == "async":
-        gather(0, streams.compute_free)
+        gather(0, streams.compute_free, True)
     for i, (kind, unit, duration) in enumerate(uses):
         if progress != "async":
-            gather(i, streams.compute_free)  # asked for when needed, and waited for
+            gather(i, streams.compute_free, True)  # asked for when needed, and waited for
         name = f"{'backward' if kind == 'embedding' else kind} unit {unit}"
         start, end = streams.compute(name, duration, gathered[i] or 0.0)
         if progress == "async":
-            gather(i + 1, start)  # the next use's parameters, while this one computes
+            gather(i + 1, start, False)  # the next use's parameters, while this one computes
         if i >= backward_start and (unit != 0 or kind == "embedding"):  # the unit's gradients are final
             ready_at[unit] = end
-            while overlapped and pending and all(u in ready_at for u in pending[0][0]):
-                streams.collective(grad_op, element * pending.pop(0)[1], end)
+            while in_hook and pending and all(u in ready_at for u in pending[0][0]):
+                streams.collective(grad_op, element * pending.pop(0)[1], end, not started)
     for _, count in pending:  # what waits for the backward pass to end
-        streams.collective(grad_op, element * count, streams.compute_free)
+        streams.collective(grad_op, element * count, streams.compute_free, True)
     optimizer = compute["optimizer"] / (ranks if sharded_optimizer else 1)
     streams.compute("optimizer step", optimizer, streams.comm_free)
     if strategy in ("zero1", "zero2", "mixed"):
-        streams.compute_free = streams.collective("all_gather", element * sum(count_of.values()), streams.compute_free)
+        for unit, count, _ in units:
+            streams.collective("all_gather", element * count, streams.compute_free, True)
     own = compute["data"] + sum(d for _, _, d in uses) + optimizer
     return streams, own
 
