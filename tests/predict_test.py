@@ -308,5 +308,62 @@ class StepTool(unittest.TestCase):
             self.assertIn(words, err)
 
 
+# ---------------------------------------------------------------- carried to scale
+
+SMALL = [(3, 32, 0), (2, 3280, 1), (1, 3280, 2), (0, 1000, 3)]  # C = 16: a block is 12 C^2 + 13 C = 3280
+SMALL_FLOPS = 3 * (2 * (2 * 3280 + 4 * 10 * 16) + 2 * 1000)  # per token: forward and twice it backward
+
+
+class Scale(unittest.TestCase):
+    def test_the_shape_comes_from_a_block(self):
+        self.assertEqual(predict.shape_of(SMALL), (16, 2))
+        with self.assertRaises(predict.Refusal):
+            predict.shape_of([(3, 32, 0), (2, 3281, 1), (1, 3281, 2), (0, 1000, 3)])
+
+    def test_stated_compute_is_flops_over_the_rate_and_adamw_bytes_over_memory(self):
+        compute = predict.stated_compute(SMALL, 100, 10, 1e12, 2e9)
+        self.assertAlmostEqual(sum(d for _, _, d in compute["uses"]), 100 * SMALL_FLOPS / 1e12)
+        self.assertAlmostEqual(compute["optimizer"], 28 * (32 + 3280 + 3280 + 1000) / 2e9)
+        self.assertEqual([(p, u) for p, u, _ in compute["uses"]],
+                         [("forward", 0), ("forward", 1), ("forward", 2), ("forward", 3), ("forward", 0),
+                          ("backward", 0), ("backward", 3), ("backward", 2), ("backward", 1), ("embedding", 0)])
+
+    def test_a_ring_across_nodes_is_as_slow_as_the_network(self):
+        self.assertEqual(predict.stated_fits(8, 8, (400, 2), (50, 10))["all_reduce"], (2e-6, 1 / 400e9))
+        alpha, beta = predict.stated_fits(16, 8, (400, 2), (50, 10))["reduce_scatter"]
+        self.assertAlmostEqual(alpha, (7 * 2e-6 + 10e-6) / 8)
+        self.assertAlmostEqual(beta, 1 / 50e9)
+
+    def test_scale_prints_a_row_per_strategy_and_rank_count(self):
+        with tempfile.TemporaryDirectory() as folder:
+            plan = os.path.join(folder, "plan.csv")
+            with open(plan, "w") as f:
+                f.write("unit,count,bytes,bucket\n" + "".join(f"{u},{c},{4 * c},{b}\n" for u, c, b in SMALL))
+            status, out, err = run_tool("scale", "--units", plan, "--tokens", "100", "--seq", "10", "--tflops", "1",
+                                        "--memory-gbps", "2", "--node-link", "400,2", "--network", "50,10",
+                                        "--ranks", "8,16", "--strategies", "flat,zero3")
+        self.assertEqual(status, 0, err)
+        rows = list(csv.DictReader(out.splitlines()))
+        self.assertEqual([(r["strategy"], r["ranks"]) for r in rows],
+                         [("flat", "8"), ("flat", "16"), ("zero3", "8"), ("zero3", "16")])
+        compute = 100 * SMALL_FLOPS / 1e12 + 28 * 7592 / 2e9
+        ring = predict.seconds("all_reduce", 16, 4 * 7592, (7 * 2e-6 + 10e-6) / 8, 1 / 50e9)
+        self.assertAlmostEqual(float(rows[1]["step_ms"]), 1e3 * (compute + ring), places=3)
+        self.assertAlmostEqual(float(rows[1]["efficiency"]), compute / (compute + ring), places=3)
+        self.assertAlmostEqual(float(rows[3]["model_state_gb"]), (16 * 7592 / 16 + 8 * 3280) / 1e9)
+
+    def test_bad_scale_input_is_one_line_and_status_2(self):
+        for args, words in [(["--strategies", "flat,ring"], "no strategy ring"),
+                            (["--network", "50"], "GBPS,ALPHA_US"),
+                            (["--ranks", "1,8"], "2 or more"),
+                            (["--tflops", "0"], "above 0")]:
+            base = {"--units": "/nonexistent", "--tokens": "1", "--seq": "1", "--tflops": "1", "--memory-gbps": "1",
+                    "--node-link": "1,1", "--network": "1,1"}
+            base.update(dict(zip(args[::2], args[1::2])))
+            status, out, err = run_tool("scale", *[v for pair in base.items() for v in pair])
+            self.assertEqual((status, out), (2, ""), args)
+            self.assertEqual(len(err.strip().splitlines()), 1, err)
+            self.assertIn(words, err)
+
 if __name__ == "__main__":
     unittest.main()

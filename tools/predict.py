@@ -18,6 +18,14 @@
       collective priced by the link fitted to COLLECTIVES.csv; prints the step, its exposed
       communication, tokens/s (T: one rank's tokens a step) and the model state per rank, and
       with --csv the same as a one-row CSV (docs/scale.md, "The step model")
+  tools/predict.py scale --units PLAN.csv --tokens T --seq T --tflops F --memory-gbps M
+                   --node-link GBPS,ALPHA_US --network GBPS,ALPHA_US [--per-node G]
+                   [--ranks 8,16,...] [--strategies LIST] [--csv FILE]
+      the same step model carried to many ranks from stated figures: each rank's compute from
+      the shape's FLOPs at F achieved TFLOP/s and AdamW's bytes at M GB/s; collectives on the
+      node's link up to G ranks (8), on each rank's network link beyond; a CSV row per strategy
+      and rank count: step, exposed communication, tokens/s, efficiency against one rank alone,
+      model state per rank (docs/scale.md, "Carried to scale")
 
 The model (alpha-beta, over a ring, as NCCL and MPICH run large messages): a collective of n
 bytes on N ranks takes  steps(N) x alpha + factor(N) x n x beta,  where alpha is the cost of
@@ -423,6 +431,110 @@ def prediction_text(args, streams, own, units):
               "%.1f" % (args.ranks * args.tokens / step) if args.tokens else "",
               "%.6f" % (model_state_bytes(args.strategy, units, args.ranks) / 1e6))
     return ",".join(PREDICTION_COLUMNS) + "\n" + ",".join(str(v) for v in values) + "\n"
+# ---------------------------------------------------------------- carried to scale
+
+def shape_of(units):
+    """(C, L) of the model a plan describes: a block's parameters are 12 C^2 + 13 C."""
+    last = max(u for u, _, _ in units)
+    blocks = [c for u, c, _ in units if 0 < u < last]
+    if not blocks or len(set(blocks)) != 1:
+        raise Refusal("the plan's units 1 .. L are not equal blocks of a GPT-2")
+    channels = round((-13 + math.sqrt(169 + 48 * blocks[0])) / 24)
+    if 12 * channels * channels + 13 * channels != blocks[0]:
+        raise Refusal(f"a block of {blocks[0]} parameters is no GPT-2 block (12 C^2 + 13 C)")
+    return channels, len(blocks)
+
+
+def stated_compute(units, tokens, seq, flops, memory_bytes_per_s):
+    """One rank's compute from stated figures, in lesson 00's order of uses: each use's FLOPs as
+    MFU counts them (2 a parameter and token forward, twice that backward; attention over all
+    T x T, 4 T C a token and layer forward; the embedding's lookups and the LayerNorms' few
+    parameters as nothing) at `flops` achieved FLOP/s; AdamW's 28 bytes a parameter (reading
+    parameters, gradients, m and v, writing three of them) at the stated memory bandwidth."""
+    channels, layers = shape_of(units)
+    count_of = {unit: count for unit, count, _ in units}
+    last = layers + 1
+
+    def forward_flops(unit, head=False):
+        if unit == 0:
+            return 2 * count_of[0] if head else 0  # the LM head multiplies by wte; the embedding looks up
+        return 0 if unit == last else 2 * count_of[unit] + 4 * seq * channels
+
+    uses = [("forward", 0, 0)] + [("forward", u, forward_flops(u)) for u in range(1, last + 1)]
+    uses += [("forward", 0, forward_flops(0, head=True)), ("backward", 0, 2 * forward_flops(0, head=True))]
+    uses += [("backward", u, 2 * forward_flops(u)) for u in range(last, 0, -1)] + [("embedding", 0, 0)]
+    return {"uses": [(kind, unit, tokens * f / flops) for kind, unit, f in uses], "data": 0.0,
+            "optimizer": 28 * sum(count_of.values()) / memory_bytes_per_s}
+
+
+def stated_fits(ranks, per_node, node_link, network):
+    """Each collective's (alpha, beta) at `ranks`, for a ring laid out node by node, as NCCL
+    lays its rings: within a node (ranks <= per_node) all on the node's link; across nodes one
+    hop in per_node crosses the network (alpha: the mean of a hop's), and every byte a rank
+    sends goes through the slowest link on the ring, the rank's own network link (beta)."""
+    node_gbps, node_alpha_us = node_link
+    if ranks <= per_node:
+        return {name: (node_alpha_us * 1e-6, 1 / (node_gbps * 1e9)) for name in STEPS}
+    network_gbps, network_alpha_us = network
+    alpha_us = ((per_node - 1) * node_alpha_us + network_alpha_us) / per_node
+    return {name: (alpha_us * 1e-6, 1 / (min(node_gbps, network_gbps) * 1e9)) for name in STEPS}
+
+
+def link_given(text):
+    """GB/s,alpha_us: a link as stated."""
+    try:
+        gbytes_per_s, alpha_us = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not GBPS,ALPHA_US (e.g. 450,2)")
+    if not (gbytes_per_s > 0 and alpha_us >= 0):
+        raise argparse.ArgumentTypeError(f"'{text}': the bandwidth must be above 0 and alpha not below 0")
+    return gbytes_per_s, alpha_us
+
+
+def ranks_given(text):
+    try:
+        ranks = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a list of rank counts (8,16,32)")
+    if not ranks or min(ranks) < 2:
+        raise argparse.ArgumentTypeError(f"'{text}': every rank count must be 2 or more")
+    return ranks
+
+
+SCALE_COLUMNS = ("strategy", "lesson", "ranks", "step_ms", "compute_ms", "exposed_ms", "tokens_per_s",
+                 "tokens_per_s_per_rank", "efficiency", "model_state_gb")
+
+
+def print_scale(args):
+    unknown = [name for name in args.strategies if name not in STRATEGIES]
+    if unknown:
+        raise Refusal(f"--strategies: no strategy {unknown[0]} ({', '.join(STRATEGIES)})")
+    if min(args.tokens, args.seq, args.per_node) < 1 or min(args.tflops, args.memory_gbps) <= 0:
+        raise Refusal("--tokens, --seq, --per-node, --tflops and --memory-gbps must be above 0")
+    refuse_overwriting(args.csv, "--csv", [args.units])
+    text = scale_text(args)
+    sys.stdout.write(text)
+    if args.csv:
+        write_output(args.csv, "--csv", text)
+
+
+def scale_text(args):
+    units = read_units(args.units)
+    compute = stated_compute(units, args.tokens, args.seq, args.tflops * 1e12, args.memory_gbps * 1e9)
+    alone = compute["optimizer"] + sum(d for _, _, d in compute["uses"])  # one rank, nothing to send
+    lines = [",".join(SCALE_COLUMNS)]
+    for strategy in args.strategies:
+        for ranks in args.ranks:
+            fits = stated_fits(ranks, args.per_node, args.node_link, args.network)
+            streams, own = simulate(strategy, compute, units, ranks, fits, "async")
+            step = streams.compute_free
+            lines.append(",".join(str(v) for v in (
+                strategy, STRATEGIES[strategy][0], ranks, "%.4f" % (1e3 * step), "%.4f" % (1e3 * own),
+                "%.4f" % (1e3 * (step - own)), "%.1f" % (ranks * args.tokens / step), "%.1f" % (args.tokens / step),
+                "%.4f" % (alone / step), "%.6g" % (model_state_bytes(strategy, units, ranks) / 1e9))))
+    return "\n".join(lines) + "\n"
+
+
 def bytes_given(text):
     """A size in bytes, with lesson 01's suffixes: K, M, G = 2^10, 2^20, 2^30."""
     scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
@@ -467,6 +579,21 @@ def parse_arguments(argv):
     step.add_argument("--timeline", help="also write the step's slices here, in analyze_traces' timeline.csv columns")
     step.add_argument("--csv", help="also write the prediction here as a one-row CSV")
     add_fit_flags(step)
+    scale = commands.add_parser("scale", help="the step model carried to many ranks, from stated figures")
+    scale.add_argument("--units", required=True, help="05_bucketed_ddp plan --csv output, for the shape")
+    scale.add_argument("--tokens", type=int, required=True, help="tokens one rank trains on a step (B/N x T)")
+    scale.add_argument("--seq", type=int, required=True, help="T, the sequence length")
+    scale.add_argument("--tflops", type=float, required=True, help="one rank's achieved TFLOP/s (its peak x MFU)")
+    scale.add_argument("--memory-gbps", type=float, required=True, help="one rank's memory bandwidth, GB/s")
+    scale.add_argument("--per-node", type=int, default=8, help="ranks that share a node's link")
+    scale.add_argument("--node-link", type=link_given, required=True, help="GBPS,ALPHA_US: the link within a node")
+    scale.add_argument("--network", type=link_given, required=True,
+                       help="GBPS,ALPHA_US: each rank's link between nodes")
+    scale.add_argument("--ranks", type=ranks_given, default=[2 ** k for k in range(3, 11)],
+                       help="rank counts, e.g. 8,64,512 [8,16,...,1024]")
+    scale.add_argument("--strategies", type=lambda text: text.split(","), default=list(STRATEGIES),
+                       help="of " + ",".join(STRATEGIES) + " [all]")
+    scale.add_argument("--csv", help="also write the rows here")
     return parser.parse_args(argv)
 
 
@@ -479,6 +606,9 @@ def main(argv):
     try:
         if args.command == "step":
             print_step(args)
+            return 0
+        if args.command == "scale":
+            print_scale(args)
             return 0
         if args.command == "collective" and args.ranks < 2:
             raise Refusal("--ranks must be 2 or more (one rank sends nothing)")
