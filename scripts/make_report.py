@@ -55,6 +55,13 @@ CLUSTER_BUSBW_COLUMNS = """network:network:s size:size_(B):.0f busbw_GBps:busbw_
 BUSBW_COLUMNS = """collective:collective:s size:size_(B):.0f count:count:.0f redop:redop:s in_place:in-place:s
     time_us:time_(us):.1f algbw_GBps:algbw_(GB/s):.3f busbw_GBps:busbw_(GB/s):.3f wrong:#wrong:s"""
 
+# The shapes scripts/scale_figures.sh carries to scale: its file names' shape, and the title.
+SCALE_SHAPES = [("124m", "GPT-2 124M"), ("1558m", "GPT-2 1.5B")]
+SCALE_NOTE = ("The step model (tools/predict.py scale, scripts/scale_figures.sh) on a stated system: H100s, 8 a node"
+              " on NVLink, 400 Gbit/s a GPU between nodes, 40% of the bf16 peak; 8192 tokens a rank and step, 25 MB"
+              " buckets. A prediction from stated figures, not a measurement: docs/scale.md says where each figure"
+              " comes from and what the model leaves out.")
+
 # PyTorch's runs (scripts/pytorch_ddp.sh): the folder in RUNS_DIR, its strategy in comparison.csv.
 PYTORCH_RUNS = [("pytorch", "pytorch_ddp"), ("pytorch_zero1", "pytorch_zero1"),
                 ("pytorch_fsdp_grad_op", "pytorch_fsdp_grad_op"), ("pytorch_fsdp_full", "pytorch_fsdp_full")]
@@ -98,6 +105,8 @@ CAPTIONS = {
     " ZeRO-1, 2 and 3, bf16z1-3: 4 + 12/N, 2 + 14/N and 16/N, its fp32 master shard stacked on top), which padded"
     " shards exceed by a few bytes.",
     "memory_ranks": "Model state per rank as ranks grow: DDP stays flat, each ZeRO stage shards more of it.",
+    "scale": "{shape}: tokens/s per rank of each strategy from 8 to 1024 ranks; the dashed line is one rank with"
+    " nothing to send.",
     "memory_step": "{lesson}: what rank 0 keeps allocated during one step, by kind (from the trace's memory counter;"
     " token shards, host memory on any device, left out). Every lesson allocates at set-up and keeps it, so the bands"
     " are flat: their heights are the stage's savings. In ZeRO-3 the black line is the parameters a unit has gathered"
@@ -322,6 +331,7 @@ class Report:
                                if lesson.startswith("00_") or "zero" in lesson or "mixed" in lesson]
         self.cluster = os.path.isfile(f"{runs}/cluster.csv") and os.path.isfile(f"{runs}/cluster_busbw.csv")
         self.predicted = [lesson for lesson in lessons if os.path.isfile(f"{runs}/predict/{lesson}.csv")]
+        self.scales = [shape for shape, _ in SCALE_SHAPES if os.path.isfile(f"{runs}/scale/scale_{shape}_25.csv")]
 
     def plot(self, script, name, variables):
         publish(f"{self.plots}/{name}.svg", gnuplot(script, name, variables))
@@ -332,6 +342,7 @@ class Report:
             return [f"{folder}/{name}" for name in sorted(os.listdir(folder))
                     if name.startswith(start) and name.endswith(end) and not name.startswith(".")]
         stale = [f"{self.data}/yours.csv", f"{self.data}/predicted.csv"] + matching(self.plots, "", "yours.svg")
+        stale += matching(self.plots, "scale_", ".svg")
         stale += matching(self.data, "cluster", ".csv") + matching(self.plots, "cluster", ".svg")
         for path in stale:
             if os.path.lexists(path):
@@ -540,6 +551,19 @@ class Report:
         """The table of predictions, with your runs' columns when the report has your runs."""
         return PREDICTED_COLUMNS + (PREDICTED_YOURS_COLUMNS if self.yours_loss else "")
 
+    def scale_plots(self):
+        """The step model carried to many ranks (scripts/scale_figures.sh): tokens/s per rank of each strategy."""
+        for shape, title in SCALE_SHAPES:
+            if shape not in self.scales:
+                continue
+            data = f"{self.runs}/scale/scale_{shape}_25.csv"
+            rows = read_csv(data)[1]
+            alone = ratio(number(field(rows[0], "tokens_per_s_per_rank")), number(field(rows[0], "efficiency")))
+            if alone is None:
+                raise Stop(f"make_report: {data} has no tokens/s or efficiency in its first row")
+            self.plot("scale", f"scale_{shape}", f"data='{data}'; name='{title}'; alone={alone};"
+                      f" strategies='{spaced(distinct(data, 'strategy'))}'")
+
     def comparison_table_csv(self):
         """The comparison with times in ms and speed against lesson 00 (column speedup, added here;
         empty, "-" in the table, where either tokens/s is not a number or lesson 00's is 0)."""
@@ -603,6 +627,10 @@ of the batch, the units and buckets of lesson 05's plan, every collective priced
 measurements; against each lesson's measured mean step above (and yours, with --student). Negative: the model
 predicted a shorter step.</p>
 """, table_html(f"{self.data}/predicted.csv", self.predicted_columns())]
+        if self.scales:
+            page += ['<h2 id="scale">Carried to scale</h2>\n', f'<p class="note">{SCALE_NOTE}</p>\n']
+            page += [self.figure(f"scale_{shape}", CAPTIONS["scale"].format(shape=html.escape(title)))
+                     for shape, title in SCALE_SHAPES if shape in self.scales]
         if self.yours_loss:
             page += ["""<h2 id="yours">Your runs beside the reference</h2>
 <p class="note">Your versions (build/lessons/, scripts/run_course.sh --student) with the same flags;
@@ -653,6 +681,11 @@ Run flags: `{self.config}`, {self.ranks} ranks. Made {made}. The page with every
         if self.predicted:
             md += ["## Predicted against measured (tools/predict.py step, docs/scale.md)\n\n",
                    table_md(f"{self.data}/predicted.csv", self.predicted_columns()), "\n"]
+        if self.scales:
+            md += [f"## Carried to scale\n\n{SCALE_NOTE}\n\n"]
+            md += [f"![{title}: tokens/s per rank as ranks grow](plots/scale_{shape}.svg)\n"
+                   for shape, title in SCALE_SHAPES if shape in self.scales]
+            md.append("\n")
         if self.yours_loss:
             md += ["## Your runs beside the reference\n\n", table_md(f"{self.data}/yours.csv", YOURS_COLUMNS),
                    "\n![your loss over the reference's](plots/loss_yours.svg)\n"]
@@ -762,6 +795,7 @@ def make_report(ranks, config, runs, report_dir):
     publish(f"{report.data}/comparison_table.csv", report.comparison_table_csv())
     if report.predicted:
         report.predicted_data()
+    report.scale_plots()
     made = made_on()
     publish(f"{report_dir}/index.html", report.index_html(made))
     publish(f"{report_dir}/summary.md", report.summary_md(made))

@@ -6,7 +6,8 @@
 # Writes DIR (default runs/): lesson 00 on one device (train, then profile); lesson 01's
 # collective benchmark (collectives.csv); lessons 02-10 on 2 ranks (NN_name.csv per step and
 # NN_name.summary.csv); a short traced run of each lesson (traces/NN_name/, analysed); the
-# step model's prediction of lessons 03-05 and 07-10 (predict/NN_name.csv, docs/scale.md);
+# step model's prediction of lessons 03-05 and 07-10 (predict/NN_name.csv, docs/scale.md) and
+# carried to 1024 ranks of a stated system (scale/, scripts/scale_figures.sh);
 # lesson 05's bucket-size sweep (bucket_sweep.csv); PyTorch's own DDP and ZeRO-1 when
 # python3-torch is installed, and its FSDP when 'make torch' has installed a PyTorch that
 # runs it (scripts/pytorch_ddp.sh); one comparison table of them all (comparison.csv); and the model state per rank
@@ -63,11 +64,12 @@ trace_steps=$([ "$small" = 1 ] && echo 6 || echo 30)
 
 # The run's parts in order, with the seconds each took in one full run (2-core AMD EPYC,
 # Zen 4): lesson 00 train, profile, lesson 01, lessons 02-10, traces, the step model's
-# predictions (measured on a Zen 5), bucket sweep, PyTorch, comparison, ZeRO memory, report. The estimate of the time left scales the
-# parts still to come by how this run's pace so far compares with that one's. PyTorch's
+# predictions and scale figures (measured on a Zen 5), bucket sweep, PyTorch, comparison, ZeRO
+# memory, report. The estimate of the time left scales the parts still to come by how this
+# run's pace so far compares with that one's. PyTorch's
 # part there was DDP and ZeRO-1 alone (188 s); its two FSDP runs are counted as as long
 # again (on a 2-core Emerald Rapids they took 0.99x as long as those two).
-part_seconds=(164 5 6 93 87 83 87 90 88 90 89 90 15 2 6 376 1 8 15)
+part_seconds=(164 5 6 93 87 83 87 90 88 90 89 90 15 5 6 376 1 8 15)
 [ -n "$cluster" ] && part_seconds=("${part_seconds[@]:0:18}" 137 15)
 [ "$student" = 1 ] && part_seconds=(95 90 90 90 95 95 95 95 95 15)
 part_index=0
@@ -199,8 +201,9 @@ for lesson in 00_single_device "${lessons[@]}"; do
 done
 
 echo
-part "predicted against measured: the step model (tools/predict.py) of lessons 03-05 and 07-10"
+part "predicted against measured: the step model (tools/predict.py) of lessons 03-05 and 07-10; carried to scale"
 predict_lessons
+scripts/scale_figures.sh --out "$runs/scale" --svg
 echo
 part "lesson 05: bucket-size sweep, $ranks ranks"
 mpiexec -n "$ranks" build/solutions/05_bucketed_ddp sweep "${config[@]}" --sizes "$sweep_sizes" \

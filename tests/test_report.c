@@ -25,7 +25,7 @@ static const char *const lessons[] = {"00_single_device", "02_naive_ddp", "03_fl
                                       "05_bucketed_ddp", "06_grad_accum", "07_zero1", "08_zero2", "09_zero3",
                                       "10_mixed_precision"};
 static const char *const plots[] = {"loss", "loss_00_single_device", "breakdown", "bucket_sweep",
-                                    "memory", "memory_ranks", "shard_layout", "busbw"};
+                                    "memory", "memory_ranks", "shard_layout", "busbw", "scale_124m", "scale_1558m"};
 
 static int file_exists(const char *path)
 {
@@ -111,7 +111,7 @@ Test(report, a_small_run_builds_a_report_chromium_renders_with_every_plot_drawn)
              dir);
     cr_expect_eq(shell_output(command, output, sizeof output), 0, "the memory plot's title names another step");
     snprintf(command, sizeof command, "scripts/check_report.py %s/report loss loss_00_single_device breakdown "
-             "bucket_sweep memory memory_ranks shard_layout busbw%s", dir, ids);
+             "bucket_sweep memory memory_ranks shard_layout busbw scale_124m scale_1558m%s", dir, ids);
     int status = shell_output(command, output, sizeof output);
     cr_assert_neq(status, 77, "no chromium to render the report: make setup installs it\n%s", output);
     cr_expect_eq(status, 0, "%s", output);
