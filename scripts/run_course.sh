@@ -6,7 +6,7 @@
 # Writes DIR (default runs/): lesson 00 on one device (train, then profile); lesson 01's
 # collective benchmark (collectives.csv); lessons 02-10 on 2 ranks (NN_name.csv per step and
 # NN_name.summary.csv); a short traced run of each lesson (traces/NN_name/, analysed); the
-# step model's prediction of lessons 03-05 and 07-10 (predict/NN_name.csv, docs/scale.md) and
+# step model's prediction of lessons 02-10 (predict/NN_name.csv, docs/scale.md) and
 # carried to 1024 ranks of a stated system (scale/, scripts/scale_figures.sh);
 # lesson 05's bucket-size sweep (bucket_sweep.csv); PyTorch's own DDP and ZeRO-1 when
 # python3-torch is installed, and its FSDP when 'make torch' has installed a PyTorch that
@@ -131,29 +131,36 @@ run_yours() {
     return $status
 }
 
-# The step model's prediction of each lesson it models, into $runs/predict/NN_name.csv, from
-# lesson 00's compute at one rank's share of the batch ($ranks runs side by side, as the ranks
-# share this machine), lesson 05's units and buckets, and lesson 01's collectives.
+# The step model's prediction of each data-parallel lesson, into $runs/predict/NN_name.csv,
+# from lesson 00's compute at one rank's share of the batch ($ranks runs side by side, as the
+# ranks share this machine; lesson 06's at one micro-batch of it), lesson 05's units and
+# buckets, and lesson 01's collectives.
+side_by_side_compute() { # FOLDER ROWS: lesson 00's trace at ROWS rows, $ranks runs at once
+    local r
+    for r in $(seq "$ranks"); do
+        build/solutions/00_single_device train "${config[@]}" --batch "$2" --steps "$trace_steps" \
+            --val-every 0 --gen-tokens 0 --log-every 1000000 --trace "$1_$r" >/dev/null </dev/null &
+    done
+    wait
+}
 predict_lessons() {
-    local dir=$runs/predict batch length rows r lesson strategy
+    local dir=$runs/predict batch length rows accum lesson strategy extra
     rm -rf "${dir:?}" && mkdir -p "$dir"
     batch=$(build/solutions/00_single_device train "${config[@]}" --dry-run | awk '$1 == "config" && $2 == "batch" { print $3 }')
     length=$(build/solutions/00_single_device train "${config[@]}" --dry-run | awk '$1 == "config" && $2 == "seq" { print $3 }')
+    accum=$(lesson_flags 06_grad_accum | awk '{ print $2 }')
     rows=$((batch / ranks)) # one rank's share of the batch
-    for r in $(seq "$ranks"); do
-        build/solutions/00_single_device train "${config[@]}" --batch "$rows" --steps "$trace_steps" \
-            --val-every 0 --gen-tokens 0 --log-every 1000000 --trace "$dir/compute_$r" >/dev/null </dev/null &
-    done
-    wait
+    side_by_side_compute "$dir/compute" "$rows"
+    side_by_side_compute "$dir/compute_micro" $((rows / accum))
     # shellcheck disable=SC2046 # the flags are words
     build/solutions/05_bucketed_ddp plan "${config[@]}" $(lesson_flags 05_bucketed_ddp) --csv "$dir/plan.csv" >/dev/null
-    for lesson in 03_flat_ddp:flat 04_overlap_ddp:overlap 05_bucketed_ddp:bucketed 07_zero1:zero1 08_zero2:zero2 \
-        09_zero3:zero3 10_mixed_precision:mixed; do
-        strategy=${lesson#*:} lesson=${lesson%%:*}
+    for lesson in 02_naive_ddp:naive 03_flat_ddp:flat 04_overlap_ddp:overlap 05_bucketed_ddp:bucketed \
+        06_grad_accum:accumulate 07_zero1:zero1 08_zero2:zero2 09_zero3:zero3 10_mixed_precision:mixed; do
+        strategy=${lesson#*:} lesson=${lesson%%:*} extra=(--trace "$dir/compute_1")
+        [ "$strategy" = accumulate ] && extra=(--trace "$dir/compute_micro_1" --accum "$accum")
         # MPI moves a started collective only inside its calls: --progress calls (docs/scale.md)
-        tools/predict.py step "$strategy" --ranks "$ranks" --progress calls --trace "$dir/compute_1" \
-            --units "$dir/plan.csv" --links "$runs/collectives.csv" --max-size 4M --tokens $((rows * length)) \
-            --csv "$dir/$lesson.csv" |
+        tools/predict.py step "$strategy" --ranks "$ranks" --progress calls "${extra[@]}" --units "$dir/plan.csv" \
+            --links "$runs/collectives.csv" --max-size 4M --tokens $((rows * length)) --csv "$dir/$lesson.csv" |
             sed -n 2p | sed "s/^/-- $lesson: /"
     done
 }
@@ -201,7 +208,7 @@ for lesson in 00_single_device "${lessons[@]}"; do
 done
 
 echo
-part "predicted against measured: the step model (tools/predict.py) of lessons 03-05 and 07-10; carried to scale"
+part "predicted against measured: the step model (tools/predict.py) of lessons 02-10; carried to scale"
 predict_lessons
 scripts/scale_figures.sh --out "$runs/scale" --svg
 echo

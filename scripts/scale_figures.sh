@@ -39,7 +39,7 @@ for shape in 124m 1558m; do
     extra=()
     [ "$format" = png ] && extra=(-e "png=1")
     gnuplot "${extra[@]}" -e "data='$out/scale_${shape}_25.csv'; out='$out/scale_$shape.$format'" \
-        -e "name='${names[$shape]}'; alone=$alone; strategies='flat overlap bucketed zero1 zero2 zero3 mixed'" \
+        -e "name='${names[$shape]}'; alone=$alone; strategies='naive flat overlap bucketed zero1 zero2 zero3 mixed'" \
         scripts/report/scale.gp
     echo "$out/scale_$shape.$format: ${names[$shape]}; tables in $out/scale_${shape}_*.csv (the bucket size last)"
 done

@@ -174,6 +174,21 @@ class Step(unittest.TestCase):
         # unit 2 from 11.5 to 13.5, unit 1 from 13.5 to 15.5, unit 0 from 15.5 to 17.5; then AdamW
         self.assertAlmostEqual(step, 17.5 * MS + 2 * MS)
 
+    def test_naive_sends_each_tensor_after_backward(self):
+        step, _ = step_of("naive")  # the final LayerNorm's 2 tensors, a block's 12, the embeddings' 2
+        sends = 2 * time_of("all_reduce", 100 / 2) + 12 * time_of("all_reduce", 1000 / 12) \
+            + 2 * time_of("all_reduce", 10000 / 2)
+        self.assertAlmostEqual(step, OWN + sends + 2 * MS)
+
+    def test_accumulation_sends_in_the_last_micro_batch_only(self):
+        slow = {name: (1 * MS, 0.0) for name in FITS}  # every all-reduce at 2 ranks: 2 ms
+        streams, own = predict.simulate("accumulate", COMPUTE, UNITS, 2, slow, "async", accum=2)
+        # two passes of 7 + 7 ms after the data; in the second, bucket 0 (units 2 and 1) from 27.5 ms
+        # (unit 1 final) to 29.5, bucket 1 (unit 0, final at 28.5) to 31.5; then AdamW
+        self.assertAlmostEqual(own, 0.5 * MS + 28 * MS + 2 * MS)
+        self.assertAlmostEqual(streams.compute_free, 31.5 * MS + 2 * MS)
+        self.assertEqual(sum(1 for track, _, _, _ in streams.slices if track == 1), 2)
+
     def test_buckets_send_their_units_together(self):
         slow = {name: (1 * MS, 0.0) for name in FITS}
         step, _ = step_of("bucketed", fits=slow)
@@ -297,7 +312,7 @@ class StepTool(unittest.TestCase):
 
     def test_bad_step_input_is_one_line_and_status_2(self):
         plan, links = os.path.join(self.dir, "plan.csv"), os.path.join(self.dir, "links.csv")
-        for args, words in [(["--trace", "/nonexistent", "--units", plan, "--links", links], "cannot read"),
+        for args, words in [(["--accum", "2", "--trace", self.dir, "--units", plan, "--links", links], "--accum"),(["--trace", "/nonexistent", "--units", plan, "--links", links], "cannot read"),
                             (["--trace", self.dir, "--units", links, "--links", links], "no columns unit"),
                             (["--trace", self.dir, "--units", plan, "--links", plan], "no column backend"),
                             (["--ranks", "1", "--trace", self.dir, "--units", plan, "--links", links], "2 or more")]:

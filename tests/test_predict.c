@@ -22,11 +22,11 @@ Test(predict, the_scale_figures_have_every_strategy_at_every_rank_count, .timeou
     snprintf(command, sizeof command, "scripts/scale_figures.sh --out %s --svg", dir);
     int status = shell_output(command, output, sizeof output);
     cr_expect_eq(status, 0, "%s", output);
-    /* 7 strategies x 8 rank counts (8 .. 1024), and a header, for each shape and bucket size */
+    /* 8 strategies x 8 rank counts (8 .. 1024), and a header, for each shape and bucket size */
     snprintf(command, sizeof command, "cat %s/scale_124m_25.csv %s/scale_1558m_1000.csv | grep -c '^[a-z0-9]*,[0-9]*,'",
              dir, dir);
     cr_expect_eq(shell_output(command, output, sizeof output), 0, "%s", output);
-    cr_expect_str_eq(output, "112\n");
+    cr_expect_str_eq(output, "128\n");
     snprintf(command, sizeof command, "grep -c '<path' %s/scale_124m.svg %s/scale_1558m.svg", dir, dir);
     cr_expect_eq(shell_output(command, output, sizeof output), 0, "no plot drawn: %s", output);
     shell_remove_dir(dir);

@@ -12,8 +12,8 @@
       BYTES (the whole buffer, as lesson 01 counts it) on N >= 2 ranks, from the fitted link
   tools/predict.py step STRATEGY --ranks N --trace DIR --units PLAN.csv --links COLLECTIVES.csv
                    [--progress async|calls] [--tokens T] [--timeline FILE] [--csv FILE] [fit flags]
-      one training step of STRATEGY (flat, overlap, bucketed, zero1, zero2, zero3, mixed: lessons
-      03, 04, 05, 07, 08, 09, 10) on N >= 2 ranks: lesson 00's compute from its --trace DIR (at one
+      one training step of STRATEGY (naive, flat, overlap, bucketed, accumulate, zero1, zero2,
+      zero3, mixed: lessons 02-10) on N >= 2 ranks: lesson 00's compute from its --trace DIR (at one
       rank's share of the batch), the units from `05_bucketed_ddp plan --csv PLAN.csv`, each
       collective priced by the link fitted to COLLECTIVES.csv; prints the step, its exposed
       communication, tokens/s (T: one rank's tokens a step) and the model state per rank, and
@@ -178,6 +178,7 @@ def print_prediction(by_collective, collective, ranks, size):
 
 STRATEGIES = {
     # name: (lesson, what it does each step)
+    "naive": ("02", "an all-reduce per parameter tensor after the backward pass"),
     "flat": ("03", "one all-reduce of every gradient after the backward pass"),
     "overlap": ("04", "an all-reduce per unit, started as the unit's gradients are final"),
     "bucketed": ("05", "an all-reduce per bucket of --bucket-mb, started as its last unit's gradients are final"),
@@ -185,6 +186,7 @@ STRATEGIES = {
     "zero2": ("08", "a reduce-scatter per unit in its hook (blocking), AdamW on 1/N, an all-gather per unit"),
     "zero3": ("09", "an all-gather per unit before each use (the next one prefetched; a unit used again at once "
                     "kept), a reduce-scatter per unit"),
+    "accumulate": ("06", "K micro-batches (--accum K), lesson 05's buckets started in the last one's backward"),
     "mixed": ("10", "zero2 with the gradients and parameters sent in 16 bits"),
 }
 
@@ -294,7 +296,11 @@ def groups_of(strategy, units):
     """The gradient collectives of a step: [(units, floats)] in the order they are issued."""
     if strategy == "flat":
         return [([u for u, _, _ in units], sum(c for _, c, _ in units))]
-    if strategy == "bucketed":
+    if strategy == "naive":  # a block's 12 tensors, the embeddings' 2 and the final LayerNorm's 2
+        last = max(u for u, _, _ in units)
+        tensors = {unit: 2 if unit in (0, last) else 12 for unit, _, _ in units}
+        return [([unit], count / tensors[unit]) for unit, count, _ in units for _ in range(tensors[unit])]
+    if strategy in ("bucketed", "accumulate"):
         buckets = collections.OrderedDict()
         for unit, count, bucket in units:
             buckets.setdefault(bucket, []).append((unit, count))
@@ -302,25 +308,27 @@ def groups_of(strategy, units):
     return [([unit], count) for unit, count, _ in units]
 
 
-def simulate(strategy, compute, units, ranks, fits, progress):
+def simulate(strategy, compute, units, ranks, fits, progress, accum=1):
     """The step's two streams under the model: returns the Streams and the compute's own seconds.
 
     As the course's communicator has them: an all-reduce and an all-gather may be started and
     waited for later, a reduce-scatter only blocks. So lessons 04 and 05 start theirs as the
     gradients are final (with progress "calls", they move only when waited for, after the
-    backward pass); 08-10 block in the hook on each unit's reduce-scatter; 03 and 07 send after
-    the backward pass; 09 prefetches the next use's all-gather (with "calls", it is waited for
+    backward pass); 06 does as 05 in the last of its `accum` micro-batches, the trace holding the
+    compute of one; 08-10 block in the hook on each unit's reduce-scatter; 02, 03 and 07 send
+    after the backward pass; 09 prefetches the next use's all-gather (with "calls", it is waited for
     when needed); 07, 08 and 10 all-gather each unit after AdamW."""
     streams = Streams(fits, ranks, progress)
     element = 2 if strategy == "mixed" else 4
     count_of = {unit: count for unit, count, _ in units}
-    grad_op = "all_reduce" if strategy in ("flat", "overlap", "bucketed") else "reduce_scatter"
-    started = strategy in ("overlap", "bucketed")  # non-blocking
-    in_hook = strategy not in ("flat", "zero1") and (progress == "async" or not started)
-    sharded_optimizer = strategy not in ("flat", "overlap", "bucketed")
+    grad_op = "reduce_scatter" if strategy in ("zero1", "zero2", "zero3", "mixed") else "all_reduce"
+    started = strategy in ("overlap", "bucketed", "accumulate")  # non-blocking
+    in_hook = strategy not in ("naive", "flat", "zero1") and (progress == "async" or not started)
+    sharded_optimizer = strategy in ("zero1", "zero2", "zero3", "mixed")
     streams.compute("data", compute["data"])
-    uses = compute["uses"]
-    backward_start = next(i for i, (p, _, _) in enumerate(uses) if p != "forward")
+    uses = compute["uses"] * (accum if strategy == "accumulate" else 1)
+    last_pass = len(uses) - len(compute["uses"])  # where the last micro-batch's uses start
+    backward_start = last_pass + next(i for i, (p, _, _) in enumerate(compute["uses"]) if p != "forward")
     ready_at, pending = {}, list(groups_of(strategy, units))
     gathered = [None] * len(uses)
 
@@ -361,7 +369,8 @@ def model_state_bytes(strategy, units, ranks):
     counts model state (16 bytes a parameter, unsharded): activations and buffers left out."""
     total = sum(c for _, c, _ in units)
     largest = max(c for _, c, _ in units)
-    return {"flat": 16 * total, "overlap": 16 * total, "bucketed": 16 * total,
+    return {"naive": 16 * total, "flat": 16 * total, "overlap": 16 * total, "bucketed": 16 * total,
+            "accumulate": 16 * total,
             "zero1": 8 * total + 8 * total / ranks, "zero2": 4 * total + 12 * total / ranks,
             "mixed": 4 * total + 12 * total / ranks,
             "zero3": 16 * total / ranks + 2 * 4 * largest}[strategy]
@@ -370,6 +379,8 @@ def model_state_bytes(strategy, units, ranks):
 def print_step(args):
     if args.ranks < 2:
         raise Refusal("--ranks must be 2 or more (one rank sends nothing)")
+    if args.accum < 1 or (args.accum > 1 and args.strategy != "accumulate"):
+        raise Refusal("--accum must be 1 or more, and above 1 only for the strategy accumulate")
     inputs = [os.path.join(args.trace, "rank_0.json"), args.units, args.links]
     refuse_overwriting(args.timeline, "--timeline", inputs)
     refuse_overwriting(args.csv, "--csv", inputs)
@@ -377,7 +388,7 @@ def print_step(args):
     units = read_units(args.units)
     by_collective = read_rows(args.links, args.backend, (args.min_size, args.max_size))
     fits = {collective: fit(rows) for collective, rows in by_collective.items()}
-    streams, own = simulate(args.strategy, compute, units, args.ranks, fits, args.progress)
+    streams, own = simulate(args.strategy, compute, units, args.ranks, fits, args.progress, args.accum)
     step = streams.compute_free
     lesson, what = STRATEGIES[args.strategy]
     print(f"{args.strategy} (lesson {lesson}: {what}) on {args.ranks} ranks, progress {args.progress}")
@@ -575,6 +586,8 @@ def parse_arguments(argv):
     step.add_argument("--progress", choices=("async", "calls"), default="async",
                       help="async: a started collective runs beside the compute (NCCL); calls: only inside "
                            "communicator calls, so it runs when waited for (MPI without a progress thread)")
+    step.add_argument("--accum", type=int, default=1,
+                      help="accumulate: micro-batches a step (the trace: lesson 00 at one of them, B/(N K) rows)")
     step.add_argument("--tokens", type=int, default=0, help="tokens one rank trains on a step (B/N x T), for tokens/s")
     step.add_argument("--timeline", help="also write the step's slices here, in analyze_traces' timeline.csv columns")
     step.add_argument("--csv", help="also write the prediction here as a one-row CSV")
@@ -591,8 +604,9 @@ def parse_arguments(argv):
                        help="GBPS,ALPHA_US: each rank's link between nodes")
     scale.add_argument("--ranks", type=ranks_given, default=[2 ** k for k in range(3, 11)],
                        help="rank counts, e.g. 8,64,512 [8,16,...,1024]")
-    scale.add_argument("--strategies", type=lambda text: text.split(","), default=list(STRATEGIES),
-                       help="of " + ",".join(STRATEGIES) + " [all]")
+    scale.add_argument("--strategies", type=lambda text: text.split(","),
+                       default=[name for name in STRATEGIES if name != "accumulate"],
+                       help="of " + ",".join(STRATEGIES) + " [all but accumulate, which is bucketed at one micro-batch]")
     scale.add_argument("--csv", help="also write the rows here")
     return parser.parse_args(argv)
 
