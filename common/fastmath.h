@@ -29,6 +29,27 @@ static inline float sum_floats(const float *x, int n)
     return reduce_lanes(acc);
 }
 
+/* The largest of x[0..n), n >= 1, as the loop `m = x[j] > m ? x[j] : m` from m = x[0] finds
+ * it (a NaN is passed over unless it is x[0]), in lanes the compiler vectorises: each lane
+ * starts at x[0] and keeps the same rule, and a maximum is the same whatever order it is
+ * taken in (but for the sign of a zero, which no x - max can tell). */
+static inline float max_floats(const float *x, int n)
+{
+    float acc[LANES];
+    for (int j = 0; j < LANES; j++)
+        acc[j] = x[0];
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++)
+            acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
+    for (; i < n; i++)
+        acc[i % LANES] = x[i] > acc[i % LANES] ? x[i] : acc[i % LANES];
+    float max = acc[0];
+    for (int j = 1; j < LANES; j++)
+        max = acc[j] > max ? acc[j] : max;
+    return max;
+}
+
 static inline float dot_floats(const float *x, const float *y, int n)
 {
     float acc[LANES] = {0};

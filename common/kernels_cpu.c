@@ -154,10 +154,7 @@ static void matmul_backward_16(Format16 format, float *dinp, float *dweight, flo
 /* Row t of a causal score matrix: softmax over columns 0..t, zeros after. */
 static void causal_softmax_row(float *row, int t, int T)
 {
-    float max = row[0];
-    for (int j = 1; j <= t; j++)
-        max = row[j] > max ? row[j] : max;
-    exp_shifted(row, row, max, t + 1);
+    exp_shifted(row, row, max_floats(row, t + 1), t + 1);
     float inv_sum = 1.0f / sum_floats(row, t + 1);
     for (int j = 0; j <= t; j++)
         row[j] *= inv_sum;
@@ -285,9 +282,7 @@ static float softmax_crossentropy_forward(float *logits_to_probs, const int *tar
     double loss_sum = 0.0;
     for (int n = 0; n < N; n++) {
         float *row = logits_to_probs + (size_t)n * V;
-        float max = row[0];
-        for (int j = 1; j < V; j++)
-            max = row[j] > max ? row[j] : max;
+        float max = max_floats(row, V);
         exp_shifted(row, row, max, V);
         float sum = sum_floats(row, V);
         float inv_sum = 1.0f / sum;
