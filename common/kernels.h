@@ -31,7 +31,8 @@ typedef struct Kernels {
 
     /* layers: N = rows (B*T), C = channels, OC = output channels. Backward kernels
      * accumulate (+=) into parameter gradients; "dinp" outputs say below whether they
-     * overwrite or accumulate. */
+     * overwrite or accumulate. A layer's buffers never overlap (but where one works in
+     * place, as said), so a device may take them as restrict. */
     void (*encoder_forward)(float *out, const int *tokens, const float *wte, const float *wpe,
                             int B, int T, int C);
     void (*encoder_backward)(float *dwte, float *dwpe, const float *dout, const int *tokens,
