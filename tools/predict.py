@@ -181,12 +181,12 @@ STRATEGIES = {
     "naive": ("02", "an all-reduce per parameter tensor after the backward pass"),
     "flat": ("03", "one all-reduce of every gradient after the backward pass"),
     "overlap": ("04", "an all-reduce per unit, started as the unit's gradients are final"),
-    "bucketed": ("05", "an all-reduce per bucket of --bucket-mb, started as its last unit's gradients are final"),
+    "bucketed": ("05", "an all-reduce per bucket of the plan, started as its last unit's gradients are final"),
+    "accumulate": ("06", "K micro-batches (--accum K), lesson 05's buckets started in the last one's backward"),
     "zero1": ("07", "a reduce-scatter per unit after the backward pass, AdamW on 1/N, an all-gather per unit"),
     "zero2": ("08", "a reduce-scatter per unit in its hook (blocking), AdamW on 1/N, an all-gather per unit"),
     "zero3": ("09", "an all-gather per unit before each use (the next one prefetched; a unit used again at once "
                     "kept), a reduce-scatter per unit"),
-    "accumulate": ("06", "K micro-batches (--accum K), lesson 05's buckets started in the last one's backward"),
     "mixed": ("10", "zero2 with the gradients and parameters sent in 16 bits"),
 }
 
@@ -218,7 +218,7 @@ def read_compute(directory):
     for e in sorted(slices, key=lambda e: e["ts"]):
         index = bisect.bisect_right(starts, e["ts"]) - 1
         if index >= 0 and not str(e["name"]).startswith("step#"):
-            steps[index].append((slice_kind(e["name"]), e["dur"] / 1e6))
+            steps[index].append((slice_kind(path, e["name"]), e["dur"] / 1e6))
     steps = steps[1:]
     if any([kind for kind, _ in step] != [kind for kind, _ in steps[0]] for step in steps):
         raise Refusal(f"{path}: the traced steps do not run the same slices")
@@ -235,7 +235,7 @@ def read_compute(directory):
     return compute
 
 
-def slice_kind(name):
+def slice_kind(path, name):
     """(pass, unit) of a compute slice's name: ("forward", 3), ("embedding", 0), ("data", None)."""
     words = str(name).split()
     if len(words) == 3 and words[0] in ("forward", "backward") and words[1] == "unit":
@@ -244,7 +244,7 @@ def slice_kind(name):
         return ("embedding", 0)
     if name in ("data", "optimizer step"):
         return (name.split()[0], None)
-    raise Refusal(f"a compute slice the model does not know: {name}")
+    raise Refusal(f"{path}: a compute slice the model does not know: {name} (is it lesson 00's --trace?)")
 
 
 def read_units(path):
@@ -269,8 +269,8 @@ class Streams:
     """One step on one rank: a compute stream and a communication stream, each running its
     work in order; a collective starts when it is issued and the stream is free."""
 
-    def __init__(self, fits, ranks, progress):
-        self.fits, self.ranks, self.progress = fits, ranks, progress
+    def __init__(self, fits, ranks):
+        self.fits, self.ranks = fits, ranks
         self.compute_free = self.comm_free = 0.0
         self.slices = []  # (track, start, end, name): 0 compute, 1 communication
 
@@ -318,7 +318,7 @@ def simulate(strategy, compute, units, ranks, fits, progress, accum=1):
     compute of one; 08-10 block in the hook on each unit's reduce-scatter; 02, 03 and 07 send
     after the backward pass; 09 prefetches the next use's all-gather (with "calls", it is waited for
     when needed); 07, 08 and 10 all-gather each unit after AdamW."""
-    streams = Streams(fits, ranks, progress)
+    streams = Streams(fits, ranks)
     element = 2 if strategy == "mixed" else 4
     count_of = {unit: count for unit, count, _ in units}
     grad_op = "reduce_scatter" if strategy in ("zero1", "zero2", "zero3", "mixed") else "all_reduce"
