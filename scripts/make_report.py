@@ -331,6 +331,8 @@ class Report:
                                if lesson.startswith("00_") or "zero" in lesson or "mixed" in lesson]
         self.cluster = os.path.isfile(f"{runs}/cluster.csv") and os.path.isfile(f"{runs}/cluster_busbw.csv")
         self.predicted = [lesson for lesson in lessons if os.path.isfile(f"{runs}/predict/{lesson}.csv")]
+        self.predicted_timelines = [lesson for lesson in self.predicted
+                                    if os.path.isfile(f"{runs}/predict/{lesson}.timeline.csv")]
         self.scales = [shape for shape, _ in SCALE_SHAPES if os.path.isfile(f"{runs}/scale/scale_{shape}_25.csv")]
 
     def plot(self, script, name, variables):
@@ -435,6 +437,9 @@ class Report:
             self.timeline_plot(f"timeline_{lesson}", lesson, f"{self.runs}/traces/{lesson}")
         for lesson in self.yours_timelines:
             self.timeline_plot(f"timeline_{lesson}_yours", f"your {lesson}", f"{self.runs}/yours/traces/{lesson}")
+        for lesson in self.predicted_timelines:  # one rank, as the step model sees it
+            self.plot("timeline", f"timeline_{lesson}_predicted", f"data='{self.runs}/predict/{lesson}.timeline.csv'; "
+                      f"name='{lesson}, predicted'; step='the model'; ranks=1; tracks='0 1'")
 
     def memory_top(self):
         """The highest stack of any memory step plot, and a tenth more: one scale for all (token
@@ -645,6 +650,9 @@ a lesson that stopped with an error shows the steps it ran. Your step timelines 
                  " step. Open the traces themselves in Perfetto: see docs/traces.md.</p>\n"]
         for lesson, name in ((lesson, html.escape(lesson)) for lesson in self.lessons):
             page.append(self.figure(f"timeline_{lesson}", f"{name}: {runs}/traces/{name}/merged.json"))
+            if lesson in self.predicted_timelines:
+                page.append(self.figure(f"timeline_{lesson}_predicted", f"{name} as the step model predicts it"
+                                        f" (rank 0): {runs}/predict/{name}.timeline.csv"))
             if os.path.isfile(f"{self.plots}/timeline_{lesson}_yours.svg"):
                 yours = f"Your {name}: {runs}/yours/traces/{name}/merged.json"
                 page.append(self.figure(f"timeline_{lesson}_yours", yours))

@@ -6,8 +6,9 @@
 # Writes DIR (default runs/): lesson 00 on one device (train, then profile); lesson 01's
 # collective benchmark (collectives.csv); lessons 02-10 on 2 ranks (NN_name.csv per step and
 # NN_name.summary.csv); a short traced run of each lesson (traces/NN_name/, analysed); the
-# step model's prediction of lessons 02-10 (predict/NN_name.csv, docs/scale.md) and
-# carried to 1024 ranks of a stated system (scale/, scripts/scale_figures.sh);
+# step model's prediction of lessons 02-10 (predict/NN_name.csv and its step's timeline,
+# docs/scale.md) and the same carried to 1024 ranks of a stated system (scale/,
+# scripts/scale_figures.sh);
 # lesson 05's bucket-size sweep (bucket_sweep.csv); PyTorch's own DDP and ZeRO-1 when
 # python3-torch is installed, and its FSDP when 'make torch' has installed a PyTorch that
 # runs it (scripts/pytorch_ddp.sh); one comparison table of them all (comparison.csv); and the model state per rank
@@ -160,8 +161,8 @@ predict_lessons() {
         [ "$strategy" = accumulate ] && extra=(--trace "$dir/compute_micro_1" --accum "$accum")
         # MPI moves a started collective only inside its calls: --progress calls (docs/scale.md)
         tools/predict.py step "$strategy" --ranks "$ranks" --progress calls "${extra[@]}" --units "$dir/plan.csv" \
-            --links "$runs/collectives.csv" --max-size 4M --tokens $((rows * length)) --csv "$dir/$lesson.csv" |
-            sed -n 2p | sed "s/^/-- $lesson: /"
+            --links "$runs/collectives.csv" --max-size 4M --tokens $((rows * length)) --csv "$dir/$lesson.csv" \
+            --timeline "$dir/$lesson.timeline.csv" | sed -n 2p | sed "s/^/-- $lesson: /"
     done
 }
 
