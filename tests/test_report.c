@@ -68,7 +68,7 @@ static void run_course(const char *flags)
 
 Test(report, a_small_run_builds_a_report_chromium_renders_with_every_plot_drawn)
 {
-    char command[1536], output[1 << 14];
+    char command[4096], output[1 << 14];
     run_course("--small");
     snprintf(command, sizeof command, "cat %s/report/summary.md", dir);
     cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
@@ -89,12 +89,17 @@ Test(report, a_small_run_builds_a_report_chromium_renders_with_every_plot_drawn)
     }
     for (size_t i = 0; i < sizeof plots / sizeof *plots; i++)
         expect_plot(plots[i]);
-    char ids[1024] = "";
+    char ids[2048] = "";
     for (size_t i = 0; i < sizeof lessons / sizeof *lessons; i++) {
         char name[64];
         snprintf(name, sizeof name, "timeline_%s", lessons[i]);
         expect_plot(name);
         strcat(strcat(ids, " "), name);
+        if (i > 0) { /* each data-parallel lesson's step as the step model predicts it */
+            snprintf(name, sizeof name, "timeline_%s_predicted", lessons[i]);
+            expect_plot(name);
+            strcat(strcat(ids, " "), name);
+        }
     }
     static const char *const memory_lessons[] = {"00_single_device", "07_zero1", "08_zero2", "09_zero3",
                                                  "10_mixed_precision"};
