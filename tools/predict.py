@@ -11,13 +11,15 @@
       the time of one collective NAME (all_reduce, reduce_scatter, all_gather, broadcast) of
       BYTES (the whole buffer, as lesson 01 counts it) on N >= 2 ranks, from the fitted link
   tools/predict.py step STRATEGY --ranks N --trace DIR --units PLAN.csv --links COLLECTIVES.csv
-                   [--progress async|calls] [--tokens T] [--timeline FILE] [--csv FILE] [fit flags]
+                   [--progress async|calls] [--accum K] [--tokens T] [--timeline FILE] [--csv FILE]
+                   [fit flags]
       one training step of STRATEGY (naive, flat, overlap, bucketed, accumulate, zero1, zero2,
-      zero3, mixed: lessons 02-10) on N >= 2 ranks: lesson 00's compute from its --trace DIR (at one
-      rank's share of the batch), the units from `05_bucketed_ddp plan --csv PLAN.csv`, each
-      collective priced by the link fitted to COLLECTIVES.csv; prints the step, its exposed
-      communication, tokens/s (T: one rank's tokens a step) and the model state per rank, and
-      with --csv the same as a one-row CSV (docs/scale.md, "The step model")
+      zero3, mixed: lessons 02-10) on N >= 2 ranks: the compute from lesson 00's --trace DIR
+      (or the lesson's own on one rank; at one rank's share of the batch), the units from
+      `05_bucketed_ddp plan --csv PLAN.csv`, each collective priced by the link fitted to
+      COLLECTIVES.csv; prints the step, its exposed communication, tokens/s (T: one rank's
+      tokens a step) and the model state per rank, and with --csv the same as a one-row CSV
+      (docs/scale.md, "The step model")
   tools/predict.py scale --units PLAN.csv --tokens T --seq T --tflops F --memory-gbps M
                    --node-link GBPS,ALPHA_US --network GBPS,ALPHA_US [--per-node G]
                    [--ranks 8,16,...] [--strategies LIST] [--csv FILE]
@@ -580,7 +582,8 @@ def parse_arguments(argv):
     step = commands.add_parser("step", help="predict one training step of a strategy")
     step.add_argument("strategy", choices=list(STRATEGIES))
     step.add_argument("--ranks", type=int, required=True)
-    step.add_argument("--trace", required=True, help="lesson 00's --trace DIR, at one rank's share of the batch")
+    step.add_argument("--trace", required=True,
+                      help="lesson 00's --trace DIR (or the lesson's own on one rank), at one rank's share of the batch")
     step.add_argument("--units", required=True, help="05_bucketed_ddp plan --csv output, for the same shape")
     step.add_argument("--links", required=True, help="01_collectives --csv output to fit")
     step.add_argument("--progress", choices=("async", "calls"), default="async",
