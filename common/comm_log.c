@@ -1,6 +1,5 @@
 #include "comm_log.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -58,11 +58,6 @@ void events_forget(void)
     record.device_clock = NULL;
 }
 
-size_t events_length(void)
-{
-    return record.count;
-}
-
 long events_new_request(void)
 {
     return record.next_request++;

@@ -152,9 +152,6 @@ void events_settle(void);
 /* Where training is now, for messages: the step and the last mark ("grads_ready 3"). */
 int events_where(char *mark, size_t mark_len);
 
-/* How many events are held now (for tests and the overhead benchmark). */
-size_t events_length(void);
-
 /* ---------------------------------------------------------------- reading, for the writers */
 
 typedef struct {

@@ -562,11 +562,7 @@ class Report:
             if shape not in self.scales:
                 continue
             data = f"{self.runs}/scale/scale_{shape}_25.csv"
-            rows = read_csv(data)[1]
-            alone = ratio(number(field(rows[0], "tokens_per_s_per_rank")), number(field(rows[0], "efficiency")))
-            if alone is None:
-                raise Stop(f"make_report: {data} has no tokens/s or efficiency in its first row")
-            self.plot("scale", f"scale_{shape}", f"data='{data}'; name='{title}'; alone={alone};"
+            self.plot("scale", f"scale_{shape}", f"data='{data}'; name='{title}';"
                       f" strategies='{spaced(distinct(data, 'strategy'))}'")
 
     def comparison_table_csv(self):

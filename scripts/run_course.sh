@@ -148,8 +148,8 @@ side_by_side_compute() { # LESSON FOLDER ROWS: LESSON's trace on one rank at ROW
 predict_lessons() {
     local dir=$runs/predict batch length rows accum lesson strategy extra
     rm -rf "${dir:?}" && mkdir -p "$dir"
-    batch=$(build/solutions/00_single_device train "${config[@]}" --dry-run | awk '$1 == "config" && $2 == "batch" { print $3 }')
-    length=$(build/solutions/00_single_device train "${config[@]}" --dry-run | awk '$1 == "config" && $2 == "seq" { print $3 }')
+    read -r batch length < <(build/solutions/00_single_device train "${config[@]}" --dry-run |
+        awk '$1 == "config" { value[$2] = $3 } END { print value["batch"], value["seq"] }')
     accum=$(lesson_flags 06_grad_accum | awk '{ print $2 }')
     rows=$((batch / ranks)) # one rank's share of the batch
     side_by_side_compute 00_single_device "$dir/compute" "$rows"

@@ -34,12 +34,10 @@ for shape in 124m 1558m; do
         tools/predict.py scale --units "$out/plan_${shape}_$cap.csv" "${system[@]}" --csv "$out/scale_${shape}_$cap.csv" \
             >/dev/null
     done
-    # one rank alone: its tokens over its compute (the efficiency column is that over the step)
-    alone=$(awk -F, 'NR == 2 { printf "%.1f", $8 / $9 }' "$out/scale_${shape}_25.csv")
     extra=()
     [ "$format" = png ] && extra=(-e "png=1")
     gnuplot "${extra[@]}" -e "data='$out/scale_${shape}_25.csv'; out='$out/scale_$shape.$format'" \
-        -e "name='${names[$shape]}'; alone=$alone; strategies='naive flat overlap bucketed zero1 zero2 zero3 mixed'" \
+        -e "name='${names[$shape]}'; strategies='naive flat overlap bucketed zero1 zero2 zero3 mixed'" \
         scripts/report/scale.gp
     echo "$out/scale_$shape.$format: ${names[$shape]}; tables in $out/scale_${shape}_*.csv (the bucket size last)"
 done

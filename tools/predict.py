@@ -52,7 +52,11 @@ import json
 import math
 import os
 import signal
+import statistics
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from whole_file import write_atomically  # noqa: E402  (the course's one way to write a file whole)
 
 STEPS = {
     "all_reduce": lambda ranks: 2 * (ranks - 1),
@@ -193,12 +197,6 @@ STRATEGIES = {
 }
 
 
-def median(values):
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-
-
 def read_compute(directory):
     """Lesson 00's compute from its trace (rank_0.json), in the order a step runs it: each
     use of a unit ("forward", unit) and ("backward", unit), the embedding's backward as
@@ -225,7 +223,7 @@ def read_compute(directory):
     if any([kind for kind, _ in step] != [kind for kind, _ in steps[0]] for step in steps):
         raise Refusal(f"{path}: the traced steps do not run the same slices")
     kinds = [kind for kind, _ in steps[0]]
-    seconds_of = [median([step[i][1] for step in steps]) for i in range(len(kinds))]
+    seconds_of = [statistics.median([step[i][1] for step in steps]) for i in range(len(kinds))]
     compute = {"uses": [], "data": 0.0, "optimizer": 0.0}
     for kind, duration in zip(kinds, seconds_of):
         if kind[0] in ("data", "optimizer"):
@@ -371,11 +369,9 @@ def model_state_bytes(strategy, units, ranks):
     counts model state (16 bytes a parameter, unsharded): activations and buffers left out."""
     total = sum(c for _, c, _ in units)
     largest = max(c for _, c, _ in units)
-    return {"naive": 16 * total, "flat": 16 * total, "overlap": 16 * total, "bucketed": 16 * total,
-            "accumulate": 16 * total,
-            "zero1": 8 * total + 8 * total / ranks, "zero2": 4 * total + 12 * total / ranks,
-            "mixed": 4 * total + 12 * total / ranks,
-            "zero3": 16 * total / ranks + 2 * 4 * largest}[strategy]
+    sharded = {"zero1": 8 * total + 8 * total / ranks, "zero2": 4 * total + 12 * total / ranks,
+               "mixed": 4 * total + 12 * total / ranks, "zero3": 16 * total / ranks + 2 * 4 * largest}
+    return sharded.get(strategy, 16 * total)  # data parallelism keeps everything on every rank
 
 
 def print_step(args):
@@ -414,15 +410,10 @@ def refuse_overwriting(path, flag, inputs):
 
 
 def write_output(path, flag, text):
-    """path whole, through a temporary file renamed over it."""
-    temporary = f"{path}.tmp.{os.getpid()}"
+    """path whole or not at all (scripts/whole_file.py, the course's one way to write a file)."""
     try:
-        with open(temporary, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
+        write_atomically(path, text)
     except OSError as error:
-        if os.path.exists(temporary):
-            os.remove(temporary)
         raise Refusal(f"{flag} {path}: cannot write: {error.strerror}")
 
 

@@ -1,9 +1,12 @@
 # The step model carried to many ranks (tools/predict.py scale --csv): tokens/s per rank against
 # the rank count, a line per strategy, and the one rank alone (compute only) as the roof.
-# Variables: data, out, name (the shape and the stated system, for the title), alone (one rank's
-# tokens/s with nothing to send), strategies (words); png=1 draws a PNG (for docs/) instead.
+# Variables: data, out, name (the shape and the stated system, for the title), strategies
+# (words); png=1 draws a PNG (for docs/) instead. One rank alone, with nothing to send, makes
+# a rank's tokens/s over its efficiency, in every row.
 load "scripts/report/style.gp"
 if (exists("png")) { set terminal pngcairo size 900,480 font "sans,11" background "#ffffff" noenhanced; set output out }
+stats data using (column("tokens_per_s_per_rank") / column("efficiency")) name "ALONE" nooutput
+alone = ALONE_max
 set title sprintf("%s: tokens/s per rank as ranks grow (the step model)", name)
 set xlabel "ranks"
 set ylabel "tokens/s per rank"
