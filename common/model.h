@@ -71,6 +71,10 @@ typedef struct {
     /* backward differentiates loss_scale x the mean loss (1 after gpt_create); gradient
      * accumulation over K micro-batches sets 1/K so their sum is the mean */
     float loss_scale;
+    /* a dynamic loss scale's count (fp16): the steps in a row without an overflow since
+     * loss_scale last changed (0 after gpt_create), kept by the strategy that changes the
+     * scale; beside it so that a resume state holds both */
+    int good_steps;
     /* backward passes added into the gradients since gpt_zero_grad: during a step of K
      * micro-batches, the one whose forward or backward is running (0 .. K-1) */
     int accumulated_passes;

@@ -31,7 +31,7 @@ typedef struct {
     int adam_steps;
     uint64_t data_position; /* the training loader's batch_start */
     float loss_scale;       /* the model's loss scale (model.h) */
-    int good_steps;         /* the steps in a row at it without an overflow (strategy.h) */
+    int good_steps;         /* the steps in a row at it without an overflow (model.h) */
     size_t num_params;
     float *params, *m, *v;  /* host memory, num_params floats each */
 } ResumeState;

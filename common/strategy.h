@@ -41,12 +41,9 @@ struct RunContext {
     void *state;         /* whatever the strategy keeps between calls; its setup sets it */
     int accum_steps;     /* micro-batches per optimizer step: forward_backward's rows are
                           * accum_steps x the model's B rows of T tokens */
-    int overflowed;      /* optimizer_step sets it for a step it skipped on purpose: the fp16
-                          * gradients overflowed at this loss scale (model.h), so nothing
+    int skipped_step;    /* optimizer_step sets it for a step it skipped on purpose: the
+                          * gradients, scaled by model->loss_scale, overflowed, so nothing
                           * changed but the scale; the trainer reports the step as skipped */
-    int good_steps;      /* fp16: the steps in a row without an overflow since the loss scale
-                          * last changed, counted by optimizer_step; kept here, beside
-                          * model->loss_scale, so that a resume state holds both */
 };
 
 typedef struct {

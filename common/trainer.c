@@ -194,7 +194,7 @@ static void restore_resumed(Trainer *tr)
     }
     tr->train.batch_start = state->data_position;
     tr->model.loss_scale = state->loss_scale; /* over what the strategy's start set */
-    tr->run.good_steps = state->good_steps;
+    tr->model.good_steps = state->good_steps;
     tr->first_step = state->steps_done;
     if (tr->rank == 0 && !tr->cfg.quiet)
         printf("resumed from %s after step %d\n", tr->cfg.resume_path, state->steps_done);
@@ -299,7 +299,7 @@ StepResult trainer_step(Trainer *tr, int step)
         max_norm = NAN; /* clip_scale is then NaN: every update of this step is skipped (optimizer.h) */
     TraceMark optimizer_started = events_mark_begin("optimizer_start", -1, NULL, 0);
     result.loss_scale = model->loss_scale;
-    tr->run.overflowed = 0;
+    tr->run.skipped_step = 0;
     if (tr->strategy.optimizer_step != NULL) {
         result.grad_norm = tr->strategy.optimizer_step(&tr->run, hyper, max_norm);
     } else {
@@ -309,7 +309,7 @@ StepResult trainer_step(Trainer *tr, int step)
     TraceMark optimizer_ended = events_now();
     model->kernels->synchronize(); /* a GPU queues work: the step ends when the device is done */
     double ended = now_seconds();
-    result.overflowed = tr->run.overflowed;
+    result.overflowed = tr->run.skipped_step;
     if (result.overflowed)
         events_mark("overflow", -1, NULL, 0);
     events_mark("step_end", -1, NULL, 0);
@@ -552,7 +552,7 @@ static void collect_state(Trainer *tr, ResumeState *state)
     }
     state->data_position = tr->train.batch_start;
     state->loss_scale = tr->model.loss_scale;
-    state->good_steps = tr->run.good_steps;
+    state->good_steps = tr->model.good_steps;
 }
 
 /* --save-every: the resume state (PATH.state) and the model (PATH), written by rank 0 after

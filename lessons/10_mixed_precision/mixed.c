@@ -9,8 +9,8 @@
  * shards in fp32: ZeRO-1 the 12 psi, ZeRO-2 the gradients too, ZeRO-3 everything. fp16
  * (--fp16) also needs a loss scale: backward differentiates run->model->loss_scale times
  * the loss; a step whose scaled gradients overflowed changes nothing and halves the scale
- * (run->overflowed says it was skipped), and --scale-window good steps in a row double it
- * (run->good_steps counts them). bf16 keeps a scale of 1.
+ * (run->skipped_step says it was skipped), and --scale-window good steps in a row double it
+ * (run->model->good_steps counts them). bf16 keeps a scale of 1.
  *
  * The rules (docs/10_mixed_precision.md; `make grade LESSON=10` checks them): lesson 10's
  * reference numbers within its tolerance, and within 1e-3 of lesson 00's fp32 loss; the

@@ -13,7 +13,7 @@ typedef struct {
                         * parameters too */
     Format16 format;   /* what every 16-bit buffer below holds: FORMAT_BF16, or FORMAT_FP16
                         * with --fp16 */
-    int scale_window;  /* fp16: how many good steps in a row (run->good_steps counts them)
+    int scale_window;  /* fp16: how many good steps in a row (run->model->good_steps counts them)
                         * double the loss scale (--scale-window); the scale itself is
                         * run->model->loss_scale, what backward multiplies the loss by:
                         * FIRST_LOSS_SCALE at the start with fp16, 1 with bf16 */
@@ -252,13 +252,13 @@ static int overflowed(RunContext *run, Mixed *mixed, float norm)
         return 0;
     if (!isfinite(norm)) {
         run->model->loss_scale /= 2.0f;
-        run->good_steps = 0;
-        run->overflowed = 1;
+        run->model->good_steps = 0;
+        run->skipped_step = 1;
         return 1;
     }
-    if (++run->good_steps == mixed->scale_window) {
+    if (++run->model->good_steps == mixed->scale_window) {
         run->model->loss_scale *= 2.0f;
-        run->good_steps = 0;
+        run->model->good_steps = 0;
     }
     return 0;
 }

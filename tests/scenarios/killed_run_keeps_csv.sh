@@ -13,8 +13,12 @@ echo earlier >"$w/run.csv"
 build/solutions/00_single_device train --config course --steps 2000 --csv "$w/run.csv" >"$w/out" 2>&1 &
 job=$!
 for _ in $(seq 400); do grep -q '^step    20/' "$w/out" && break; sleep 0.05; done
+# bash reports a job killed by a signal on the shell's own stderr, while it kills or waits:
+# kept out of what this script prints
+exec 3>&2 2>/dev/null
 kill -KILL $job
-wait $job 2>/dev/null
+wait $job
+exec 2>&3 3>&-
 cat "$w/run.csv"
 head -n 1 "$w"/run.csv.tmp.*
 [ "$(cat "$w"/run.csv.tmp.* | wc -l)" -gt 20 ] && echo rows kept

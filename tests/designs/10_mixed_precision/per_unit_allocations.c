@@ -211,16 +211,16 @@ static int skip_for_overflow(RunContext *run, const PerUnit *state, float norm)
     if (state->format != FORMAT_FP16)
         return 0;
     if (isfinite(norm)) {
-        run->good_steps++;
-        if (run->good_steps >= state->scale_window) {
+        run->model->good_steps++;
+        if (run->model->good_steps >= state->scale_window) {
             run->model->loss_scale *= 2.0f;
-            run->good_steps = 0;
+            run->model->good_steps = 0;
         }
         return 0;
     }
     run->model->loss_scale *= 0.5f;
-    run->good_steps = 0;
-    run->overflowed = 1;
+    run->model->good_steps = 0;
+    run->skipped_step = 1;
     return 1;
 }
 

@@ -217,13 +217,13 @@ static int scale_allows_step(RunContext *run, const TwoSlots *s, float norm)
     if (s->format == FORMAT_BF16)
         return 1;
     int good = isfinite(norm);
-    run->good_steps = good ? run->good_steps + 1 : 0;
+    run->model->good_steps = good ? run->model->good_steps + 1 : 0;
     if (!good) {
         run->model->loss_scale /= 2.0f;
-        run->overflowed = 1;
-    } else if (run->good_steps == s->scale_window) {
+        run->skipped_step = 1;
+    } else if (run->model->good_steps == s->scale_window) {
         run->model->loss_scale *= 2.0f;
-        run->good_steps = 0;
+        run->model->good_steps = 0;
     }
     return good;
 }
