@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Model-state memory per rank, measured by the tracking allocator, beside the ZeRO formulas
-# for fp32 AdamW (psi = parameter count): DDP 16psi, ZeRO-1 8psi + 8psi/N, ZeRO-2
-# 4psi + 12psi/N, ZeRO-3 16psi/N; and lesson 10's mixed precision (bf16 parameters and
-# gradients, fp32 master, m and v) on each stage: bf16z1 4psi + 12psi/N, bf16z2
+# (tools/predict.py memory) for fp32 AdamW (psi = parameter count): DDP 16psi, ZeRO-1
+# 8psi + 8psi/N, ZeRO-2 4psi + 12psi/N, ZeRO-3 16psi/N; and lesson 10's mixed precision (bf16
+# parameters and gradients, fp32 master, m and v) on each stage: bf16z1 4psi + 12psi/N, bf16z2
 # 2psi + 14psi/N, bf16z3 16psi/N. Working buffers and activations on their own columns.
 #
 #   scripts/zero_memory.sh [--check] [--csv FILE] [--config NAME] [RANKS...]   (default ranks: 1 2 4)
@@ -44,27 +44,33 @@ for ranks in "${ranks_list[@]}"; do
                       $c["master_mb"] }' \
             "$work/$name.$ranks.csv")"
     done
-done | awk -v check="$check" -v csv="$csv" -v config="$config" '
-    # psi from DDP: its parameters are the whole model, 4 bytes each
-    { stage[NR] = $1; n[NR] = $2; params[NR] = $3; grads[NR] = $4; adam[NR] = $5; master[NR] = $8
-      state[NR] = $3 + $4 + $5 + $8; working[NR] = $6; acts[NR] = $7
-      if ($1 == "ddp") { psi_mb = $3 / 4; ddp[$2] = state[NR] } }
-    function formula(s, N) {
-        if (s == "ddp") return 16 * psi_mb
-        if (s == "zero1") return 8 * psi_mb + 8 * psi_mb / N
-        if (s == "zero2") return 4 * psi_mb + 12 * psi_mb / N
-        if (s == "bf16z1") return 4 * psi_mb + 12 * psi_mb / N
-        if (s == "bf16z2") return 2 * psi_mb + 14 * psi_mb / N
-        return 16 * psi_mb / N
+done >"$work/measured"
+# psi from DDP: its parameters are the whole model, 4 bytes each
+psi=$(awk '$1 == "ddp" { printf "%.0f", $3 / 4 * 1e6; exit }' "$work/measured")
+rank_list=$(IFS=,; echo "${ranks_list[*]}")
+for format in fp32 16-bit; do
+    tools/predict.py memory --params "$psi" --ranks "$rank_list" --format "$format" | tail -n +2
+done >"$work/formulas"
+awk -v check="$check" -v csv="$csv" -v config="$config" -v psi="$psi" '
+    # the formulas: params,format,ranks,ddp_gb,zero1_gb,zero2_gb,zero3_gb
+    FILENAME ~ /formulas$/ {
+        split($0, row, ","); prefix = row[2] == "fp32" ? "zero" : "bf16z"
+        formula_mb[(row[2] == "fp32" ? "ddp" : "bf16ddp") " " row[3]] = 1e3 * row[4]
+        for (z = 1; z <= 3; z++) formula_mb[prefix z " " row[3]] = 1e3 * row[4 + z]
+        next
     }
+    { rows++; stage[rows] = $1; n[rows] = $2; params[rows] = $3; grads[rows] = $4; adam[rows] = $5
+      master[rows] = $8; state[rows] = $3 + $4 + $5 + $8; working[rows] = $6; acts[rows] = $7
+      if ($1 == "ddp") ddp[$2] = state[rows] }
+    function formula(s, N) { return formula_mb[s " " N] }
     END {
-        printf "model state per rank (MB = 10^6 bytes; psi = %.0f parameters, config %s)\n", psi_mb * 1e6, config
+        printf "model state per rank (MB = 10^6 bytes; psi = %.0f parameters, config %s)\n", psi, config
         if (csv != "")
             print "stage,ranks,params_mb,grads_mb,adam_mb,state_mb,formula_mb,working_mb,activations_mb,master_mb" > csv
         printf "%-6s %5s %12s %12s %10s %10s %12s %12s %12s\n", "stage", "ranks", "measured", "formula",
                "meas/form", "vs DDP", "formula/DDP", "working MB", "activations"
         bad = 0
-        for (i = 1; i <= NR; i++) {
+        for (i = 1; i <= rows; i++) {
             f = formula(stage[i], n[i]); ratio = state[i] / f
             if (ratio > 1.05 || ratio < 0.95) bad = 1
             printf "%-6s %5d %12.3f %12.3f %10.4f %10.3f %12.3f %12.3f %12.3f\n", stage[i], n[i], state[i], f,
@@ -74,4 +80,4 @@ done | awk -v check="$check" -v csv="$csv" -v config="$config" '
                        working[i], acts[i], master[i] > csv
         }
         if (check && bad) { print "zero_memory: a model state is more than 5% off its formula"; exit 1 }
-    }'
+    }' "$work/formulas" "$work/measured"

@@ -241,7 +241,35 @@ class Step(unittest.TestCase):
         total = 11100
         self.assertEqual(predict.model_state_bytes("bucketed", UNITS, 4), 16 * total)
         self.assertEqual(predict.model_state_bytes("zero1", UNITS, 4), 8 * total + 2 * total)
-        self.assertEqual(predict.model_state_bytes("zero3", UNITS, 4), 4 * total + 8 * 10000)
+        self.assertEqual(predict.model_state_bytes("zero2", UNITS, 4), 4 * total + 3 * total)
+        self.assertEqual(predict.model_state_bytes("zero3", UNITS, 4), 4 * total)
+        # lesson 10: 16-bit parameters whole, 16-bit gradients and the fp32 master, m and v sharded
+        self.assertEqual(predict.model_state_bytes("mixed", UNITS, 4), 2 * total + 14 * total / 4)
+
+    def test_memory_gives_the_zero_papers_figures(self):
+        # Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models"
+        # (SC 2020): GB of model state per GPU in mixed precision, DDP and ZeRO-1, -2, -3, as the
+        # paper prints them (Figure 1, then rows of Table 1)
+        published = [("7.5B", 64, (120, 31.4, 16.6, 1.9)), ("7.5B", 4, (120, 52.5, 41.3, 30)),
+                     ("128B", 16, (2048, 608, 368, 128)), ("1T", 4, (16000, 7000, 5500, 4000))]
+        for params, ranks, gigabytes in published:
+            status, out, err = run_tool("memory", "--params", params, "--ranks", str(ranks), "--format", "16-bit")
+            self.assertEqual(status, 0, err)
+            row = next(csv.DictReader(out.splitlines()))
+            for column, paper in zip(("ddp_gb", "zero1_gb", "zero2_gb", "zero3_gb"), gigabytes):
+                # to the paper's rounding: half a unit of its last printed digit
+                digits = len(str(paper).split(".")[1]) if "." in str(paper) else 0
+                self.assertAlmostEqual(float(row[column]), paper, delta=0.5 * 10 ** -digits + 1e-9,
+                                       msg=f"{params} {ranks} {column}")
+
+    def test_bad_memory_input_is_one_line_and_status_2(self):
+        for args, words in [(["--params", "7.5X"], "not a parameter count"), (["--params", "0"], "at least one"),
+                            (["--params", "1B", "--ranks", "0"], "1 or more"),
+                            (["--params", "1B", "--format", "fp8"], "invalid choice")]:
+            status, out, err = run_tool("memory", *args)
+            self.assertEqual(status, 2, args)
+            self.assertIn(words, err)
+            self.assertEqual(len(err.strip().splitlines()), 1, err)
 
 
 def trace_text(steps):
@@ -365,7 +393,7 @@ class Scale(unittest.TestCase):
         ring = predict.seconds("all_reduce", 16, 4 * 7592, (7 * 2e-6 + 10e-6) / 8, 1 / 50e9)
         self.assertAlmostEqual(float(rows[1]["step_ms"]), 1e3 * (compute + ring), places=3)
         self.assertAlmostEqual(float(rows[1]["efficiency"]), compute / (compute + ring), places=3)
-        self.assertAlmostEqual(float(rows[3]["model_state_gb"]), (16 * 7592 / 16 + 8 * 3280) / 1e9)
+        self.assertAlmostEqual(float(rows[3]["model_state_gb"]), 16 * 7592 / 16 / 1e9)
 
     def test_bad_scale_input_is_one_line_and_status_2(self):
         for args, words in [(["--strategies", "flat,ring"], "no strategy ring"),

@@ -28,6 +28,11 @@
       node's link up to G ranks (8), on each rank's network link beyond; a CSV row per strategy
       and rank count: step, exposed communication, tokens/s, efficiency against one rank alone,
       model state per rank (docs/scale.md, "Carried to scale")
+  tools/predict.py memory --params P[,P...] [--ranks 1,4,...] [--format fp32|16-bit] [--csv FILE]
+      model state per rank (parameters, gradients and AdamW's state, as the ZeRO paper counts
+      them) of data parallelism and ZeRO-1, -2 and -3 for models of P parameters (124M, 7.5B, 1T),
+      in fp32 (lessons 02-09) or in 16 bits with an fp32 master copy (lesson 10), in GB
+      (docs/scale.md, "A published figure")
 
 The model (alpha-beta, over a ring, as NCCL and MPICH run large messages): a collective of n
 bytes on N ranks takes  steps(N) x alpha + factor(N) x n x beta,  where alpha is the cost of
@@ -364,14 +369,25 @@ def simulate(strategy, compute, units, ranks, fits, progress, accum=1):
     return streams, own
 
 
+# Model state per rank as the ZeRO paper counts it: bytes a parameter kept whole on every rank,
+# of 16 in all (the rest sharded over the ranks), by ZeRO stage (0: data parallelism) and number
+# format. fp32 (lessons 02-09): parameters 4, gradients 4, AdamW's m and v 8. 16-bit (lesson 10):
+# parameters 2, gradients 2, and in fp32 the master copy, m and v, 12. Working buffers (ZeRO-3's
+# gathered units, activations) are not model state.
+WHOLE_BYTES = {"fp32": (16, 8, 4, 0), "16-bit": (16, 4, 2, 0)}
+STRATEGY_STATE = {"zero1": (1, "fp32"), "zero2": (2, "fp32"), "zero3": (3, "fp32"), "mixed": (2, "16-bit")}
+
+
+def state_bytes(params, ranks, stage, number_format):
+    """Model state per rank of `params` parameters at a ZeRO stage over `ranks` ranks."""
+    whole = WHOLE_BYTES[number_format][stage]
+    return whole * params + (16 - whole) * params / ranks
+
+
 def model_state_bytes(strategy, units, ranks):
-    """Bytes per rank of parameters, gradients and AdamW's m and v, all fp32, as the ZeRO paper
-    counts model state (16 bytes a parameter, unsharded): activations and buffers left out."""
-    total = sum(c for _, c, _ in units)
-    largest = max(c for _, c, _ in units)
-    sharded = {"zero1": 8 * total + 8 * total / ranks, "zero2": 4 * total + 12 * total / ranks,
-               "mixed": 4 * total + 12 * total / ranks, "zero3": 16 * total / ranks + 2 * 4 * largest}
-    return sharded.get(strategy, 16 * total)  # data parallelism keeps everything on every rank
+    """A strategy's model state per rank (lesson 10: ZeRO-2 in 16 bits, its default)."""
+    stage, number_format = STRATEGY_STATE.get(strategy, (0, "fp32"))
+    return state_bytes(sum(c for _, c, _ in units), ranks, stage, number_format)
 
 
 def print_step(args):
@@ -395,7 +411,7 @@ def print_step(args):
     if args.tokens:
         print("tokens/s %.0f (%d ranks x %d tokens a step)" % (args.ranks * args.tokens / step, args.ranks,
                                                                args.tokens))
-    print("model state per rank %.3f MB (fp32 parameters, gradients, m and v; ZeRO's accounting)" % (
+    print("model state per rank %.3f MB (parameters, gradients and AdamW's state, as ZeRO counts them)" % (
         model_state_bytes(args.strategy, units, args.ranks) / 1e6))
     if args.timeline:
         write_output(args.timeline, "--timeline", timeline_text(streams.slices))
@@ -495,13 +511,13 @@ def link_given(text):
     return gbytes_per_s, alpha_us
 
 
-def ranks_given(text):
+def ranks_given(text, least=2):
     try:
         ranks = [int(v) for v in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a list of rank counts (8,16,32)")
-    if not ranks or min(ranks) < 2:
-        raise argparse.ArgumentTypeError(f"'{text}': every rank count must be 2 or more")
+    if not ranks or min(ranks) < least:
+        raise argparse.ArgumentTypeError(f"'{text}': every rank count must be {least} or more")
     return ranks
 
 
@@ -537,6 +553,39 @@ def scale_text(args):
                 "%.4f" % (1e3 * (step - own)), "%.1f" % (ranks * args.tokens / step), "%.1f" % (args.tokens / step),
                 "%.4f" % (alone / step), "%.6g" % (model_state_bytes(strategy, units, ranks) / 1e9))))
     return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- memory
+
+def params_given(text):
+    """A parameter count: 124e6, 7.5B, 1T (K, M, B, T = 10^3 .. 10^12)."""
+    scale = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}.get(text[-1:].upper(), 1)
+    try:
+        value = float(text[:-1] if scale > 1 else text) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a parameter count (124M, 7.5B, 1T)")
+    if not value >= 1:
+        raise argparse.ArgumentTypeError(f"'{text}': a model has at least one parameter")
+    return value
+
+
+MEMORY_COLUMNS = ("params", "format", "ranks", "ddp_gb", "zero1_gb", "zero2_gb", "zero3_gb")
+
+
+def memory_text(args):
+    lines = [",".join(MEMORY_COLUMNS)]
+    for params in args.params:
+        for ranks in args.ranks:
+            lines.append(",".join(["%.6g" % params, args.format, str(ranks)] + [
+                "%.9g" % (state_bytes(params, ranks, stage, args.format) / 1e9) for stage in range(4)]))
+    return "\n".join(lines) + "\n"
+
+
+def print_memory(args):
+    text = memory_text(args)
+    sys.stdout.write(text)
+    if args.csv:
+        write_output(args.csv, "--csv", text)
 
 
 def bytes_given(text):
@@ -602,6 +651,14 @@ def parse_arguments(argv):
                        default=[name for name in STRATEGIES if name != "accumulate"],
                        help="of " + ",".join(STRATEGIES) + " [all but accumulate, which is bucketed at one micro-batch]")
     scale.add_argument("--csv", help="also write the rows here")
+    memory = commands.add_parser("memory", help="model state per rank of every ZeRO stage, as ZeRO counts it")
+    memory.add_argument("--params", required=True, type=lambda text: [params_given(v) for v in text.split(",")],
+                        help="parameter counts, e.g. 124M,7.5B,1T")
+    memory.add_argument("--ranks", type=lambda text: ranks_given(text, least=1),
+                        default=[1, 4, 16, 64, 256, 1024], help="rank counts [1,4,16,64,256,1024]")
+    memory.add_argument("--format", choices=tuple(WHOLE_BYTES), default="fp32",
+                        help="fp32 (lessons 02-09) or 16-bit with an fp32 master copy (lesson 10) [fp32]")
+    memory.add_argument("--csv", help="also write the rows here")
     return parser.parse_args(argv)
 
 
@@ -617,6 +674,9 @@ def main(argv):
             return 0
         if args.command == "scale":
             print_scale(args)
+            return 0
+        if args.command == "memory":
+            print_memory(args)
             return 0
         if args.command == "collective" and args.ranks < 2:
             raise Refusal("--ranks must be 2 or more (one rank sends nothing)")
