@@ -182,12 +182,6 @@ void gpt_destroy(GPT *model)
     model->params = model->grads = NULL;
 }
 
-static void fill_normal(float *x, size_t n, float std, Rng *rng)
-{
-    for (size_t i = 0; i < n; i++)
-        x[i] = (float)(std * rng_normal(rng));
-}
-
 static void fill_constant(float *x, size_t n, float value)
 {
     for (size_t i = 0; i < n; i++)
@@ -214,12 +208,12 @@ static void init_tensor(const GPTConfig *cfg, float *x, TensorKind kind, Rng *rn
     else if (is_bias(kind))
         fill_constant(x, n, 0.0f);
     else if (kind == TENSOR_WTE) /* rows past V are padding and stay 0 */
-        fill_normal(x, (size_t)cfg->vocab_size * cfg->channels, std, rng);
+        rng_fill_normal(rng, x, (size_t)cfg->vocab_size * cfg->channels, std);
     else if (kind == TENSOR_ATTPROJW || kind == TENSOR_FCPROJW)
         /* residual projections: keep the residual stream's variance from growing with depth */
-        fill_normal(x, n, std / sqrtf(2.0f * cfg->num_layers), rng);
+        rng_fill_normal(rng, x, n, std / sqrtf(2.0f * cfg->num_layers));
     else
-        fill_normal(x, n, std, rng);
+        rng_fill_normal(rng, x, n, std);
 }
 
 void gpt_init_weights(GPT *model, uint64_t seed)

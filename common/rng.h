@@ -3,6 +3,7 @@
 #ifndef DTC_RNG_H
 #define DTC_RNG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct {
@@ -17,5 +18,8 @@ uint32_t rng_below(Rng *rng, uint32_t n);
 double rng_uniform(Rng *rng);
 /* Standard normal (Box-Muller on two uniforms). */
 double rng_normal(Rng *rng);
+/* x[i] = (float)(scale * rng_normal(rng)) for i in [0, n), in order, and rng moves past them:
+ * the same bits as that loop, computed by several threads when n is large. */
+void rng_fill_normal(Rng *rng, float *x, size_t n, float scale);
 
 #endif
