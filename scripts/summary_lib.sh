@@ -45,7 +45,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # Whether lesson 00 (a CUDA build's, $1) can run on a GPU: prints its one-step profile, or
 # why not (its last line is the reason), and returns that run's status.
-gpu_probe() { "$1" profile --config tiny --device cuda --iters 1 --warmup-iters 0 --sweep-max-batch 1 2>&1; }
+gpu_probe() { "$1" profile --config tiny --device cuda --iters 1 --warmup-iters 0 --throughput-only 2>&1; }
 
 # Lesson 00 ($1, a CUDA build's) profiled on the GPU $2 times with the flags after them:
 # prints "tokens/s MFU", the medians (MFU "n/a" for a GPU whose peak it does not know).
@@ -53,7 +53,7 @@ gpu_profile_medians() {
     local binary=$1 rounds=$2 rates=() mfus=() out
     shift 2
     for _ in $(seq "$rounds"); do
-        out=$("$binary" profile --device cuda --warmup-iters 3 --iters 10 --sweep-max-batch 1 "$@")
+        out=$("$binary" profile --device cuda --warmup-iters 3 --iters 10 --throughput-only "$@")
         rates+=("$(echo "$out" | awk '/^  tokens\/s/ {print $2; exit}')")
         mfus+=("$(echo "$out" | awk '/^  MFU/ {sub("%", "", $2); print $2; exit}')")
     done

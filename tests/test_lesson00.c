@@ -314,6 +314,21 @@ Test(lesson00, profile_reports_oom_at_the_memory_limit)
     cr_assert_eq(run(command), 0, "the estimated activations must equal the allocated ones");
 }
 
+/* What the benchmarks read, and nothing after it: memory and throughput, no second timed run,
+ * no sweep, no extrapolation. */
+Test(lesson00, profile_throughput_only_stops_after_the_throughput)
+{
+    char output[1 << 14];
+    const char *command = SOLUTION " profile --config tiny --iters 1 --warmup-iters 0 --throughput-only";
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "== memory"), "%s", output);
+    cr_expect_not_null(strstr(output, "  tokens/s "), "%s", output);
+    cr_expect_not_null(strstr(output, "  MFU "), "%s", output);
+    cr_expect_null(strstr(output, "== where a step's time goes"), "%s", output);
+    cr_expect_null(strstr(output, "== batch-size sweep"), "%s", output);
+    cr_expect_null(strstr(output, "== extrapolation"), "%s", output);
+}
+
 Test(lesson00, help_lists_the_flags)
 {
     static const char *const modes[][2] = {{"train", "--mem-limit"}, {"profile", "--sweep-max-batch"}};

@@ -19,6 +19,8 @@ const Flag profile_flags[] = {
     {"warmup-iters", FLAG_INT, OPT(warmup_iters), "untimed steps before measuring", 0, 1e6, 0},
     {"iters", FLAG_INT, OPT(iters), "timed steps per measurement", 1, 1e6, 0},
     {"sweep-max-batch", FLAG_INT, OPT(sweep_max_batch), "largest batch the sweep tries", 1, 1 << 20, 0},
+    {"throughput-only", FLAG_SWITCH, OPT(throughput_only),
+     "memory and throughput only: no time breakdown, batch sweep or extrapolation (what a benchmark reads)", 0, 1, 0},
     {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
@@ -279,6 +281,8 @@ int run_profile(const TrainConfig *cfg, const ProfileOptions *opts, Comm *comm)
     print_utilisation(kernels, &peak, flops_per_s);
     size_t num_params = tr.model.num_params;
     trainer_teardown(&tr);
+    if (opts->throughput_only)
+        return 0;
     if (print_time_breakdown(&run_cfg, opts, kernels, comm, &peak) != 0)
         return 1;
     if (batch_sweep(cfg, opts, kernels, comm) != 0)

@@ -8,6 +8,8 @@ typedef struct {
     int warmup_iters;    /* steps run before timing starts */
     int iters;           /* steps timed */
     int sweep_max_batch; /* the batch-size sweep stops here if memory never runs out */
+    int throughput_only; /* 1: memory and throughput, without the time breakdown, the sweep and
+                          * the extrapolation (one model set up instead of three or more) */
 } ProfileOptions;
 
 extern const Flag profile_flags[];
