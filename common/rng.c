@@ -56,18 +56,18 @@ static void *fill_share(void *arg)
 
 /* splitmix64's state after k numbers is its state plus k increments, and each normal takes two
  * numbers, so share t starts at the state plus 2 x (its first index) increments: each element
- * is computed from the same state as in one loop, whichever thread computes it. Below a few
- * million numbers (a second of one core's time is about 40 million) threads are not worth it. */
-enum { MAX_FILL_THREADS = 16, NUMBERS_PER_THREAD = 1 << 22 };
+ * is computed from the same state as in one loop, whichever thread computes it. A thread takes
+ * at least 4 Mi normals (about a tenth of a second of one core's time): below that, starting
+ * it costs more than it saves. */
+enum { MAX_FILL_THREADS = 16, NORMALS_PER_THREAD = 1 << 22 };
 
 void rng_fill_normal(Rng *rng, float *x, size_t n, float scale)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t threads = n / NUMBERS_PER_THREAD;
-    if (threads > (size_t)(cores > 1 ? cores : 1))
-        threads = (size_t)(cores > 1 ? cores : 1);
-    if (threads > MAX_FILL_THREADS)
-        threads = MAX_FILL_THREADS;
+    size_t most = cores < 1 ? 1 : cores < MAX_FILL_THREADS ? (size_t)cores : MAX_FILL_THREADS;
+    size_t threads = n / NORMALS_PER_THREAD;
+    if (threads > most)
+        threads = most;
     if (threads < 1)
         threads = 1;
     NormalFill shares[MAX_FILL_THREADS];

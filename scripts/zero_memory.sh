@@ -55,7 +55,7 @@ awk -v check="$check" -v csv="$csv" -v config="$config" -v psi="$psi" '
     # the formulas: params,format,ranks,ddp_gb,zero1_gb,zero2_gb,zero3_gb
     FILENAME ~ /formulas$/ {
         split($0, row, ","); prefix = row[2] == "fp32" ? "zero" : "bf16z"
-        formula_mb[(row[2] == "fp32" ? "ddp" : "bf16ddp") " " row[3]] = 1e3 * row[4]
+        if (row[2] == "fp32") formula_mb["ddp " row[3]] = 1e3 * row[4]
         for (z = 1; z <= 3; z++) formula_mb[prefix z " " row[3]] = 1e3 * row[4 + z]
         next
     }
