@@ -425,6 +425,13 @@ def refuse_overwriting(path, flag, inputs):
         raise Refusal(f"{flag} {path}: is one of this step's inputs")
 
 
+def print_and_keep(text, csv_path):
+    """Rows to the terminal, and the same to --csv when it is given."""
+    sys.stdout.write(text)
+    if csv_path:
+        write_output(csv_path, "--csv", text)
+
+
 def write_output(path, flag, text):
     """path whole or not at all (scripts/whole_file.py, the course's one way to write a file)."""
     try:
@@ -532,10 +539,7 @@ def print_scale(args):
     if min(args.tokens, args.seq, args.per_node) < 1 or min(args.tflops, args.memory_gbps) <= 0:
         raise Refusal("--tokens, --seq, --per-node, --tflops and --memory-gbps must be above 0")
     refuse_overwriting(args.csv, "--csv", [args.units])
-    text = scale_text(args)
-    sys.stdout.write(text)
-    if args.csv:
-        write_output(args.csv, "--csv", text)
+    print_and_keep(scale_text(args), args.csv)
 
 
 def scale_text(args):
@@ -559,11 +563,7 @@ def scale_text(args):
 
 def params_given(text):
     """A parameter count: 124e6, 7.5B, 1T (K, M, B, T = 10^3 .. 10^12)."""
-    scale = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}.get(text[-1:].upper(), 1)
-    try:
-        value = float(text[:-1] if scale > 1 else text) * scale
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a parameter count (124M, 7.5B, 1T)")
+    value = with_suffix(text, {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}, "a parameter count (124M, 7.5B, 1T)")
     if not value >= 1:
         raise argparse.ArgumentTypeError(f"'{text}': a model has at least one parameter")
     return value
@@ -581,20 +581,18 @@ def memory_text(args):
     return "\n".join(lines) + "\n"
 
 
-def print_memory(args):
-    text = memory_text(args)
-    sys.stdout.write(text)
-    if args.csv:
-        write_output(args.csv, "--csv", text)
+def with_suffix(text, scales, what):
+    """A number, times the scale its last letter names (scales: letter -> factor), if any."""
+    scale = scales.get(text[-1:].upper(), 1)
+    try:
+        return float(text[:-1] if scale != 1 else text) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not {what}")
 
 
 def bytes_given(text):
     """A size in bytes, with lesson 01's suffixes: K, M, G = 2^10, 2^20, 2^30."""
-    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
-    try:
-        value = float(text[:-1] if scale > 1 else text) * scale
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a size in bytes (K, M, G allowed)")
+    value = with_suffix(text, {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}, "a size in bytes (K, M, G allowed)")
     if value < 0:
         raise argparse.ArgumentTypeError(f"'{text}' is below 0")
     return value
@@ -676,7 +674,7 @@ def main(argv):
             print_scale(args)
             return 0
         if args.command == "memory":
-            print_memory(args)
+            print_and_keep(memory_text(args), args.csv)
             return 0
         if args.command == "collective" and args.ranks < 2:
             raise Refusal("--ranks must be 2 or more (one rank sends nothing)")
