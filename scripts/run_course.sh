@@ -4,7 +4,8 @@
 #   scripts/run_course.sh [--small] [--student] [--cluster "RATES"] [--runs DIR] [--report DIR]
 #
 # Writes DIR (default runs/): lesson 00 on one device (train, then profile); lesson 01's
-# collective benchmark (collectives.csv); lessons 02-10 on 2 ranks (NN_name.csv per step and
+# collective benchmark (collectives.csv) and how far a started collective gets while a rank
+# computes and tests it (progress.csv); lessons 02-10 on 2 ranks (NN_name.csv per step and
 # NN_name.summary.csv); a short traced run of each lesson (traces/NN_name/, analysed); the
 # step model's prediction of lessons 02-10 (predict/NN_name.csv and its step's timeline,
 # docs/scale.md) and the same carried to 1024 ranks of a stated system (scale/,
@@ -55,10 +56,12 @@ fi
 ranks=${RANKS:-2}
 if [ "$small" = 1 ]; then
     config=(--config tiny --steps 12 --val-every 6) profile=(--iters 3 --sweep-max-batch 8)
-    collectives=(-b 1K -e 64K -f 8 -n 5) sweep_sizes=0.005,0.02,1 zero_ranks=(1 2)
+    collectives=(-b 1K -e 64K -f 8 -n 5) progress_sizes=(-b 1K -e 64K -f 8 -n 5) sweep_sizes=0.005,0.02,1
+    zero_ranks=(1 2)
     cluster_flags=(tiny --busbw-sizes "-b 16K -e 1M -f 4 -n 5") cluster_rounds=1
 else
-    config=(--config course) profile=() collectives=() sweep_sizes=0.05,0.25,1,4,1000 zero_ranks=(1 2 4)
+    config=(--config course) profile=() collectives=() progress_sizes=(-b 64K -e 4M -f 4 -n 5)
+    sweep_sizes=0.05,0.25,1,4,1000 zero_ranks=(1 2 4)
     cluster_flags=(small) cluster_rounds=3
 fi
 trace_steps=$([ "$small" = 1 ] && echo 6 || echo 30)
@@ -136,7 +139,7 @@ run_yours() {
 # from lesson 00's compute at one rank's share of the batch ($ranks runs side by side, as the
 # ranks share this machine; lesson 06's at one micro-batch of it; lesson 10's from lesson 10
 # itself on one rank, whose 16-bit matmuls lesson 00 does not have), lesson 05's units and
-# buckets, and lesson 01's collectives.
+# buckets, lesson 01's collectives, and the steps a started one takes (progress.csv).
 side_by_side_compute() { # LESSON FOLDER ROWS: LESSON's trace on one rank at ROWS rows, $ranks runs at once
     local r
     for r in $(seq "$ranks"); do
@@ -162,8 +165,9 @@ predict_lessons() {
         strategy=${lesson#*:} lesson=${lesson%%:*} extra=(--trace "$dir/compute_1")
         [ "$strategy" = accumulate ] && extra=(--trace "$dir/compute_micro_1" --accum "$accum")
         [ "$strategy" = mixed ] && extra=(--trace "$dir/compute_16bit_1")
-        # MPI moves a started collective only inside its calls: --progress calls (docs/scale.md)
-        tools/predict.py step "$strategy" --ranks "$ranks" --progress calls "${extra[@]}" --units "$dir/plan.csv" \
+        # MPI moves a started collective only inside its calls: --progress tests (docs/scale.md)
+        tools/predict.py step "$strategy" --ranks "$ranks" --progress tests --progress-rows "$runs/progress.csv" \
+            "${extra[@]}" --units "$dir/plan.csv" \
             --links "$runs/collectives.csv" --max-size 4M --tokens $((rows * length)) --csv "$dir/$lesson.csv" \
             --timeline "$dir/$lesson.timeline.csv" | sed -n 2p | sed "s/^/-- $lesson: /"
     done
@@ -195,6 +199,9 @@ build/solutions/00_single_device profile "${config[@]}" "${profile[@]}" --mem-li
 echo
 part "lesson 01: collectives, $ranks ranks"
 mpiexec -n "$ranks" build/solutions/01_collectives "${collectives[@]}" --csv "$runs/collectives.csv" </dev/null
+echo "-- a started collective, computed beside and tested: $runs/progress.csv (tools/predict.py progress)"
+mpiexec -n "$ranks" build/solutions/01_collectives --progress "${progress_sizes[@]}" --csv "$runs/progress.csv" \
+    </dev/null >/dev/null
 
 for lesson in "${lessons[@]}"; do
     echo

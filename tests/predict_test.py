@@ -272,6 +272,64 @@ class Step(unittest.TestCase):
             self.assertEqual(len(err.strip().splitlines()), 1, err)
 
 
+class Progress(unittest.TestCase):
+    """How a started collective moves under MPI: a chain of steps, one taken at each call."""
+
+    def test_a_chain_gives_known_waits(self):
+        one = predict.chain_steps(((1, 1), (0, 0)))  # a message answered, then all the bytes
+        self.assertEqual(one, [0.0, 1.0])
+        # after 1.5 of compute: no test, or one at its end, leaves it all to the wait; a test
+        # half way takes the handshake's answer there, and the bytes move from then on
+        self.assertAlmostEqual(predict.predicted_wait(one, 1.5, 0), 1.0)
+        self.assertAlmostEqual(predict.predicted_wait(one, 1.5, 1), 1.0)
+        self.assertAlmostEqual(predict.predicted_wait(one, 1.5, 2), 0.25)
+        self.assertAlmostEqual(predict.predicted_wait(one, 1.5, 4), 0.0)
+        two = predict.chain_steps(((0, 2), (2, 2)))
+        self.assertEqual(two, [0.25, 0.25, 0.0, 0.0, 0.25, 0.25])
+        # tests every 0.1875: a part at 0 (to 0.25), the next at the call at 0.375 (to 0.625), the
+        # two handshakes at 0.75 and 0.9375, parts at 1.125 (to 1.375) and 1.5; the wait: 0.25
+        self.assertAlmostEqual(predict.predicted_wait(two, 1.5, 8), 0.25)
+
+    def test_a_fit_recovers_the_chain_it_was_made_from(self):
+        for chain in [((0, 1), (0, 0)), ((2, 1), (4, 1)), ((1, 2), (2, 6)), ((0, 3), (2, 5))]:
+            steps = predict.chain_steps(chain)
+            rows = [(1e-3, m * 1e-3, tests, predict.predicted_wait(steps, m, tests) * 1e-3)
+                    for m in (1.5, 3.0) for tests in (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32)]
+            fitted, worst = predict.fit_chain(rows)
+            self.assertEqual(predict.chain_steps(fitted), steps, chain)
+            self.assertLess(worst, 1e-12)
+
+    def test_the_chain_of_the_nearest_size_is_used(self):
+        chains = {("all_reduce", 2): [(1 << 16, ((0, 1), (0, 0))), (1 << 22, ((2, 1), (4, 1)))]}
+        self.assertEqual(predict.chain_for(chains, "all_reduce", 2, 100 << 10), [1.0])
+        self.assertEqual(len(predict.chain_for(chains, "all_reduce", 2, 3 << 20)), 8)
+        with self.assertRaises(predict.Refusal):
+            predict.chain_for(chains, "all_gather", 2, 1 << 20)
+
+    def test_overlap_takes_a_step_at_each_start(self):
+        slow = {name: (1 * MS, 0.0) for name in FITS}  # every all-reduce at 2 ranks: 2 ms
+        # units final at 11.5, 13.5 and 14.5 ms, each all-reduce a handshake, then its bytes: the
+        # first's handshake at its start, its bytes at the second's start (13.5 to 15.5); the
+        # second and third, waited for at 14.5, back to back after it (15.5 to 19.5); AdamW
+        chains = {("all_reduce", 2): [(1 << 20, ((1, 1), (0, 0)))]}
+        streams, _ = predict.simulate("overlap", COMPUTE, UNITS, 2, slow, "tests", chains=chains)
+        self.assertAlmostEqual(streams.compute_free, 19.5 * MS + 2 * MS)
+        self.assertAlmostEqual(sum(e - s for track, s, e, _ in streams.slices if track == 1), 6 * MS)
+        # bytes that move from the start, as they would on a stream of their own: as async
+        chains = {("all_reduce", 2): [(1 << 20, ((0, 1), (0, 0)))]}
+        streams, _ = predict.simulate("overlap", COMPUTE, UNITS, 2, slow, "tests", chains=chains)
+        self.assertAlmostEqual(streams.compute_free, step_of("overlap", fits=slow)[0])
+
+    def test_tests_lie_between_async_and_calls(self):
+        slow = {name: (1 * MS, 0.0) for name in FITS}
+        chains = {(name, 2): [(1 << 20, ((2, 1), (4, 1)))] for name in ("all_reduce", "all_gather")}
+        for strategy in ("overlap", "bucketed", "zero3"):
+            tests, _ = predict.simulate(strategy, COMPUTE, UNITS, 2, slow, "tests", chains=chains)
+            self.assertLessEqual(step_of(strategy, fits=slow)[0], tests.compute_free + 1e-12, strategy)
+            self.assertLessEqual(tests.compute_free, step_of(strategy, fits=slow, progress="calls")[0] + 1e-12,
+                                 strategy)
+
+
 def trace_text(steps):
     """A lesson 00 trace of `steps` steps, each step's slices 1 ms longer than the last."""
     events, ts = [], 0.0
@@ -337,6 +395,51 @@ class StepTool(unittest.TestCase):
                                     "--csv", os.path.join(self.dir, "plan.csv"))
         self.assertEqual((status, out), (2, ""))  # refused before any work
         self.assertIn("is one of this step's inputs", err)
+
+    def write_progress(self, chain):
+        """Lesson 01 --progress rows made from `chain`, as 01_collectives --csv writes them."""
+        steps, path = predict.chain_steps(chain), os.path.join(self.dir, "progress.csv")
+        with open(path, "w") as f:
+            f.write(",".join(predict.PROGRESS_COLUMNS) + "\n")
+            for name in ("all_reduce", "all_gather"):
+                for m in (1.5, 3.0):
+                    for tests in (0, 1, 2, 4, 8, 16, 32):
+                        f.write(f"mpi,2,{name},65536,1000.000,{1000 * m:.3f},{tests},"
+                                f"{1000 * predict.predicted_wait(steps, m, tests):.3f}\n")
+        return path
+
+    def test_progress_prints_the_fitted_chain_and_step_uses_it(self):
+        progress = self.write_progress(((2, 1), (4, 1)))
+        status, out, err = run_tool("progress", progress)
+        self.assertEqual(status, 0, err)
+        self.assertIn("2 calls, then 1 part; 4 calls, then 1 part", out)
+        self.assertEqual(len(out.splitlines()), 3)  # a header, then all_gather and all_reduce at 64 KB
+        steps = {}
+        for progress_flag in ("async", "calls", "tests"):
+            extra = ["--progress-rows", progress] if progress_flag == "tests" else []
+            status, out, err = run_tool("step", "overlap", "--ranks", "2", "--trace", self.dir, "--units",
+                                        os.path.join(self.dir, "plan.csv"), "--links",
+                                        os.path.join(self.dir, "links.csv"), "--progress", progress_flag, *extra)
+            self.assertEqual(status, 0, err)
+            steps[progress_flag] = float(out.splitlines()[1].split()[1])
+        self.assertLessEqual(steps["async"], steps["tests"])
+        self.assertLessEqual(steps["tests"], steps["calls"])
+
+    def test_bad_progress_input_is_one_line_and_status_2(self):
+        plan, links = os.path.join(self.dir, "plan.csv"), os.path.join(self.dir, "links.csv")
+        step = ["step", "overlap", "--ranks", "2", "--trace", self.dir, "--units", plan, "--links", links]
+        progress = self.write_progress(((0, 1), (0, 0)))
+        for args, words in [(step + ["--progress", "tests"], "go together"),
+                            (step + ["--progress-rows", progress], "go together"),
+                            (step + ["--progress", "tests", "--progress-rows", links], "no column alone_us"),
+                            (["progress", links], "no column alone_us"),
+                            (["progress", "/nonexistent"], "cannot read"),
+                            (step + ["--ranks", "4", "--progress", "tests", "--progress-rows", progress],
+                             "no --progress rows of all_reduce at 4 ranks")]:
+            status, out, err = run_tool(*args)
+            self.assertEqual((status, out), (2, ""), args)
+            self.assertIn(words, err)
+            self.assertEqual(len(err.strip().splitlines()), 1, err)
 
     def test_bad_step_input_is_one_line_and_status_2(self):
         plan, links = os.path.join(self.dir, "plan.csv"), os.path.join(self.dir, "links.csv")

@@ -59,6 +59,32 @@ Test(lesson01, benchmark_writes_a_csv_row_per_operation_and_size)
     cr_expect(found, "no row for the ring at 4096 bytes");
 }
 
+/* --progress: for each collective that starts, a row per compute length (2) and test count
+ * (11), each with the collective's time alone, the compute, the tests and the wait after. */
+Test(lesson01, progress_writes_a_row_per_compute_and_test_count)
+{
+    char dir[64], command[512], path[128], rows[64][256];
+    cr_assert_not_null(shell_temp_dir(dir, sizeof dir, "lesson01"));
+    snprintf(path, sizeof path, "%s/p.csv", dir);
+    snprintf(command, sizeof command,
+             "timeout 120 mpiexec -n 2 build/solutions/01_collectives --progress -b 64K -e 64K -w 0 -n 1 --csv %s "
+             "> /dev/null",
+             path);
+    int status = run(command), lines = files_lines(path, rows, 64), reduce = 0, gather = 0, most = 0;
+    for (int i = 1; i < lines && i < 64; i++) {
+        reduce += strncmp(rows[i], "mpi,2,all_reduce,65536,", 23) == 0;
+        gather += strncmp(rows[i], "mpi,2,all_gather,65536,", 23) == 0;
+        most += strstr(rows[i], ",32,") != NULL;
+    }
+    shell_remove_dir(dir);
+    cr_assert_eq(status, 0);
+    cr_expect_str_eq(rows[0], "backend,ranks,collective,size,alone_us,compute_us,tests,wait_us");
+    cr_expect_eq(lines, 45, "expected a header and 2 collectives x 2 computes x 11 test counts");
+    cr_expect_eq(reduce, 22);
+    cr_expect_eq(gather, 22);
+    cr_expect_eq(most, 4, "expected 32 tests once per collective and compute");
+}
+
 /* nccl-tests' conventions: K, M, G are powers of 2^10; its columns, a row per size, and its
  * closing "Avg bus bandwidth" line; the long names and --name=value read as its letters do. */
 Test(lesson01, sizes_columns_and_closing_lines_are_nccl_tests_own)
@@ -92,6 +118,11 @@ Test(lesson01, bad_flags_get_a_one_line_error)
     cr_assert_eq(run("build/solutions/01_collectives -b 10M -e 1M > /dev/null 2>&1"), 2);
     expect_refused("-o prod", "01_collectives: -o prod: the course's collectives sum; -o sum is the only reduction");
     cr_assert_eq(run("build/solutions/01_collectives --collective everything > /dev/null 2>&1"), 2);
+    expect_refused("--progress --table",
+                   "01_collectives: --table, --verify-ring and --progress are three runs: give one of them");
+    expect_refused("--progress --collective broadcast",
+                   "01_collectives: --progress --collective broadcast: only all_reduce and all_gather are started and "
+                   "tested");
     char output[1 << 14];
     cr_assert_eq(shell_output("build/solutions/01_collectives --help", output, sizeof output), 0, "%s", output);
     cr_expect_not_null(strstr(output, "busbw"), "%s", output);

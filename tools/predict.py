@@ -10,9 +10,13 @@
   tools/predict.py collective NAME --ranks N --size BYTES --from COLLECTIVES.csv [fit flags]
       the time of one collective NAME (all_reduce, reduce_scatter, all_gather, broadcast) of
       BYTES (the whole buffer, as lesson 01 counts it) on N >= 2 ranks, from the fitted link
+  tools/predict.py progress PROGRESS.csv [--backend NAME]
+      the steps a started collective takes (each size's chain: per round, the calls that move
+      nothing, then its parts), fitted to the rows of `01_collectives --progress --csv
+      PROGRESS.csv`, and the largest difference of a row's wait, as a fraction of its time alone
   tools/predict.py step STRATEGY --ranks N --trace DIR --units PLAN.csv --links COLLECTIVES.csv
-                   [--progress async|calls] [--accum K] [--tokens T] [--timeline FILE] [--csv FILE]
-                   [fit flags]
+                   [--progress async|calls|tests] [--progress-rows PROGRESS.csv] [--accum K]
+                   [--tokens T] [--timeline FILE] [--csv FILE] [fit flags]
       one training step of STRATEGY (naive, flat, overlap, bucketed, accumulate, zero1, zero2,
       zero3, mixed: lessons 02-10) on N >= 2 ranks: the compute from lesson 00's --trace DIR
       (or the lesson's own on one rank; at one rank's share of the batch), the units from
@@ -185,6 +189,128 @@ def print_prediction(by_collective, collective, ranks, size):
         collective, size, ranks, predicted * 1e6, algbw, algbw * FACTOR[collective](ranks)))
 
 
+# ---------------------------------------------------------------- how a started collective moves
+
+PROGRESS_COLUMNS = ("backend", "ranks", "collective", "size", "alone_us", "compute_us", "tests", "wait_us")
+
+
+def read_progress(path, backend):
+    """Lesson 01's --progress rows of one backend: {(collective, ranks, size): [(alone, compute,
+    tests, wait)]}, seconds."""
+    try:
+        with open(path, newline="", encoding="utf-8") as file:
+            reader = csv.DictReader(file)
+            missing = [c for c in PROGRESS_COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                raise Refusal(f"{path}: no column {missing[0]} (is it 01_collectives --progress --csv output?)")
+            table = list(reader)
+    except OSError as error:
+        raise Refusal(f"{path}: cannot read: {error.strerror}")
+    except (UnicodeDecodeError, csv.Error) as error:
+        raise Refusal(f"{path}: not a CSV file of text: {error}")
+    if backend is None and len({row["backend"] for row in table}) > 1:
+        raise Refusal(f"{path} holds several backends: choose one with --backend")
+    rows = {}
+    for line, row in enumerate(table, start=2):
+        if backend is not None and row["backend"] != backend:
+            continue
+        try:
+            key = (row["collective"], int(row["ranks"]), int(row["size"]))
+            alone, compute, tests, wait = (float(row["alone_us"]) / 1e6, float(row["compute_us"]) / 1e6,
+                                           int(row["tests"]), float(row["wait_us"]) / 1e6)
+        except (ValueError, TypeError):
+            raise Refusal(f"{path}:{line}: ranks, size, tests and the times must be numbers")
+        if not (0 < alone < math.inf and 0 <= compute < math.inf and 0 <= wait < math.inf and tests >= 0):
+            raise Refusal(f"{path}:{line}: a row needs a time alone above 0, times and tests of 0 or more")
+        rows.setdefault(key, []).append((alone, compute, tests, wait))
+    if not rows:
+        raise Refusal(f"{path}: no rows" + (f" for backend {backend}" if backend is not None else ""))
+    return rows
+
+
+def chain_steps(chain):
+    """The steps of a chain ((calls, parts), (calls, parts)), each a fraction of the collective's
+    own time: a round is `calls` steps that move nothing (a message the other rank must answer)
+    and `parts` steps that move an equal part of the round's bytes; a chain is one or two rounds
+    of equal bytes (a round of no parts is none)."""
+    rounds = [r for r in chain if r[1] > 0]
+    return [share for calls, parts in rounds for share in [0.0] * calls + [1.0 / len(rounds) / parts] * parts]
+
+
+def finish(steps, calls, waited_at):
+    """When a started collective ends, and the spans in which its bytes move, in the
+    collective's own seconds. Each call of the rank's (`calls`, in order; the start is the
+    first) takes the next step if the step before has ended: a part moves beside the compute
+    for its time, the next step waiting for a call after it. From `waited_at` on (a wait, or
+    any blocking call) the steps left run back to back."""
+    taken, ready, last_call, moving = 0, 0.0, -math.inf, []
+    for call in calls:
+        if taken == len(steps) or call > waited_at:
+            break
+        if call >= ready and call > last_call:
+            last_call, ready, taken = call, call + steps[taken], taken + 1
+            if steps[taken - 1] > 0:
+                moving.append((call, ready))
+    if taken == len(steps):
+        return ready, moving
+    rest = max(waited_at, ready)
+    return rest + sum(steps[taken:]), moving + [(rest, rest + sum(steps[taken:]))]
+
+
+def predicted_wait(steps, compute, tests):
+    """The wait of a lesson 01 --progress row under a chain: times as fractions of the time alone."""
+    calls = [0.0] + [compute * (k + 1) / tests for k in range(tests)]
+    return max(0.0, finish(steps, calls, compute)[0] - compute)
+
+
+CHAINS = [((calls, parts), (more_calls, more_parts)) for calls in range(6) for parts in range(1, 7)
+          for more_calls in range(6) for more_parts in range(7) if more_parts or not more_calls]
+
+
+def fit_chain(rows):
+    """The chain whose waits are closest to the rows [(alone, compute, tests, wait)], in least
+    squares of each wait as a fraction of its time alone (the fewest steps among equals), and
+    the largest difference of a row, as that fraction."""
+    best = None
+    for chain in CHAINS:
+        steps = chain_steps(chain)
+        errors = [predicted_wait(steps, compute / alone, tests) - wait / alone for alone, compute, tests, wait in rows]
+        key = (sum(e * e for e in errors), len(steps))
+        if best is None or key < best[0]:
+            best = (key, chain, max(abs(e) for e in errors))
+    return best[1], best[2]
+
+
+def fit_chains(progress_rows):
+    """{(collective, ranks): [(size, chain)]} by size, each fitted to the rows of its size."""
+    chains = {}
+    for (collective, ranks, size), rows in sorted(progress_rows.items()):
+        chains.setdefault((collective, ranks), []).append((size, fit_chain(rows)[0]))
+    return chains
+
+
+def chain_for(chains, collective, ranks, nbytes):
+    """The steps of the chain fitted at the measured size nearest nbytes (in ratio)."""
+    fitted = chains.get((collective, ranks))
+    if not fitted:
+        raise Refusal(f"no --progress rows of {collective} at {ranks} ranks (01_collectives --progress at -n {ranks})")
+    return chain_steps(min(fitted, key=lambda sized: abs(math.log(max(nbytes, 1) / sized[0])))[1])
+
+
+def chain_text(chain):
+    return "; ".join(f"{calls} call{'s' * (calls != 1)}, then {parts} part{'s' * (parts != 1)}"
+                     for calls, parts in chain if parts > 0)
+
+
+def print_chains(progress_rows):
+    print("%-12s %5s %10s %5s  %-44s %s" % ("collective", "ranks", "size", "rows", "steps: each round's calls that "
+                                            "move nothing, then its parts", "worst_error"))
+    for (collective, ranks, size), rows in sorted(progress_rows.items()):
+        chain, worst = fit_chain(rows)
+        print("%-12s %5d %10d %5d  %-44s %10.0f%%" % (collective, ranks, size, len(rows), chain_text(chain),
+                                                      100 * worst))
+
+
 # ---------------------------------------------------------------- the step model
 
 STRATEGIES = {
@@ -272,12 +398,15 @@ def read_units(path):
 
 class Streams:
     """One step on one rank: a compute stream and a communication stream, each running its
-    work in order; a collective starts when it is issued and the stream is free."""
+    work in order; a collective starts when it is issued and the stream is free. With `chains`
+    (progress "tests"), a started collective moves instead as its chain says (`finish`): a step
+    at each communicator call, the rest back to back once it is waited for."""
 
-    def __init__(self, fits, ranks):
-        self.fits, self.ranks = fits, ranks
+    def __init__(self, fits, ranks, chains=None):
+        self.fits, self.ranks, self.chains = fits, ranks, chains
         self.compute_free = self.comm_free = 0.0
         self.slices = []  # (track, start, end, name): 0 compute, 1 communication
+        self.in_flight = []  # started collectives not yet ended: [name, own seconds, steps, calls]
 
     def compute(self, name, seconds, not_before=0.0):
         start = max(self.compute_free, not_before)
@@ -285,15 +414,42 @@ class Streams:
         self.slices.append((0, start, self.compute_free, name))
         return start, self.compute_free
 
-    def collective(self, name, nbytes, issued, blocking):
-        """A collective issued at `issued`; a blocking one holds the compute until it ends."""
+    def own_seconds(self, name, nbytes):
         if name not in self.fits:
             raise Refusal(f"no measured rows of {name} to fit")
+        return seconds(name, self.ranks, nbytes, *self.fits[name])
+
+    def collective(self, name, nbytes, issued, blocking):
+        """A collective issued at `issued`; a blocking one holds the compute until it ends.
+        Returns when it ends, or None for a started one under chains (it ends when waited for)."""
+        if self.chains is not None:
+            if not blocking:
+                steps = chain_for(self.chains, name, self.ranks, nbytes)
+                self.in_flight.append([name, self.own_seconds(name, nbytes), steps, []])
+                for started in self.in_flight:  # the start is a call: it moves what is in flight
+                    started[3].append(issued)
+                return None
+            self.wait(issued)  # a blocking call moves what is in flight first
         start = max(self.comm_free, issued)
-        self.comm_free = start + seconds(name, self.ranks, nbytes, *self.fits[name])
+        self.comm_free = start + self.own_seconds(name, nbytes)
         self.slices.append((1, start, self.comm_free, name))
         if blocking:
             self.compute_free = max(self.compute_free, self.comm_free)
+        return self.comm_free
+
+    def wait(self, waited_at):
+        """Waits, from `waited_at`, for every started collective in flight, in the order they
+        were started (one link: each moves once the one before it has ended); the compute
+        holds until then. Returns when the last ends."""
+        if not self.in_flight:
+            return self.comm_free
+        for name, own, steps, calls in self.in_flight:
+            begun = max(self.comm_free, calls[0])  # taken only after the one before has ended
+            end, moving = finish(steps, [(c - begun) / own for c in calls if c >= begun], (waited_at - begun) / own)
+            self.comm_free = begun + own * end
+            self.slices += [(1, begun + own * a, begun + own * b, name) for a, b in moving]
+        self.in_flight = []
+        self.compute_free = max(self.compute_free, self.comm_free)
         return self.comm_free
 
 
@@ -313,22 +469,24 @@ def groups_of(strategy, units):
     return [([unit], count) for unit, count, _ in units]
 
 
-def simulate(strategy, compute, units, ranks, fits, progress, accum=1):
+def simulate(strategy, compute, units, ranks, fits, progress, accum=1, chains=None):
     """The step's two streams under the model: returns the Streams and the compute's own seconds.
 
     As the course's communicator has them: an all-reduce and an all-gather may be started and
     waited for later, a reduce-scatter only blocks. So lessons 04 and 05 start theirs as the
     gradients are final (with progress "calls", they move only when waited for, after the
-    backward pass); 06 does as 05 in the last of its `accum` micro-batches, the trace holding the
-    compute of one; 08-10 block in the hook on each unit's reduce-scatter; 02, 03 and 07 send
-    after the backward pass; 09 prefetches the next use's all-gather (with "calls", it is waited for
-    when needed); 07, 08 and 10 all-gather each unit after AdamW."""
-    streams = Streams(fits, ranks)
+    backward pass; with "tests", they move as `chains` says: a step at each start of another and
+    at each blocking call); 06 does as 05 in the last of its `accum` micro-batches, the trace
+    holding the compute of one; 08-10 block in the hook on each unit's reduce-scatter; 02, 03 and
+    07 send after the backward pass; 09 prefetches the next use's all-gather (with "calls", it is
+    waited for when needed; with "tests", waited for before the use); 07, 08 and 10 all-gather
+    each unit after AdamW."""
+    streams = Streams(fits, ranks, chains if progress == "tests" else None)
     element = 2 if strategy == "mixed" else 4
     count_of = {unit: count for unit, count, _ in units}
     grad_op = "reduce_scatter" if strategy in ("zero1", "zero2", "zero3", "mixed") else "all_reduce"
     started = strategy in ("overlap", "bucketed", "accumulate")  # non-blocking
-    in_hook = strategy not in ("naive", "flat", "zero1") and (progress == "async" or not started)
+    in_hook = strategy not in ("naive", "flat", "zero1") and (progress != "calls" or not started)
     sharded_optimizer = strategy in ("zero1", "zero2", "zero3", "mixed")
     streams.compute("data", compute["data"])
     uses = compute["uses"] * (accum if strategy == "accumulate" else 1)
@@ -345,14 +503,16 @@ def simulate(strategy, compute, units, ranks, fits, progress, accum=1):
         else:
             gathered[i] = streams.collective("all_gather", element * count_of[uses[i][1]], issued, blocking)
 
-    if progress == "async":
+    if progress != "calls":
         gather(0, streams.compute_free, True)
     for i, (kind, unit, duration) in enumerate(uses):
-        if progress != "async":
+        if progress == "calls":
             gather(i, streams.compute_free, True)  # asked for when needed, and waited for
+        if progress == "tests" and strategy == "zero3" and streams.in_flight:
+            gathered[i] = streams.wait(streams.compute_free)  # the prefetch, waited for before the use
         name = f"{'backward' if kind == 'embedding' else kind} unit {unit}"
         start, end = streams.compute(name, duration, gathered[i] or 0.0)
-        if progress == "async":
+        if progress != "calls":
             gather(i + 1, start, False)  # the next use's parameters, while this one computes
         if i >= backward_start and (unit != 0 or kind == "embedding"):  # the unit's gradients are final
             ready_at[unit] = end
@@ -360,6 +520,7 @@ def simulate(strategy, compute, units, ranks, fits, progress, accum=1):
                 streams.collective(grad_op, element * pending.pop(0)[1], end, not started)
     for _, count in pending:  # what waits for the backward pass to end
         streams.collective(grad_op, element * count, streams.compute_free, True)
+    streams.wait(streams.compute_free)  # "tests": the started ones, waited for before the optimizer
     optimizer = compute["optimizer"] / (ranks if sharded_optimizer else 1)
     streams.compute("optimizer step", optimizer, streams.comm_free)
     if strategy in ("zero1", "zero2", "mixed"):
@@ -395,14 +556,18 @@ def print_step(args):
         raise Refusal("--ranks must be 2 or more (one rank sends nothing)")
     if args.accum < 1 or (args.accum > 1 and args.strategy != "accumulate"):
         raise Refusal("--accum must be 1 or more, and above 1 only for the strategy accumulate")
-    inputs = [os.path.join(args.trace, "rank_0.json"), args.units, args.links]
+    if (args.progress == "tests") != (args.progress_rows is not None):
+        raise Refusal("--progress tests and --progress-rows FILE go together (the steps are fitted to FILE)")
+    inputs = [os.path.join(args.trace, "rank_0.json"), args.units, args.links] + [args.progress_rows] * bool(
+        args.progress_rows)
     refuse_overwriting(args.timeline, "--timeline", inputs)
     refuse_overwriting(args.csv, "--csv", inputs)
     compute = read_compute(args.trace)
     units = read_units(args.units)
     by_collective = read_rows(args.links, args.backend, (args.min_size, args.max_size))
     fits = {collective: fit(rows) for collective, rows in by_collective.items()}
-    streams, own = simulate(args.strategy, compute, units, args.ranks, fits, args.progress, args.accum)
+    chains = fit_chains(read_progress(args.progress_rows, args.backend)) if args.progress_rows else None
+    streams, own = simulate(args.strategy, compute, units, args.ranks, fits, args.progress, args.accum, chains)
     step = streams.compute_free
     lesson, what = STRATEGIES[args.strategy]
     print(f"{args.strategy} (lesson {lesson}: {what}) on {args.ranks} ranks, progress {args.progress}")
@@ -611,6 +776,10 @@ def parse_arguments(argv):
     fitting = commands.add_parser("fit", help="fit each collective's alpha and beta to lesson 01's rows")
     fitting.add_argument("csv", help="01_collectives --csv output")
     add_fit_flags(fitting)
+    moving = commands.add_parser("progress", help="fit the steps a started collective takes to lesson 01's "
+                                                  "--progress rows")
+    moving.add_argument("csv", help="01_collectives --progress --csv output")
+    moving.add_argument("--backend", help="the rows of this backend (mpi, nccl), when the file holds several")
     one = commands.add_parser("collective", help="predict one collective's time")
     one.add_argument("name", choices=sorted(STEPS))
     one.add_argument("--ranks", type=int, required=True)
@@ -624,9 +793,11 @@ def parse_arguments(argv):
                       help="lesson 00's --trace DIR (or the lesson's own on one rank), at one rank's share of the batch")
     step.add_argument("--units", required=True, help="05_bucketed_ddp plan --csv output, for the same shape")
     step.add_argument("--links", required=True, help="01_collectives --csv output to fit")
-    step.add_argument("--progress", choices=("async", "calls"), default="async",
-                      help="async: a started collective runs beside the compute (NCCL); calls: only inside "
-                           "communicator calls, so it runs when waited for (MPI without a progress thread)")
+    step.add_argument("--progress", choices=("async", "calls", "tests"), default="async",
+                      help="async: a started collective runs beside the compute (NCCL); calls: only when waited "
+                           "for (the bound of MPI without a progress thread); tests: a step at each call, as "
+                           "fitted to --progress-rows")
+    step.add_argument("--progress-rows", help="01_collectives --progress --csv output, for --progress tests")
     step.add_argument("--accum", type=int, default=1,
                       help="accumulate: micro-batches a step (the trace: lesson 00 at one of them, B/(N K) rows)")
     step.add_argument("--tokens", type=int, default=0, help="tokens one rank trains on a step (B/N x T), for tokens/s")
@@ -675,6 +846,9 @@ def main(argv):
             return 0
         if args.command == "memory":
             print_and_keep(memory_text(args), args.csv)
+            return 0
+        if args.command == "progress":
+            print_chains(read_progress(args.csv, args.backend))
             return 0
         if args.command == "collective" and args.ranks < 2:
             raise Refusal("--ranks must be 2 or more (one rank sends nothing)")

@@ -44,6 +44,9 @@ static const Flag bench_flags[] = {
      0, 1, 0},
     {"verify-ring", FLAG_SWITCH, OPT(verify_ring), "check the ring all-reduce against the library on uneven counts", 0,
      1, 0},
+    {"progress", FLAG_SWITCH, OPT(progress),
+     "how far a started all_reduce and all_gather get while the rank computes and tests them (-n repeats a row)", 0,
+     1, 0},
     {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
@@ -279,6 +282,12 @@ static int check_options(const BenchOptions *o, char *err, size_t err_len)
         snprintf(err, err_len, "-b %zu is larger than -e %zu", o->min_bytes, o->max_bytes);
     else if (watchdog_check_seconds("--wait-timeout", o->wait_timeout, err, err_len) != 0)
         return -1;
+    else if (o->table + o->verify_ring + o->progress > 1)
+        snprintf(err, err_len, "--table, --verify-ring and --progress are three runs: give one of them");
+    else if (o->progress && strcmp(o->collective, "all") != 0 && strcmp(o->collective, "all_reduce") != 0 &&
+             strcmp(o->collective, "all_gather") != 0)
+        snprintf(err, err_len, "--progress --collective %s: only all_reduce and all_gather are started and tested",
+                 o->collective);
     else if (o->verify_ring && strcmp(o->device, "cpu") != 0)
         snprintf(err, err_len, "--verify-ring checks the ring exercise, which adds on the host: leave out --device");
     else

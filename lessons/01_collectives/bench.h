@@ -13,7 +13,7 @@ typedef struct {
     const char *collective; /* one collective, or "all" */
     const char *csv_path;
     const char *comm_log_path; /* --comm-log: every rank's communicator calls as CSV */
-    int table, verify_ring;
+    int table, verify_ring, progress;
     const char *device;       /* --device: where the buffers live, cpu or cuda */
     const char *comm_backend; /* --comm: auto, mpi or nccl */
     double wait_timeout;      /* --wait-timeout: seconds a call may wait for the other ranks; 0 = forever */
@@ -27,5 +27,7 @@ void bench_print_flags(void);
 int run_benchmark(Comm *comm, const BenchOptions *opts);
 int sizes_table(Comm *comm, const BenchOptions *opts);
 int verify_ring(Comm *comm, const BenchOptions *opts);
+/* --progress (progress.c): how far a started collective gets while the rank computes. */
+int progress_table(Comm *comm, const BenchOptions *opts);
 
 #endif

@@ -4,6 +4,7 @@
  *   mpiexec -n 2 build/solutions/01_collectives -b 1M -e 64M -f 4 -c 1   (sizes in 2^20 bytes)
  *   mpiexec -n 2 build/solutions/01_collectives --table        (fixed sizes, one row each)
  *   mpiexec -n 3 build/solutions/01_collectives --verify-ring  (what grading runs, with --comm-log)
+ *   mpiexec -n 2 build/solutions/01_collectives --progress -b 256K -e 4M -n 5  (a started collective)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,8 @@ int main(int argc, char **argv)
         result = verify_ring(comm, &opts);
     else if (opts.table)
         result = sizes_table(comm, &opts);
+    else if (opts.progress)
+        result = progress_table(comm, &opts);
     else
         result = run_benchmark(comm, &opts);
     if (opts.comm_log_path != NULL && run_logs_write_comm_log(comm, opts.comm_log_path, err, sizeof err) != 0) {
