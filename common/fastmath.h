@@ -78,11 +78,24 @@ static inline float sum_squared_deviations(const float *x, float mean, int n)
     return reduce_lanes(acc);
 }
 
-/* out[i] = e^(in[i] - shift); in and out may alias. */
-static inline void exp_shifted(float *out, const float *in, float shift, int n)
+/* out[i] = e^(in[i] - shift) (in and out may alias), and their sum as sum_floats adds them
+ * (element i into lane i % LANES, in order), in one pass over the row. */
+static inline float exp_shifted_sum(float *out, const float *in, float shift, int n)
 {
-    for (int i = 0; i < n; i++)
-        out[i] = exp_poly(in[i] - shift);
+    float acc[LANES] = {0};
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++) {
+            float e = exp_poly(in[i + j] - shift);
+            out[i + j] = e;
+            acc[j] += e;
+        }
+    for (; i < n; i++) {
+        float e = exp_poly(in[i] - shift);
+        out[i] = e;
+        acc[i % LANES] += e;
+    }
+    return reduce_lanes(acc);
 }
 
 /* tanh(u) = 1 - 2 / (e^(2u) + 1): exact limits of +-1 and no overflow thanks to the clamp. */

@@ -11,6 +11,14 @@
 #include "alloc.h"
 #include "float16.h"
 
+/* The attention kernels' scratch: one head's T x T scores (backward), or its keys
+ * transposed, C/NH x T (forward). */
+static inline size_t attention_scratch_floats(int T, int C, int NH)
+{
+    size_t hs = (size_t)(C / NH);
+    return (size_t)T * ((size_t)T > hs ? (size_t)T : hs);
+}
+
 typedef struct {
     float lr, beta1, beta2, eps, weight_decay;
 } AdamWHyper;
@@ -59,9 +67,11 @@ typedef struct Kernels {
                               const float *bias, int N, int C, int OC, void *operands);
     void (*matmul_backward_16)(Format16 format, float *dinp, float *dweight, float *dbias, const float *dout,
                                const float *inp, const float *weight, int N, int C, int OC, void *operands);
-    /* qkv is N x 3C (q, k, v per row); att keeps the B x NH x T x T softmax probabilities */
-    void (*attention_forward)(float *out, float *att, const float *qkv, int B, int T, int C, int NH);
-    /* dqkv = (overwrite); scratch holds at least T*T floats */
+    /* qkv is N x 3C (q, k, v per row); att keeps the B x NH x T x T softmax probabilities;
+     * scratch holds attention_scratch_floats(T, C, NH) floats in both directions */
+    void (*attention_forward)(float *out, float *att, float *scratch, const float *qkv, int B, int T, int C,
+                              int NH);
+    /* dqkv = (overwrite) */
     void (*attention_backward)(float *dqkv, float *scratch, const float *dout, const float *qkv,
                                const float *att, int B, int T, int C, int NH);
     void (*gelu_forward)(float *out, const float *inp, size_t n);

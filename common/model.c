@@ -280,7 +280,7 @@ static void carve_scratch(Scratch *s, Carver *c, const GPTConfig *cfg, int B, in
     s->dbtc = carve(c, BTC);
     s->dqkv = carve(c, 3 * BTC);
     s->dfch = carve(c, 4 * BTC);
-    s->attention = carve(c, (size_t)T * T);
+    s->attention = carve(c, attention_scratch_floats(T, cfg->channels, cfg->num_heads));
     s->matmul_out = s->dbtc; /* forward and backward never need it at the same time */
 }
 
@@ -385,7 +385,7 @@ static void block_forward(GPT *model, int layer, const UnitTensors *p, const flo
 
     k->layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, inp, p->t[TENSOR_LN1W], p->t[TENSOR_LN1B], N, C);
     matmul_forward(model, a->qkv, a->ln1, p->t[TENSOR_QKVW], p->t[TENSOR_QKVB], N, C, 3 * C);
-    k->attention_forward(a->atty, a->att, a->qkv, B, T, C, NH);
+    k->attention_forward(a->atty, a->att, model->scratch.attention, a->qkv, B, T, C, NH);
     matmul_forward(model, proj, a->atty, p->t[TENSOR_ATTPROJW], p->t[TENSOR_ATTPROJB], N, C, C);
     k->residual_forward(a->residual2, inp, proj, (size_t)N * C);
     k->layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->residual2, p->t[TENSOR_LN2W], p->t[TENSOR_LN2B], N, C);

@@ -55,7 +55,7 @@ typedef struct {
 
 typedef struct {
     float *block;
-    float *dresidual, *dbtc, *dqkv, *dfch, *attention; /* BTC, BTC, 3BTC, 4BTC, T*T */
+    float *dresidual, *dbtc, *dqkv, *dfch, *attention; /* BTC, BTC, 3BTC, 4BTC, T max(T, C/NH) */
     float *matmul_out;                                 /* BTC, forward projection output */
     size_t floats;
     void *gemm_operands; /* with 16-bit matmuls: their rounded operands (kernels.h), else NULL */

@@ -328,37 +328,40 @@ Test(gradcheck, matmul)
 /* ---------------------------------------------------------------- attention */
 
 typedef struct {
-    float *qkv, *R, *out, *att;
+    float *qkv, *R, *out, *att, *scratch;
     int B, T, C, NH;
 } AttentionCase;
 
 static double attention_objective(void *ctx)
 {
     AttentionCase *c = ctx;
-    cpu_kernels.attention_forward(c->out, c->att, c->qkv, c->B, c->T, c->C, c->NH);
+    cpu_kernels.attention_forward(c->out, c->att, c->scratch, c->qkv, c->B, c->T, c->C, c->NH);
     return projection(c->R, c->out, (size_t)c->B * c->T * c->C);
 }
 
-Test(gradcheck, attention_causal)
+/* The kernels get exactly the scratch kernels.h promises, and a guard after it that must
+ * stay untouched. */
+enum { SCRATCH_GUARD = 16 };
+
+static void check_attention(AttentionCase c, uint64_t seed)
 {
     Rng rng;
-    rng_seed(&rng, 303);
-    AttentionCase c = {.B = 2, .T = 5, .C = 8, .NH = 2};
-    size_t BTC = (size_t)c.B * c.T * c.C;
+    rng_seed(&rng, seed);
+    size_t BTC = (size_t)c.B * c.T * c.C, scratch_floats = attention_scratch_floats(c.T, c.C, c.NH);
     c.qkv = random_floats(&rng, 3 * BTC, 0.0, 1.0); /* scores of O(1): softmax far from uniform */
     c.R = random_floats(&rng, BTC, 0.0, 1.0);
     c.out = filled_floats(BTC, 0.0f);
     c.att = filled_floats((size_t)c.B * c.NH * c.T * c.T, 0.0f);
+    c.scratch = filled_floats(scratch_floats + SCRATCH_GUARD, OVERWRITE_SENTINEL);
 
     attention_objective(&c);
     float *dqkv = filled_floats(3 * BTC, OVERWRITE_SENTINEL);
-    float *scratch = filled_floats((size_t)c.T * c.T, OVERWRITE_SENTINEL);
-    cpu_kernels.attention_backward(dqkv, scratch, c.R, c.qkv, c.att, c.B, c.T, c.C, c.NH);
+    cpu_kernels.attention_backward(dqkv, c.scratch, c.R, c.qkv, c.att, c.B, c.T, c.C, c.NH);
 
     double *g_qkv = numeric_gradient(c.qkv, 3 * BTC, LAYER_H, attention_objective, &c);
     expect_gradients_match("attention dqkv", dqkv, g_qkv, 3 * BTC, LAYER_TOL, 0.0);
     float *first_qkv = snapshot_floats(dqkv, 3 * BTC);
-    cpu_kernels.attention_backward(dqkv, scratch, c.R, c.qkv, c.att, c.B, c.T, c.C, c.NH);
+    cpu_kernels.attention_backward(dqkv, c.scratch, c.R, c.qkv, c.att, c.B, c.T, c.C, c.NH);
     expect_overwritten("attention dqkv", dqkv, first_qkv, 3 * BTC);
     free(first_qkv);
 
@@ -367,16 +370,31 @@ Test(gradcheck, attention_causal)
     for (int b = 0; b < c.B; b++)
         for (int ch = 0; ch < c.C; ch++)
             c.R[((size_t)b * c.T + c.T - 1) * c.C + ch] = 0.0f;
-    cpu_kernels.attention_backward(dqkv, scratch, c.R, c.qkv, c.att, c.B, c.T, c.C, c.NH);
+    cpu_kernels.attention_backward(dqkv, c.scratch, c.R, c.qkv, c.att, c.B, c.T, c.C, c.NH);
     for (int b = 0; b < c.B; b++)
         for (int ch = c.C; ch < 3 * c.C; ch++) {
             float g = dqkv[((size_t)b * c.T + c.T - 1) * 3 * c.C + ch];
             cr_assert(g == 0.0f, "batch %d: last position's k/v channel %d has gradient %g "
                       "from earlier outputs (attention is not causal)", b, ch - c.C, g);
         }
+    for (size_t i = scratch_floats; i < scratch_floats + SCRATCH_GUARD; i++)
+        cr_assert(c.scratch[i] == OVERWRITE_SENTINEL, "attention wrote past its scratch of %zu floats, at %zu",
+                  scratch_floats, i);
 
-    free(g_qkv); free(dqkv); free(scratch);
+    free(g_qkv); free(dqkv); free(c.scratch);
     free(c.qkv); free(c.R); free(c.out); free(c.att);
+}
+
+Test(gradcheck, attention_causal)
+{
+    check_attention((AttentionCase){.B = 2, .T = 5, .C = 8, .NH = 2}, 303);
+}
+
+/* a head of 8 channels over 3 positions: the transposed keys (C/NH x T) are larger than a
+ * T x T square */
+Test(gradcheck, attention_with_heads_wider_than_the_sequence)
+{
+    check_attention((AttentionCase){.B = 2, .T = 3, .C = 16, .NH = 2}, 304);
 }
 
 /* ---------------------------------------------------------------- gelu */

@@ -115,12 +115,13 @@ static void matmul_backward(float *dinp, float *dweight, float *dbias, const flo
 /* Per batch row and head, q.k^T and p.v over the T (T + 1) / 2 query-key pairs the causal
  * mask keeps: 2 x T (T + 1) / 2 x (C/NH) multiply-adds, what any attention kernel must do
  * (one that computes the whole square does twice that, and shows half the rate). */
-static void attention_forward(float *out, float *att, const float *qkv, int B, int T, int C, int NH)
+static void attention_forward(float *out, float *att, float *scratch, const float *qkv, int B, int T, int C,
+                              int NH)
 {
     char s[48];
     snprintf(s, sizeof s, "B%d T%d C%d NH%d", B, T, C, NH);
     double start = now_seconds();
-    inner->attention_forward(out, att, qkv, B, T, C, NH);
+    inner->attention_forward(out, att, scratch, qkv, B, T, C, NH);
     add_time("attention forward", s, 2.0 * B * T * (T + 1.0) * C, start);
 }
 

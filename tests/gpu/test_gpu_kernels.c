@@ -480,7 +480,8 @@ static AttentionCase attention_case(const Shape *s, Rng *rng)
     ac.qkv = host_uniform(rng, N * 3 * C, -2.0f, 2.0f);
     ac.out = host_filled(N * C, 0.0f);
     ac.att = host_filled(BHTT, 0.0f);
-    cpu_kernels.attention_forward(ac.out, ac.att, ac.qkv, s->B, s->T, s->C, s->NH);
+    float *scratch = host_filled(attention_scratch_floats(s->T, s->C, s->NH), 0.0f);
+    cpu_kernels.attention_forward(ac.out, ac.att, scratch, ac.qkv, s->B, s->T, s->C, s->NH);
     ac.qkv_max = max_abs(ac.qkv, N * 3 * C);
     return ac;
 }
@@ -503,7 +504,8 @@ static void check_attention_forward(const Shape *s, Rng *rng)
     size_t BHTT = (size_t)s->B * s->NH * T * T;
     AttentionCase ac = attention_case(s, rng);
     float *out = device_garbage(N * C), *att = device_garbage(BHTT);
-    cuda_kernels.attention_forward(out, att, device_upload(ac.qkv, N * 3 * C), s->B, s->T, s->C, s->NH);
+    float *scratch = device_garbage(attention_scratch_floats(s->T, s->C, s->NH));
+    cuda_kernels.attention_forward(out, att, scratch, device_upload(ac.qkv, N * 3 * C), s->B, s->T, s->C, s->NH);
 
     double scale = 1.0 / sqrt((double)hs);
     /* scores: hs products of q and k, times the scale (on the sum or on the products) */
@@ -574,7 +576,7 @@ static float *qkv_part(const float *qkv, size_t N, size_t C, size_t part)
 }
 
 /* memory_limited: the tracking allocator's limit is set to what is in use just before the
- * call, so the kernel cannot get memory beyond the T x T scratch it is handed. */
+ * call, so the kernel cannot get memory beyond the scratch it is handed. */
 static void check_attention_backward(const Shape *s, Rng *rng, int memory_limited)
 {
     size_t N = rows_of(s), C = (size_t)s->C, T = (size_t)s->T, hs = C / (size_t)s->NH;
@@ -582,11 +584,12 @@ static void check_attention_backward(const Shape *s, Rng *rng, int memory_limite
                                                     : "attention_backward");
     AttentionCase ac = attention_case(s, rng);
     float *dout = host_uniform(rng, N * C, -1.0f, 1.0f);
-    float *dqkv_cpu = host_filled(N * 3 * C, 0.0f), *scratch_cpu = host_filled(T * T, 0.0f);
+    size_t scratch_floats = attention_scratch_floats(s->T, s->C, s->NH);
+    float *dqkv_cpu = host_filled(N * 3 * C, 0.0f), *scratch_cpu = host_filled(scratch_floats, 0.0f);
     cpu_kernels.attention_backward(dqkv_cpu, scratch_cpu, dout, ac.qkv, ac.att, s->B, s->T, s->C, s->NH);
 
     /* the CPU forward's probabilities on both devices: only the backward is compared */
-    float *dqkv = device_garbage(N * 3 * C), *scratch = device_garbage(T * T);
+    float *dqkv = device_garbage(N * 3 * C), *scratch = device_garbage(scratch_floats);
     float *dout_dev = device_upload(dout, N * C), *qkv = device_upload(ac.qkv, N * 3 * C);
     float *att = device_upload(ac.att, (size_t)s->B * s->NH * T * T);
     if (memory_limited)
@@ -595,7 +598,7 @@ static void check_attention_backward(const Shape *s, Rng *rng, int memory_limite
     cuda_kernels.synchronize();
     mem_set_limit(0);
     float *dqkv_gpu = device_download(dqkv, N * 3 * C, tag.text);
-    device_download(scratch, T * T, label(tag.text, "scratch").text); /* its guard tail */
+    device_download(scratch, scratch_floats, label(tag.text, "scratch").text); /* its guard tail */
 
     AttentionMagnitudes m = attention_magnitudes(s, dout, &ac);
     double dy_max = max_abs(dout, N * C), qkv_max = ac.qkv_max, scale = 1.0 / sqrt((double)hs);
@@ -633,7 +636,7 @@ Test(gpu_kernels, attention_backward)
     for_each_shape(check_attention_backward_plain, 800);
 }
 
-/* kernels.h promises only "scratch holds at least T*T floats": under a memory limit that
+/* kernels.h promises only attention_scratch_floats of scratch: under a memory limit that
  * refuses any further allocation the result must be the same. */
 Test(gpu_kernels, attention_backward_with_no_memory_beyond_its_scratch)
 {
