@@ -60,7 +60,7 @@ if [ "$small" = 1 ]; then
     zero_ranks=(1 2)
     cluster_flags=(tiny --busbw-sizes "-b 16K -e 1M -f 4 -n 5") cluster_rounds=1
 else
-    config=(--config course) profile=() collectives=() progress_sizes=(-b 64K -e 4M -f 4 -n 5)
+    config=(--config course) profile=() collectives=() progress_sizes=(-b 1K -e 4M -f 4 -n 5)
     sweep_sizes=0.05,0.25,1,4,1000 zero_ranks=(1 2 4)
     cluster_flags=(small) cluster_rounds=3
 fi

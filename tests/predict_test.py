@@ -309,8 +309,9 @@ class Progress(unittest.TestCase):
     def test_overlap_takes_a_step_at_each_start(self):
         slow = {name: (1 * MS, 0.0) for name in FITS}  # every all-reduce at 2 ranks: 2 ms
         # units final at 11.5, 13.5 and 14.5 ms, each all-reduce a handshake, then its bytes: the
-        # first's handshake at its start, its bytes at the second's start (13.5 to 15.5); the
-        # second and third, waited for at 14.5, back to back after it (15.5 to 19.5); AdamW
+        # first's handshake at its start, its bytes at the second's start (13.5 to 15.5), where
+        # the second's handshake is taken too; its bytes at the third's start, after the
+        # first's on the link (15.5 to 17.5); the third's in the wait (17.5 to 19.5); AdamW
         chains = {("all_reduce", 2): [(1 << 20, ((1, 1), (0, 0)))]}
         streams, _ = predict.simulate("overlap", COMPUTE, UNITS, 2, slow, "tests", chains=chains)
         self.assertAlmostEqual(streams.compute_free, 19.5 * MS + 2 * MS)
@@ -319,6 +320,18 @@ class Progress(unittest.TestCase):
         chains = {("all_reduce", 2): [(1 << 20, ((0, 1), (0, 0)))]}
         streams, _ = predict.simulate("overlap", COMPUTE, UNITS, 2, slow, "tests", chains=chains)
         self.assertAlmostEqual(streams.compute_free, step_of("overlap", fits=slow)[0])
+
+    def test_a_call_takes_a_step_of_every_collective_in_flight(self):
+        # three all-reduces of 2 ms, each a handshake then its bytes, started at 0, 1 and 4 ms and
+        # waited for at 10: the first's handshake at 0, its bytes at the call at 1 (1 to 3) while
+        # the second's handshake is taken there too; at 4 the second's bytes (4 to 6) and the
+        # third's handshake; the third's bytes in the wait (10 to 12)
+        streams = predict.Streams({"all_reduce": (1 * MS, 0.0)}, 2, {("all_reduce", 2): [(1 << 20, ((1, 1), (0, 0)))]})
+        for issued in (0.0, 1 * MS, 4 * MS):
+            self.assertIsNone(streams.collective("all_reduce", 1 << 20, issued, False))
+        self.assertAlmostEqual(streams.wait(10 * MS), 12 * MS)
+        moving = sorted((round(s / MS, 9), round(e / MS, 9)) for track, s, e, _ in streams.slices if track == 1)
+        self.assertEqual(moving, [(1.0, 3.0), (4.0, 6.0), (10.0, 12.0)])
 
     def test_tests_lie_between_async_and_calls(self):
         slow = {name: (1 * MS, 0.0) for name in FITS}

@@ -237,24 +237,56 @@ def chain_steps(chain):
     return [share for calls, parts in rounds for share in [0.0] * calls + [1.0 / len(rounds) / parts] * parts]
 
 
+class Chain:
+    """A started collective moving step by step (`chain_steps`, each step a fraction of its
+    `own` seconds). A call of the rank's takes its next step if the step before has ended and
+    no step was taken at that call: a step that moves nothing ends there; a part moves on the
+    link once the bytes before it on the link have (`link`, the time the link is free), beside
+    the compute, and the step after it waits for a call after it ends. In a wait, or any
+    blocking call, the steps left run back to back. Each part moved is kept in `moving`."""
+
+    def __init__(self, name, own, steps):
+        self.name, self.own, self.steps = name, own, steps
+        self.taken, self.ready, self.last_call, self.moving = 0, -math.inf, -math.inf, []
+
+    def done(self):
+        return self.taken == len(self.steps)
+
+    def step(self, at, link):
+        """Takes the next step at `at`; returns when the link is free after it."""
+        share = self.steps[self.taken] * self.own
+        self.taken += 1
+        if share == 0:
+            self.ready = at
+            return link
+        start = max(at, link)
+        self.ready = start + share
+        self.moving.append((start, self.ready))
+        return self.ready
+
+    def call(self, at, link):
+        if self.done() or at < self.ready or at <= self.last_call:
+            return link
+        self.last_call = at
+        return self.step(at, link)
+
+    def wait(self, at, link):
+        while not self.done():
+            link = self.step(max(at, self.ready), link)
+        return link
+
+
 def finish(steps, calls, waited_at):
-    """When a started collective ends, and the spans in which its bytes move, in the
-    collective's own seconds. Each call of the rank's (`calls`, in order; the start is the
-    first) takes the next step if the step before has ended: a part moves beside the compute
-    for its time, the next step waiting for a call after it. From `waited_at` on (a wait, or
-    any blocking call) the steps left run back to back."""
-    taken, ready, last_call, moving = 0, 0.0, -math.inf, []
+    """When a started collective ends, alone on its link, and the spans in which its bytes
+    move, in its own seconds: `calls` (in order; the start is the first) until `waited_at`,
+    then the wait (Chain)."""
+    chain, link = Chain("", 1.0, steps), -math.inf
     for call in calls:
-        if taken == len(steps) or call > waited_at:
+        if call > waited_at:
             break
-        if call >= ready and call > last_call:
-            last_call, ready, taken = call, call + steps[taken], taken + 1
-            if steps[taken - 1] > 0:
-                moving.append((call, ready))
-    if taken == len(steps):
-        return ready, moving
-    rest = max(waited_at, ready)
-    return rest + sum(steps[taken:]), moving + [(rest, rest + sum(steps[taken:]))]
+        link = chain.call(call, link)
+    chain.wait(waited_at, link)
+    return chain.ready, chain.moving
 
 
 def predicted_wait(steps, compute, tests):
@@ -399,14 +431,14 @@ def read_units(path):
 class Streams:
     """One step on one rank: a compute stream and a communication stream, each running its
     work in order; a collective starts when it is issued and the stream is free. With `chains`
-    (progress "tests"), a started collective moves instead as its chain says (`finish`): a step
-    at each communicator call, the rest back to back once it is waited for."""
+    (progress "tests"), a started collective moves instead as its Chain says: a step at each
+    communicator call, the rest back to back once it is waited for."""
 
     def __init__(self, fits, ranks, chains=None):
         self.fits, self.ranks, self.chains = fits, ranks, chains
         self.compute_free = self.comm_free = 0.0
         self.slices = []  # (track, start, end, name): 0 compute, 1 communication
-        self.in_flight = []  # started collectives not yet ended: [name, own seconds, steps, calls]
+        self.in_flight = []  # started collectives not yet ended: Chains
 
     def compute(self, name, seconds, not_before=0.0):
         start = max(self.compute_free, not_before)
@@ -425,9 +457,9 @@ class Streams:
         if self.chains is not None:
             if not blocking:
                 steps = chain_for(self.chains, name, self.ranks, nbytes)
-                self.in_flight.append([name, self.own_seconds(name, nbytes), steps, []])
-                for started in self.in_flight:  # the start is a call: it moves what is in flight
-                    started[3].append(issued)
+                self.in_flight.append(Chain(name, self.own_seconds(name, nbytes), steps))
+                for chain in self.in_flight:  # the start is a call: it moves each one in flight
+                    self.comm_free = chain.call(issued, self.comm_free)
                 return None
             self.wait(issued)  # a blocking call moves what is in flight first
         start = max(self.comm_free, issued)
@@ -438,16 +470,15 @@ class Streams:
         return self.comm_free
 
     def wait(self, waited_at):
-        """Waits, from `waited_at`, for every started collective in flight, in the order they
-        were started (one link: each moves once the one before it has ended); the compute
+        """Waits, from `waited_at`, for every started collective in flight (their steps left
+        back to back, the parts in the order they were started on the one link); the compute
         holds until then. Returns when the last ends."""
         if not self.in_flight:
             return self.comm_free
-        for name, own, steps, calls in self.in_flight:
-            begun = max(self.comm_free, calls[0])  # taken only after the one before has ended
-            end, moving = finish(steps, [(c - begun) / own for c in calls if c >= begun], (waited_at - begun) / own)
-            self.comm_free = begun + own * end
-            self.slices += [(1, begun + own * a, begun + own * b, name) for a, b in moving]
+        for chain in self.in_flight:
+            self.comm_free = chain.wait(waited_at, self.comm_free)
+            self.slices += [(1, start, end, chain.name) for start, end in chain.moving]
+        self.comm_free = max([self.comm_free] + [chain.ready for chain in self.in_flight])
         self.in_flight = []
         self.compute_free = max(self.compute_free, self.comm_free)
         return self.comm_free
