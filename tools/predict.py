@@ -124,15 +124,15 @@ def fit(rows):
     return alpha, beta
 
 
-def read_rows(path, backend, sizes=(0, math.inf)):
-    """Lesson 01's rows of one backend and of sizes within sizes (bytes, both ends included):
-    {collective: [(collective, ranks, size, seconds)]}."""
+def read_table(path, backend, columns, what):
+    """The rows of a CSV from lesson 01 (`what` names its flags) of one backend (the only one
+    when None), each row a dict, after checking its columns and fields."""
     try:
         with open(path, newline="", encoding="utf-8") as file:
             reader = csv.DictReader(file)
-            missing = [c for c in NEEDED_COLUMNS if c not in (reader.fieldnames or [])]
+            missing = [c for c in columns if c not in (reader.fieldnames or [])]
             if missing:
-                raise Refusal(f"{path}: no column {missing[0]} (is it 01_collectives --csv output?)")
+                raise Refusal(f"{path}: no column {missing[0]} (is it {what} output?)")
             table = list(reader)
     except OSError as error:
         raise Refusal(f"{path}: cannot read: {error.strerror}")
@@ -143,9 +143,16 @@ def read_rows(path, backend, sizes=(0, math.inf)):
     backends = sorted({row["backend"] for row in table})
     if backend is None and len(backends) > 1:
         raise Refusal(f"{path} holds several backends ({', '.join(backends)}): choose one with --backend")
+    return [(line, row) for line, row in enumerate(table, start=2) if backend is None or row["backend"] == backend]
+
+
+def read_rows(path, backend, sizes=(0, math.inf)):
+    """Lesson 01's rows of one backend and of sizes within sizes (bytes, both ends included):
+    {collective: [(collective, ranks, size, seconds)]}."""
+    table = read_table(path, backend, NEEDED_COLUMNS, "01_collectives --csv")
     by_collective = {}
-    for line, row in enumerate(table, start=2):
-        if (backend is not None and row["backend"] != backend) or row["collective"] not in STEPS:
+    for line, row in table:
+        if row["collective"] not in STEPS:
             continue  # the course's own ring exercise is not a library collective
         try:
             measured = (row["collective"], int(row["ranks"]), float(row["size"]), float(row["time_us"]) / 1e6)
@@ -197,23 +204,8 @@ PROGRESS_COLUMNS = ("backend", "ranks", "collective", "size", "alone_us", "compu
 def read_progress(path, backend):
     """Lesson 01's --progress rows of one backend: {(collective, ranks, size): [(alone, compute,
     tests, wait)]}, seconds."""
-    try:
-        with open(path, newline="", encoding="utf-8") as file:
-            reader = csv.DictReader(file)
-            missing = [c for c in PROGRESS_COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                raise Refusal(f"{path}: no column {missing[0]} (is it 01_collectives --progress --csv output?)")
-            table = list(reader)
-    except OSError as error:
-        raise Refusal(f"{path}: cannot read: {error.strerror}")
-    except (UnicodeDecodeError, csv.Error) as error:
-        raise Refusal(f"{path}: not a CSV file of text: {error}")
-    if backend is None and len({row["backend"] for row in table}) > 1:
-        raise Refusal(f"{path} holds several backends: choose one with --backend")
     rows = {}
-    for line, row in enumerate(table, start=2):
-        if backend is not None and row["backend"] != backend:
-            continue
+    for line, row in read_table(path, backend, PROGRESS_COLUMNS, "01_collectives --progress --csv"):
         try:
             key = (row["collective"], int(row["ranks"]), int(row["size"]))
             alone, compute, tests, wait = (float(row["alone_us"]) / 1e6, float(row["compute_us"]) / 1e6,
