@@ -54,8 +54,7 @@ launcher_for() {
     launch=(mpiexec -n 2)
     [ "$1" = shm ] && return
     scripts/cluster.sh up --name bench --hosts 2 --link-gbit "${1%gbit}" >/dev/null
-    launch=(env "HYDRA_HOST_FILE=/run/dtc-cluster/bench/hosts" HYDRA_LAUNCHER=rsh
-        "HYDRA_LAUNCHER_EXEC=$PWD/scripts/cluster_exec.sh" HYDRA_IFACE=bench-ctl mpiexec -n 2)
+    cluster_launcher bench
 }
 
 # One run of a lesson on a network; appends "step_ms comm_ms tokens/s" to $work/SHAPE.LESSON.NETWORK.

@@ -23,10 +23,10 @@ cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
 usage() { header_help "$0"; }
 
-rates="1 10" csv="" shapes=()
+link_rates="1 10" csv="" shapes=()
 while [ $# -gt 0 ]; do
     case $1 in
-        --gbit) rates=${2:-} && shift ;;
+        --gbit) link_rates=${2:-} && shift ;;
         --csv) csv=${2:-} && shift ;;
         -h | --help) usage && exit 0 ;;
         small | big | tiny) shapes+=("$1") ;;
@@ -34,50 +34,31 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-check_cluster_run "predict_cluster: --gbit" "$rates"
+check_cluster_run "predict_cluster: --gbit" "$link_rates"
 [ -z "$csv" ] || [ -d "$(dirname "$csv")" ] || { echo "predict_cluster: --csv: no folder $(dirname "$csv")" >&2; exit 2; }
 [ ${#shapes[@]} -gt 0 ] || shapes=(small big)
 for shape in "${shapes[@]}"; do shape_flags "$shape" >/dev/null; done
 
-lessons=(02_naive_ddp:naive 03_flat_ddp:flat 04_overlap_ddp:overlap 05_bucketed_ddp:bucketed
-    06_grad_accum:accumulate 07_zero1:zero1 08_zero2:zero2 09_zero3:zero3 10_mixed_precision:mixed)
 work=$(mktemp -d)
 trap 'rm -rf "$work"; scripts/cluster.sh down --name predict >/dev/null 2>&1' EXIT
 rows=$work/rows.csv
 echo "shape,network,lesson,async_ms,calls_ms,tests_ms,tests_exposed_ms,step_ms,comm_ms" >"$rows"
 
-# LESSON's compute on one rank at ROWS rows, traced into $work/SHAPE.NAME_1 and _2: two runs
-# side by side, as two ranks share this machine.
-traced() {
-    local shape=$1 lesson=$2 name=$3 rows=$4 r
-    for r in 1 2; do
-        # shellcheck disable=SC2046 # flag lists are words
-        build/solutions/"$lesson" train $(shape_flags "$shape") --batch "$rows" --steps 12 --val-every 0 \
-            --gen-tokens 0 --log-every 1000000 --threads 1 --trace "$work/$shape.${name}_$r" >/dev/null </dev/null &
-    done
-    wait
-    [ -f "$work/$shape.${name}_1/rank_0.json" ] || { echo "predict_cluster: tracing $lesson failed" >&2; exit 1; }
-}
+accum=$(lesson_flags 06_grad_accum | awk '{ print $2 }') # lesson 06's micro-batches, as it runs
 
+# The step model's compute of a shape, into $work/SHAPE (summary_lib.sh).
 compute_of() {
-    local shape=$1 rows
-    rows=$(($(shape_batch "$shape") / 2))
-    traced "$shape" 00_single_device compute "$rows"
-    traced "$shape" 00_single_device micro $((rows / 2))
-    traced "$shape" 10_mixed_precision compute16 "$rows"
-    # shellcheck disable=SC2046
-    build/solutions/05_bucketed_ddp plan $(shape_flags "$shape") --csv "$work/$shape.plan.csv" >/dev/null
+    mkdir -p "$work/$1"
+    # shellcheck disable=SC2046 # flag lists are words
+    step_model_compute "$work/$1" 2 $(($(shape_batch "$1") / 2)) "$accum" 12 $(shape_flags "$1")
 }
 
 # "step_ms exposed_ms" of one prediction.
 predicted() {
-    local shape=$1 strategy=$2 progress=$3 trace=compute_1 extra=()
-    [ "$strategy" = accumulate ] && trace=micro_1 extra=(--accum 2)
-    [ "$strategy" = mixed ] && trace=compute16_1
-    [ "$progress" = tests ] && extra+=(--progress-rows "$work/progress.csv")
-    tools/predict.py step "$strategy" --ranks 2 --progress "$progress" --trace "$work/$shape.$trace" \
-        --units "$work/$shape.plan.csv" --links "$work/links.csv" --min-size 64K --max-size 16M "${extra[@]}" \
-        --csv "$work/p.csv" >/dev/null
+    local shape=$1 strategy=$2 progress=$3 extra=()
+    [ "$progress" = tests ] && extra=(--progress-rows "$work/progress.csv")
+    predict_from "$strategy" "$work/$shape" "$accum" --ranks 2 --progress "$progress" --links "$work/links.csv" \
+        --min-size 64K --max-size 16M "${extra[@]}" --csv "$work/p.csv" >/dev/null
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["step_ms"], $c["exposed_ms"] }' \
         "$work/p.csv"
 }
@@ -103,7 +84,7 @@ check_shape() {
     echo "== $shape shape ($(shape_flags "$shape")), $network, 2 ranks on 2 hosts: predicted and measured, ms =="
     printf '| lesson | async | calls | tests (exposed) | measured step/comm | step error async / calls / tests | exposed error tests |\n'
     printf '|---|---|---|---|---|---|---|\n'
-    for entry in "${lessons[@]}"; do
+    for entry in "${STEP_MODEL_LESSONS[@]}"; do
         lesson=${entry%%:*} strategy=${entry#*:}
         {
             predicted "$shape" "$strategy" async
@@ -126,10 +107,9 @@ check_shape() {
 }
 
 for shape in "${shapes[@]}"; do compute_of "$shape"; done
-launch=(env "HYDRA_HOST_FILE=/run/dtc-cluster/predict/hosts" HYDRA_LAUNCHER=rsh
-    "HYDRA_LAUNCHER_EXEC=$PWD/scripts/cluster_exec.sh" HYDRA_IFACE=predict-ctl mpiexec -n 2)
-for rate in $rates; do
+for rate in $link_rates; do
     scripts/cluster.sh up --name predict --hosts 2 --link-gbit "$rate" >/dev/null
+    cluster_launcher predict
     "${launch[@]}" build/solutions/01_collectives -b 1K -e 16M -f 4 -w 3 -n 10 --csv "$work/links.csv" \
         >/dev/null </dev/null
     "${launch[@]}" build/solutions/01_collectives --progress -b 1K -e 4M -f 4 -n 7 -w 2 \

@@ -140,36 +140,21 @@ run_yours() {
 # ranks share this machine; lesson 06's at one micro-batch of it; lesson 10's from lesson 10
 # itself on one rank, whose 16-bit matmuls lesson 00 does not have), lesson 05's units and
 # buckets, lesson 01's collectives, and the steps a started one takes (progress.csv).
-side_by_side_compute() { # LESSON FOLDER ROWS: LESSON's trace on one rank at ROWS rows, $ranks runs at once
-    local r
-    for r in $(seq "$ranks"); do
-        build/solutions/"$1" train "${config[@]}" --batch "$3" --steps "$trace_steps" \
-            --val-every 0 --gen-tokens 0 --log-every 1000000 --trace "$2_$r" >/dev/null </dev/null &
-    done
-    wait
-}
 predict_lessons() {
-    local dir=$runs/predict batch length rows accum lesson strategy extra
+    local dir=$runs/predict batch length rows accum entry lesson strategy
     rm -rf "${dir:?}" && mkdir -p "$dir"
     read -r batch length < <(build/solutions/00_single_device train "${config[@]}" --dry-run |
         awk '$1 == "config" { value[$2] = $3 } END { print value["batch"], value["seq"] }')
     accum=$(lesson_flags 06_grad_accum | awk '{ print $2 }')
     rows=$((batch / ranks)) # one rank's share of the batch
-    side_by_side_compute 00_single_device "$dir/compute" "$rows"
-    side_by_side_compute 00_single_device "$dir/compute_micro" $((rows / accum))
-    side_by_side_compute 10_mixed_precision "$dir/compute_16bit" "$rows"
-    # shellcheck disable=SC2046 # the flags are words
-    build/solutions/05_bucketed_ddp plan "${config[@]}" $(lesson_flags 05_bucketed_ddp) --csv "$dir/plan.csv" >/dev/null
-    for lesson in 02_naive_ddp:naive 03_flat_ddp:flat 04_overlap_ddp:overlap 05_bucketed_ddp:bucketed \
-        06_grad_accum:accumulate 07_zero1:zero1 08_zero2:zero2 09_zero3:zero3 10_mixed_precision:mixed; do
-        strategy=${lesson#*:} lesson=${lesson%%:*} extra=(--trace "$dir/compute_1")
-        [ "$strategy" = accumulate ] && extra=(--trace "$dir/compute_micro_1" --accum "$accum")
-        [ "$strategy" = mixed ] && extra=(--trace "$dir/compute_16bit_1")
+    step_model_compute "$dir" "$ranks" "$rows" "$accum" "$trace_steps" "${config[@]}"
+    for entry in "${STEP_MODEL_LESSONS[@]}"; do
+        strategy=${entry#*:} lesson=${entry%%:*}
         # MPI moves a started collective only inside its calls: --progress tests (docs/scale.md)
-        tools/predict.py step "$strategy" --ranks "$ranks" --progress tests --progress-rows "$runs/progress.csv" \
-            "${extra[@]}" --units "$dir/plan.csv" \
-            --links "$runs/collectives.csv" --max-size 4M --tokens $((rows * length)) --csv "$dir/$lesson.csv" \
-            --timeline "$dir/$lesson.timeline.csv" | sed -n 2p | sed "s/^/-- $lesson: /"
+        predict_from "$strategy" "$dir" "$accum" --ranks "$ranks" --progress tests \
+            --progress-rows "$runs/progress.csv" --links "$runs/collectives.csv" --max-size 4M \
+            --tokens $((rows * length)) --csv "$dir/$lesson.csv" --timeline "$dir/$lesson.timeline.csv" |
+            sed -n 2p | sed "s/^/-- $lesson: /"
     done
 }
 

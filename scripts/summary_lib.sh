@@ -26,6 +26,52 @@ check_cluster_run() {
     [ "$(id -u)" = 0 ] || { echo "$program: the cluster makes network namespaces: run it as root" >&2; exit 2; }
 }
 
+# The data-parallel lessons, each with its strategy's name in `tools/predict.py step`.
+# shellcheck disable=SC2034 # for the scripts that source this file
+STEP_MODEL_LESSONS=(02_naive_ddp:naive 03_flat_ddp:flat 04_overlap_ddp:overlap 05_bucketed_ddp:bucketed
+    06_grad_accum:accumulate 07_zero1:zero1 08_zero2:zero2 09_zero3:zero3 10_mixed_precision:mixed)
+
+# The step model's compute (docs/scale.md) into DIR: lesson 00 on one rank at ROWS rows
+# (DIR/compute_R), at ROWS/ACCUM (DIR/compute_micro_R: one of lesson 06's micro-batches) and
+# lesson 10's own (DIR/compute_16bit_R), each traced for STEPS steps by RUNS runs side by side,
+# as RUNS ranks share this machine; then lesson 05's plan (DIR/plan.csv). The rest: the run's
+# flags.
+step_model_compute() {
+    local dir=$1 runs=$2 rows=$3 accum=$4 steps=$5 entry lesson name batch r
+    shift 5
+    for entry in "00_single_device compute $rows" "00_single_device compute_micro $((rows / accum))" \
+        "10_mixed_precision compute_16bit $rows"; do
+        read -r lesson name batch <<<"$entry"
+        for r in $(seq "$runs"); do
+            build/solutions/"$lesson" train "$@" --batch "$batch" --steps "$steps" --val-every 0 --gen-tokens 0 \
+                --log-every 1000000 --trace "$dir/${name}_$r" >/dev/null </dev/null &
+        done
+        wait
+        [ -f "$dir/${name}_1/rank_0.json" ] || { echo "tracing $lesson for the step model failed" >&2; return 1; }
+    done
+    # shellcheck disable=SC2046 # the flags are words
+    build/solutions/05_bucketed_ddp plan "$@" $(lesson_flags 05_bucketed_ddp) --csv "$dir/plan.csv" >/dev/null
+}
+
+# tools/predict.py step for STRATEGY from DIR's compute (step_model_compute; ACCUM micro-batches
+# for accumulate); the rest: its flags.
+predict_from() {
+    local strategy=$1 dir=$2 accum=$3 trace=compute_1 extra=()
+    shift 3
+    [ "$strategy" = accumulate ] && trace=compute_micro_1 extra=(--accum "$accum")
+    [ "$strategy" = mixed ] && trace=compute_16bit_1
+    tools/predict.py step "$strategy" --trace "$dir/$trace" --units "$dir/plan.csv" "${extra[@]}" "$@"
+}
+
+# mpiexec -n 2 with one rank on each of two hosts of the cluster NAME (scripts/cluster.sh
+# up): the variables its env file exports, as the array $launch.
+cluster_launcher() {
+    local exports
+    mapfile -t exports < <(sed -n 's/^export //p' "/run/dtc-cluster/$1/env")
+    # shellcheck disable=SC2034 # for the caller
+    launch=(env "${exports[@]}" mpiexec -n 2)
+}
+
 # A script's --help: its header comment, from line 2 to the line before its first `set -`.
 header_help() { sed -n '2,/^set -/p' "$1" | sed '$d' | sed 's/^# \{0,1\}//'; }
 

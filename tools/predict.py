@@ -268,23 +268,14 @@ class Chain:
         return link
 
 
-def finish(steps, calls, waited_at):
-    """When a started collective ends, alone on its link, and the spans in which its bytes
-    move, in its own seconds: `calls` (in order; the start is the first) until `waited_at`,
-    then the wait (Chain)."""
-    chain, link = Chain("", 1.0, steps), -math.inf
-    for call in calls:
-        if call > waited_at:
-            break
-        link = chain.call(call, link)
-    chain.wait(waited_at, link)
-    return chain.ready, chain.moving
-
-
 def predicted_wait(steps, compute, tests):
-    """The wait of a lesson 01 --progress row under a chain: times as fractions of the time alone."""
-    calls = [0.0] + [compute * (k + 1) / tests for k in range(tests)]
-    return max(0.0, finish(steps, calls, compute)[0] - compute)
+    """The wait of a lesson 01 --progress row under a chain, alone on its link, in fractions of
+    its time alone: the start and `tests` calls spread over `compute`, then the wait (Chain)."""
+    chain, link = Chain("", 1.0, steps), -math.inf
+    for k in range(tests + 1):
+        link = chain.call(compute * k / tests if tests else 0.0, link)
+    chain.wait(compute, link)
+    return max(0.0, chain.ready - compute)
 
 
 CHAINS = [((calls, parts), (more_calls, more_parts)) for calls in range(6) for parts in range(1, 7)

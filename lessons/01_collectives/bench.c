@@ -66,13 +66,6 @@ void bench_print_flags(void)
 
 /* ---------------------------------------------------------------- operations */
 
-typedef struct {
-    Comm *comm;
-    const Kernels *kernels;
-    float *send, *recv;           /* device memory; in-place operations use send only */
-    float *host_send, *host_recv; /* where values are written and checked: send and recv themselves on the CPU */
-    size_t count;                 /* elements of the whole message (what "size" measures) */
-} Buffers;
 
 typedef struct {
     const char *name;
@@ -220,7 +213,7 @@ static float *host_side(const Kernels *kernels, float *device_buffer, size_t cou
     return mem_alloc(count * sizeof(float), MEM_DATA); /* host memory: not the device budget */
 }
 
-static Buffers make_buffers(Comm *comm, const Kernels *kernels, size_t count, int with_recv)
+Buffers make_buffers(Comm *comm, const Kernels *kernels, size_t count, int with_recv)
 {
     Buffers b = {comm, kernels, kernels->alloc(count * sizeof(float), MEM_COMM),
                  with_recv ? kernels->alloc(count * sizeof(float), MEM_COMM) : NULL, NULL, NULL, count};
@@ -234,7 +227,7 @@ static Buffers make_buffers(Comm *comm, const Kernels *kernels, size_t count, in
     return b;
 }
 
-static void free_buffers(Buffers *b)
+void free_buffers(Buffers *b)
 {
     if (on_gpu(b)) {
         mem_free(b->host_send);
@@ -336,8 +329,9 @@ static void print_row(FILE *csv, const char *backend, const Operation *op, const
                 m->wrong >= 0 ? wrong : "", ratio);
 }
 
-/* The CSV (rank 0), renamed into place once the last row is in (paths.h). */
-static FILE *open_csv(Comm *comm, const BenchOptions *opts, OutputFile *out)
+/* The CSV (rank 0) with its header line, renamed into place once the last row is in
+ * (paths.h, bench_finish_csv). */
+FILE *bench_open_csv(Comm *comm, const BenchOptions *opts, OutputFile *out, const char *header)
 {
     char err[512];
     *out = (OutputFile){0};
@@ -348,9 +342,17 @@ static FILE *open_csv(Comm *comm, const BenchOptions *opts, OutputFile *out)
         fprintf(stderr, "01_collectives: --csv %s\n", err);
         exit(1);
     }
-    fprintf(csv, "backend,ranks,collective,size,count,type,redop,root,in_place,time_us,algbw_GBps,busbw_GBps,wrong,"
-                 "ring_vs_library\n");
+    fprintf(csv, "%s\n", header);
     return csv;
+}
+
+int bench_finish_csv(OutputFile *out)
+{
+    char err[512];
+    if (output_finish(out, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "01_collectives: --csv %s\n", err);
+    return 1;
 }
 
 static int wanted(const BenchOptions *opts, const Operation *op)
@@ -410,17 +412,16 @@ static void print_footer(const BenchOptions *opts, const Totals *totals)
 int run_benchmark(Comm *comm, const BenchOptions *opts)
 {
     OutputFile out;
-    FILE *csv = open_csv(comm, opts, &out);
+    FILE *csv = bench_open_csv(comm, opts, &out,
+                               "backend,ranks,collective,size,count,type,redop,root,in_place,time_us,algbw_GBps,"
+                               "busbw_GBps,wrong,ring_vs_library");
     if (comm_rank(comm) == 0)
         print_header(comm, opts);
     Totals totals = {0};
     for (size_t bytes = opts->min_bytes; bytes <= opts->max_bytes; bytes *= (size_t)opts->factor)
         run_size(comm, opts, bytes, csv, &totals);
-    char err[512];
-    if (output_finish(&out, err, sizeof err) != 0) {
-        fprintf(stderr, "01_collectives: --csv %s\n", err);
+    if (bench_finish_csv(&out) != 0)
         return 1;
-    }
     if (comm_rank(comm) == 0)
         print_footer(opts, &totals);
     return totals.wrong == 0 ? 0 : 1;

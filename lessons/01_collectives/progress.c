@@ -11,7 +11,6 @@
 
 #include "bench.h"
 #include "device.h"
-#include "paths.h"
 #include "timer.h"
 
 /* The compute between tests, as the tests' multiple of the collective's own time: long enough
@@ -47,10 +46,8 @@ static void compute_for(double seconds)
 }
 
 typedef struct {
-    Comm *comm;
     const Started *op;
-    float *send, *recv;
-    size_t count;
+    Buffers b;
 } Row;
 
 static int by_value(const void *a, const void *b)
@@ -71,23 +68,23 @@ static double wait_after(const Row *row, double compute, int tests, int reps)
     }
     for (int r = 0; r < reps; r++) {
         CommRequest request = {0};
-        comm_check(row->comm, comm_barrier(row->comm));
-        comm_check(row->comm, row->op->start(row->comm, row->send, row->recv, row->count, &request));
+        comm_check(row->b.comm, comm_barrier(row->b.comm));
+        comm_check(row->b.comm, row->op->start(row->b.comm, row->b.send, row->b.recv, row->b.count, &request));
         int gaps = tests > 0 ? tests : 1;
         for (int g = 0; g < gaps; g++) {
             compute_for(compute / gaps);
             int done;
             if (tests > 0)
-                comm_check(row->comm, comm_test(&request, &done));
+                comm_check(row->b.comm, comm_test(&request, &done));
         }
         double start = now_seconds();
-        comm_check(row->comm, comm_wait(&request));
+        comm_check(row->b.comm, comm_wait(&request));
         waits[r] = now_seconds() - start;
     }
     qsort(waits, (size_t)reps, sizeof *waits, by_value);
     double median = reps % 2 ? waits[reps / 2] : 0.5 * (waits[reps / 2 - 1] + waits[reps / 2]);
     free(waits);
-    comm_check(row->comm, comm_max_double(row->comm, &median));
+    comm_check(row->b.comm, comm_max_double(row->b.comm, &median));
     return median;
 }
 
@@ -96,17 +93,17 @@ static void measure_size(const Row *row, const BenchOptions *opts, FILE *csv)
     for (int w = 0; w < opts->warmup; w++)
         wait_after(row, 0.0, 0, 1);
     double alone = wait_after(row, 0.0, 0, opts->iters); /* started, then waited for at once */
-    size_t bytes = row->count * sizeof(float);
+    size_t bytes = row->b.count * sizeof(float);
     for (size_t m = 0; m < sizeof compute_multiples / sizeof compute_multiples[0]; m++)
         for (size_t k = 0; k < sizeof test_counts / sizeof test_counts[0]; k++) {
             double compute = compute_multiples[m] * alone;
             double wait = wait_after(row, compute, test_counts[k], opts->iters);
-            if (comm_rank(row->comm) != 0)
+            if (comm_rank(row->b.comm) != 0)
                 continue;
             printf("%14s %12zu %10.1f %10.1f %6d %10.1f %6.0f%%\n", row->op->name, bytes, 1e6 * alone, 1e6 * compute,
                    test_counts[k], 1e6 * wait, 100.0 * (1.0 - wait / alone));
             if (csv != NULL)
-                fprintf(csv, "%s,%d,%s,%zu,%.3f,%.3f,%d,%.3f\n", comm_backend_name(row->comm), comm_size(row->comm),
+                fprintf(csv, "%s,%d,%s,%zu,%.3f,%.3f,%d,%.3f\n", comm_backend_name(row->b.comm), comm_size(row->b.comm),
                         row->op->name, bytes, 1e6 * alone, 1e6 * compute, test_counts[k], 1e6 * wait);
         }
 }
@@ -118,17 +115,8 @@ static int wanted(const BenchOptions *opts, const Started *op)
 
 int progress_table(Comm *comm, const BenchOptions *opts)
 {
-    char err[512];
-    OutputFile out = {0};
-    FILE *csv = NULL;
-    if (opts->csv_path != NULL && comm_rank(comm) == 0) {
-        csv = output_open(&out, opts->csv_path, err, sizeof err);
-        if (csv == NULL) {
-            fprintf(stderr, "01_collectives: --csv %s\n", err);
-            return 1;
-        }
-        fprintf(csv, "backend,ranks,collective,size,alone_us,compute_us,tests,wait_us\n");
-    }
+    OutputFile out;
+    FILE *csv = bench_open_csv(comm, opts, &out, "backend,ranks,collective,size,alone_us,compute_us,tests,wait_us");
     if (comm_rank(comm) == 0)
         printf("# 01_collectives --progress: backend %s, %d ranks, buffers on %s, warm-up %d, repeats %d\n"
                "# each collective started, then compute in `tests` equal gaps with a test after each, then waited\n"
@@ -142,19 +130,9 @@ int progress_table(Comm *comm, const BenchOptions *opts)
             if (!wanted(opts, &started_ops[i]))
                 continue;
             size_t count = bytes / sizeof(float) / N * N; /* whole blocks per rank */
-            Row row = {comm, &started_ops[i], opts->kernels->alloc(count * sizeof(float), MEM_COMM),
-                       opts->kernels->alloc(count * sizeof(float), MEM_COMM), count};
-            if (row.send == NULL || row.recv == NULL) {
-                fprintf(stderr, "01_collectives: rank %d out of memory for %zu bytes\n", comm_rank(comm), bytes);
-                exit(1);
-            }
+            Row row = {&started_ops[i], make_buffers(comm, opts->kernels, count, 1)};
             measure_size(&row, opts, csv);
-            opts->kernels->free(row.send);
-            opts->kernels->free(row.recv);
+            free_buffers(&row.b);
         }
-    if (output_finish(&out, err, sizeof err) != 0) {
-        fprintf(stderr, "01_collectives: --csv %s\n", err);
-        return 1;
-    }
-    return 0;
+    return bench_finish_csv(&out);
 }
