@@ -1,5 +1,5 @@
 /* Small numeric building blocks for the CPU kernels, written so that gcc vectorises them
- * without -ffast-math: reductions keep eight partial sums in a fixed order (so a result
+ * without -ffast-math: reductions keep LANES partial sums in a fixed order (so a result
  * does not depend on the vector width of the machine), and exp is a polynomial of our own
  * (libm's expf and tanhf are scalar calls and dominated the GELU and softmax layers). */
 #ifndef DTC_FASTMATH_H
@@ -10,11 +10,43 @@
 
 #include "scalar_math.h"
 
-enum { LANES = 8 };
+/* Sixteen partial sums: one AVX-512 register, or two AVX2 ones. Element i goes into lane
+ * i % LANES, in order: each reduction below runs over whole groups of LANES, then over the
+ * last few with lane j taking element i + j (the same lanes, written so that gcc keeps them
+ * in registers). With so many lanes a row of 128 adds up in chains of 8 rather than of 128,
+ * whose adder latency would otherwise be most of a short row's cost. */
+enum { LANES = 16 };
 
+/* The partial sums added in halves: lane j and lane j + LANES/2, then the same again over
+ * the first half, down to one. (Unrolled: as a loop gcc leaves it in memory, and a short
+ * row pays for it.) */
 static inline float reduce_lanes(const float acc[LANES])
 {
-    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    float part[LANES]; /* a copy: added up in acc itself, the lanes go through memory */
+    for (int j = 0; j < LANES; j++)
+        part[j] = acc[j];
+#pragma GCC unroll 8
+    for (int half = LANES / 2; half > 0; half /= 2)
+#pragma GCC unroll 16
+        for (int j = 0; j < half; j++)
+            part[j] += part[j + half];
+    return part[0];
+}
+
+/* The sum of x[i]^2 in double, in the lanes of sum_floats. */
+static inline double sum_squares_double(const float *x, size_t n)
+{
+    double acc[LANES] = {0};
+    size_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int j = 0; j < LANES; j++)
+            acc[j] += (double)x[i + j] * x[i + j];
+    for (size_t j = 0; i + j < n; j++)
+        acc[j] += (double)x[i + j] * x[i + j];
+    for (int half = LANES / 2; half > 0; half /= 2) /* as reduce_lanes */
+        for (int j = 0; j < half; j++)
+            acc[j] += acc[j + half];
+    return acc[0];
 }
 
 static inline float sum_floats(const float *x, int n)
@@ -24,8 +56,8 @@ static inline float sum_floats(const float *x, int n)
     for (; i + LANES <= n; i += LANES)
         for (int j = 0; j < LANES; j++)
             acc[j] += x[i + j];
-    for (; i < n; i++)
-        acc[i % LANES] += x[i];
+    for (int j = 0; i + j < n; j++)
+        acc[j] += x[i + j];
     return reduce_lanes(acc);
 }
 
@@ -42,12 +74,14 @@ static inline float max_floats(const float *x, int n)
     for (; i + LANES <= n; i += LANES)
         for (int j = 0; j < LANES; j++)
             acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
-    for (; i < n; i++)
-        acc[i % LANES] = x[i] > acc[i % LANES] ? x[i] : acc[i % LANES];
-    float max = acc[0];
-    for (int j = 1; j < LANES; j++)
-        max = acc[j] > max ? acc[j] : max;
-    return max;
+    for (int j = 0; i + j < n; j++)
+        acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
+#pragma GCC unroll 8
+    for (int half = LANES / 2; half > 0; half /= 2) /* as reduce_lanes */
+#pragma GCC unroll 16
+        for (int j = 0; j < half; j++)
+            acc[j] = acc[j + half] > acc[j] ? acc[j + half] : acc[j];
+    return acc[0];
 }
 
 static inline float dot_floats(const float *x, const float *y, int n)
@@ -57,8 +91,8 @@ static inline float dot_floats(const float *x, const float *y, int n)
     for (; i + LANES <= n; i += LANES)
         for (int j = 0; j < LANES; j++)
             acc[j] += x[i + j] * y[i + j];
-    for (; i < n; i++)
-        acc[i % LANES] += x[i] * y[i];
+    for (int j = 0; i + j < n; j++)
+        acc[j] += x[i + j] * y[i + j];
     return reduce_lanes(acc);
 }
 
@@ -71,15 +105,15 @@ static inline float sum_squared_deviations(const float *x, float mean, int n)
             float d = x[i + j] - mean;
             acc[j] += d * d;
         }
-    for (; i < n; i++) {
-        float d = x[i] - mean;
-        acc[i % LANES] += d * d;
+    for (int j = 0; i + j < n; j++) {
+        float d = x[i + j] - mean;
+        acc[j] += d * d;
     }
     return reduce_lanes(acc);
 }
 
-/* out[i] = e^(in[i] - shift) (in and out may alias), and their sum as sum_floats adds them
- * (element i into lane i % LANES, in order), in one pass over the row. */
+/* out[i] = e^(in[i] - shift) (in and out may alias), and their sum in the lanes of
+ * sum_floats, in one pass over the row. */
 static inline float exp_shifted_sum(float *out, const float *in, float shift, int n)
 {
     float acc[LANES] = {0};
@@ -90,15 +124,14 @@ static inline float exp_shifted_sum(float *out, const float *in, float shift, in
             out[i + j] = e;
             acc[j] += e;
         }
-    for (; i < n; i++) {
-        float e = exp_poly(in[i] - shift);
-        out[i] = e;
-        acc[i % LANES] += e;
+    for (int j = 0; i + j < n; j++) {
+        float e = exp_poly(in[i + j] - shift);
+        out[i + j] = e;
+        acc[j] += e;
     }
     return reduce_lanes(acc);
 }
 
-/* tanh(u) = 1 - 2 / (e^(2u) + 1): exact limits of +-1 and no overflow thanks to the clamp. */
 /* GELU with the tanh approximation, as in GPT-2 (scalar_math.h). */
 static inline void gelu_tanh(float *out, const float *inp, size_t n)
 {

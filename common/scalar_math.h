@@ -1,8 +1,11 @@
 /* The elementwise math both devices share, written once: e^x as a polynomial of our own,
- * tanh from it, and GPT-2's tanh-approximated GELU with its derivative. The CPU's loops
+ * and GPT-2's tanh-approximated GELU from it, with its derivative. The CPU's loops
  * (fastmath.h) and the GPU's kernels (cuda/kernels_cuda.cu) call these same functions, so
- * the two devices compute the same formula step for step (a GPU may still fuse a multiply
- * and an add, which moves a result by an ulp or so). */
+ * the two devices compute the same formula step for step. Every multiply followed by an
+ * add is written as one mul_add, rounded once, so no compiler is left a multiply and an add
+ * to fuse or not as it likes (nvcc fuses them by default, gcc in C11 mode does not); the
+ * one left, e^x's last multiply before a caller adds 1, is by a power of two and exact,
+ * which fusing cannot change. So the same bits on either device. */
 #ifndef DTC_SCALAR_MATH_H
 #define DTC_SCALAR_MATH_H
 
@@ -13,6 +16,17 @@
 #else
 #define SCALAR_FN static inline
 #endif
+
+/* a * b + c, rounded once (a fused multiply-add: one instruction on any CPU with FMA and on
+ * every GPU, and as exact everywhere else). */
+SCALAR_FN float mul_add(float a, float b, float c)
+{
+#ifdef __CUDA_ARCH__
+    return fmaf(a, b, c);
+#else
+    return __builtin_fmaf(a, b, c); /* inlined and vectorised by gcc */
+#endif
+}
 
 /* 2^k for an integer k in the normal exponent range, from its bits. The shift is unsigned:
  * a NaN input makes k meaningless (the result is NaN either way), never undefined behaviour. */
@@ -36,43 +50,46 @@ SCALAR_FN float exp_poly(float x)
     x = x < -87.0f ? -87.0f : x;
     x = x > 88.0f ? 88.0f : x;
 #ifdef __CUDA_ARCH__
-    float k = floorf(x * log2e + 0.5f);
+    float k = floorf(mul_add(x, log2e, 0.5f));
 #else
-    float k = __builtin_floorf(x * log2e + 0.5f); /* inlined and vectorised by gcc */
+    float k = __builtin_floorf(mul_add(x, log2e, 0.5f)); /* inlined and vectorised by gcc */
 #endif
-    float r = (x - k * ln2_hi) - k * ln2_lo;
+    float r = mul_add(-k, ln2_lo, mul_add(-k, ln2_hi, x));
     float p = 1.0f / 5040.0f;
-    p = p * r + 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
+    p = mul_add(p, r, 1.0f / 720.0f);
+    p = mul_add(p, r, 1.0f / 120.0f);
+    p = mul_add(p, r, 1.0f / 24.0f);
+    p = mul_add(p, r, 1.0f / 6.0f);
+    p = mul_add(p, r, 0.5f);
+    p = mul_add(p, r, 1.0f);
+    p = mul_add(p, r, 1.0f);
     return p * two_to_the((int32_t)k);
 }
 
-SCALAR_FN float tanh_poly(float u)
-{
-    return 1.0f - 2.0f / (exp_poly(2.0f * u) + 1.0f);
-}
-
-/* GELU with the tanh approximation, as in GPT-2. */
-SCALAR_FN float gelu_tanh_value(float x)
+/* GELU with the tanh approximation, as in GPT-2: gelu(x) = x (1 + tanh(u)) / 2 with
+ * u = sqrt(2/pi) (x + 0.044715 x^3). (1 + tanh(u)) / 2 is the sigmoid of 2u, computed here as
+ * 1 / (1 + e^(-2u)): where tanh(u) is close to -1, 1 + tanh(u) would cancel. */
+SCALAR_FN float gelu_u(float x)
 {
     const float sqrt_2_over_pi = 0.7978845608f;
-    float u = sqrt_2_over_pi * (x + 0.044715f * x * x * x);
-    return 0.5f * x * (1.0f + tanh_poly(u));
+    return sqrt_2_over_pi * mul_add(0.044715f * x * x, x, x);
 }
 
-/* d gelu(x) / dx */
+SCALAR_FN float gelu_tanh_value(float x)
+{
+    return x / (1.0f + exp_poly(-2.0f * gelu_u(x)));
+}
+
+/* d gelu(x) / dx = s + 2 x s (1 - s) du/dx, s the sigmoid of 2u; with e = e^(-2u),
+ * s (1 - s) = e s^2, which keeps its accuracy where s is close to 1. */
 SCALAR_FN float gelu_tanh_slope(float x)
 {
     const float sqrt_2_over_pi = 0.7978845608f;
-    float u = sqrt_2_over_pi * (x + 0.044715f * x * x * x);
-    float th = tanh_poly(u);
-    float du_dx = sqrt_2_over_pi * (1.0f + 3.0f * 0.044715f * x * x);
-    return 0.5f * (1.0f + th) + 0.5f * x * (1.0f - th * th) * du_dx;
+    float e = exp_poly(-2.0f * gelu_u(x));
+    float s = 1.0f / (1.0f + e);
+    float du_dx = sqrt_2_over_pi * mul_add(3.0f * 0.044715f * x, x, 1.0f);
+    float es = e * s; /* before the second s: e alone may be near FLT_MAX */
+    return mul_add(2.0f * x * es * s, du_dx, s);
 }
 
 #endif

@@ -189,11 +189,11 @@ static const Mistake mistakes[] = {
     /* fp16's loss scale: AdamW hardly notices a gradient 65536 times too large, the norm does */
     {.mutant = "10_mixed_precision/no_unscale",
      .fails_with = "FAIL dp_reference_n2_fp16 grad_norm: 30 of 30 rows differ; first at step=1: 1699",
-     .numbers_pass_in = "dp_reference_n2", .also_says = {"but expected 2.5935998 (difference 1.7e+05"}},
+     .numbers_pass_in = "dp_reference_n2", .also_says = {"but expected 2.59", "(difference 1.7e+05"}},
     /* a scale that never comes down: every step after the first overflow overflows too */
     {.mutant = "10_mixed_precision/no_backoff",
      .fails_with = "FAIL dp_reference_n2_fp16_scale-window_4 grad_norm: 22 of 30 rows differ; first at step=6: inf "
-         "but expected 1.98970258", .numbers_pass_in = "dp_reference_n2_fp16"},
+         "but expected 1.98", .numbers_pass_in = "dp_reference_n2_fp16"},
     /* a scale that never grows: the graded run's overflows never happen */
     {.mutant = "10_mixed_precision/no_growth",
      .fails_with = "FAIL dp_reference_n2_fp16_scale-window_4 grad_norm: 14 of 30 rows differ; first at step=5: 1.98",
