@@ -13,8 +13,8 @@
 /* Sixteen partial sums: one AVX-512 register, or two AVX2 ones. Element i goes into lane
  * i % LANES, in order: each reduction below runs over whole groups of LANES, then over the
  * last few with lane j taking element i + j (the same lanes, written so that gcc keeps them
- * in registers). With so many lanes a row of 128 adds up in chains of 8 rather than of 128,
- * whose adder latency would otherwise be most of a short row's cost. */
+ * in registers). With sixteen, a row of 128 adds up in chains of 8 rather than 16: on a row
+ * that short the adder's latency along the chain, not the adding, is most of the cost. */
 enum { LANES = 16 };
 
 /* The partial sums added in halves: lane j and lane j + LANES/2, then the same again over
