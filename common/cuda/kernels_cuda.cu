@@ -44,6 +44,14 @@ __device__ __forceinline__ size_t grid_stride(void)
     return (size_t)gridDim.x * blockDim.x;
 }
 
+/* The device address of module memory (a __device__ array). */
+static void *symbol_address(const void *symbol)
+{
+    void *address = NULL;
+    CUDA_CHECK(cudaGetSymbolAddress(&address, symbol));
+    return address;
+}
+
 /* ---------------------------------------------------------------- device arithmetic */
 
 /* Butterfly reductions: every lane ends with the same value (a + b == b + a exactly). */
@@ -106,16 +114,6 @@ static void gemm(cublasOperation_t op_a, cublasOperation_t op_b, int M, int N, i
                  const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
     CUBLAS_CHECK(cublasSgemm(cuda_cublas_handle(), op_b, op_a, N, M, K, &alpha, B, ldb, A, lda, &beta, C, ldc));
-}
-
-/* The same for count products; matrix i of X starts at X + i * stride_x. Inputs may
- * interleave (one head's columns of qkv each), outputs must not overlap. */
-static void gemm_batched(cublasOperation_t op_a, cublasOperation_t op_b, int M, int N, int K, float alpha,
-                         const float *A, int lda, long long stride_a, const float *B, int ldb,
-                         long long stride_b, float beta, float *C, int ldc, long long stride_c, int count)
-{
-    CUBLAS_CHECK(cublasSgemmStridedBatched(cuda_cublas_handle(), op_b, op_a, N, M, K, &alpha, B, ldb, stride_b,
-                                           A, lda, stride_a, &beta, C, ldc, stride_c, count));
 }
 
 /* gemm() on 16-bit A and B (bf16 or fp16), as tensor cores multiply them: each product
@@ -291,24 +289,78 @@ __global__ void layernorm_backward_input_kernel(float *dinp, const float *dout, 
     }
 }
 
-/* Column sums over N rows, 32 columns per block: threadIdx.y strides the rows (reading 32
- * consecutive floats of a row per warp), then row 0 adds the 32 partial sums in order. */
-enum { COLUMNS_PER_BLOCK = 32, ROW_LANES = 32 };
+/* Column sums over N rows. Block (x, y) sums 32 columns over chunk y of the rows:
+ * threadIdx.y strides the chunk's rows (reading 32 consecutive floats of a row per warp),
+ * then row 0 adds the 32 lanes in order. With one chunk that sum is the answer; with several,
+ * each is a partial sum, and add_partials_kernel adds them in chunk order. Chunks let a
+ * sum over a few hundred columns use the whole GPU (768 columns are 24 blocks of 32); their
+ * number depends only on N and C, so the order of the sums never depends on the GPU. */
+enum { COLUMNS_PER_BLOCK = 32, ROW_LANES = 32, MAX_ROW_CHUNKS = 32, MIN_CHUNK_ROWS = 256, MAX_PARTIALS = 131072 };
 
-static dim3 column_sum_grid(int columns)
+/* The partial sums of up to two column sums at once. Module memory, like the loss's
+ * row_losses_buffer: it can never be refused by --mem-limit in the middle of a step. */
+__device__ float column_partials[2 * MAX_PARTIALS];
+
+static int row_chunks(int N, int C)
 {
-    return dim3((unsigned)((columns + COLUMNS_PER_BLOCK - 1) / COLUMNS_PER_BLOCK));
+    int chunks = N / MIN_CHUNK_ROWS;
+    chunks = chunks < MAX_ROW_CHUNKS ? chunks : MAX_ROW_CHUNKS;
+    chunks = chunks < MAX_PARTIALS / C ? chunks : MAX_PARTIALS / C;
+    return chunks > 1 ? chunks : 1;
+}
+
+static dim3 column_sum_grid(int columns, int chunks)
+{
+    return dim3((unsigned)((columns + COLUMNS_PER_BLOCK - 1) / COLUMNS_PER_BLOCK), (unsigned)chunks);
+}
+
+/* Rows [*first, *end) of this block's chunk. */
+__device__ __forceinline__ void chunk_rows(int N, int *first, int *end)
+{
+    *first = (int)((long long)N * blockIdx.y / gridDim.y);
+    *end = (int)((long long)N * (blockIdx.y + 1) / gridDim.y);
+}
+
+/* dst[c] += the sum, or this chunk's partial sum when there are several. */
+__device__ __forceinline__ void add_or_keep(float *dst, float *partials, int C, int c, float sum)
+{
+    if (gridDim.y == 1)
+        dst[c] += sum;
+    else
+        partials[(size_t)blockIdx.y * C + c] = sum;
+}
+
+/* dst[c] += the partial sums of column c, chunk 0 first. */
+__global__ void add_partials_kernel(float *dst, const float *partials, int chunks, int C)
+{
+    size_t c = grid_start();
+    if (c >= (size_t)C)
+        return;
+    float sum = 0.0f;
+    for (int y = 0; y < chunks; y++)
+        sum += partials[(size_t)y * C + c];
+    dst[c] += sum;
+}
+
+static void add_partials(float *dst, const float *partials, int chunks, int C)
+{
+    if (chunks == 1)
+        return;
+    add_partials_kernel<<<grid_for((size_t)C), BLOCK, 0, cuda_stream_checked()>>>(dst, partials, chunks, C);
+    LAUNCH_CHECK(add_partials_kernel);
 }
 
 /* dweight += sum of xhat * dout, dbias += sum of dout. */
-__global__ void layernorm_backward_params_kernel(float *dweight, float *dbias, const float *dout, const float *inp,
-                                                 const float *mean, const float *rstd, int N, int C)
+__global__ void layernorm_backward_params_kernel(float *dweight, float *dbias, float *partials_w, float *partials_b,
+                                                 const float *dout, const float *inp, const float *mean,
+                                                 const float *rstd, int N, int C)
 {
     __shared__ float part_w[ROW_LANES][COLUMNS_PER_BLOCK + 1], part_b[ROW_LANES][COLUMNS_PER_BLOCK + 1];
-    int c = blockIdx.x * COLUMNS_PER_BLOCK + threadIdx.x;
+    int c = blockIdx.x * COLUMNS_PER_BLOCK + threadIdx.x, first, end;
+    chunk_rows(N, &first, &end);
     float acc_w = 0.0f, acc_b = 0.0f;
     if (c < C)
-        for (int n = threadIdx.y; n < N; n += ROW_LANES) {
+        for (int n = first + threadIdx.y; n < end; n += ROW_LANES) {
             size_t i = (size_t)n * C + c;
             float dy = dout[i];
             float xhat = (inp[i] - mean[n]) * rstd[n];
@@ -325,8 +377,8 @@ __global__ void layernorm_backward_params_kernel(float *dweight, float *dbias, c
         sum_w += part_w[lane][threadIdx.x];
         sum_b += part_b[lane][threadIdx.x];
     }
-    dweight[c] += sum_w;
-    dbias[c] += sum_b;
+    add_or_keep(dweight, partials_w, C, c, sum_w);
+    add_or_keep(dbias, partials_b, C, c, sum_b);
 }
 
 static void layernorm_forward(float *out, float *mean, float *rstd, const float *inp, const float *weight,
@@ -348,9 +400,13 @@ static void layernorm_backward(float *dinp, float *dweight, float *dbias, const 
     layernorm_backward_input_kernel<<<grid_for_rows(N), BLOCK, 0, stream>>>(dinp, dout, inp, weight, mean, rstd,
                                                                              N, C);
     LAUNCH_CHECK(layernorm_backward_input_kernel);
-    layernorm_backward_params_kernel<<<column_sum_grid(C), dim3(COLUMNS_PER_BLOCK, ROW_LANES), 0, stream>>>(
-        dweight, dbias, dout, inp, mean, rstd, N, C);
+    int chunks = row_chunks(N, C);
+    float *partials_w = (float *)symbol_address(column_partials), *partials_b = partials_w + MAX_PARTIALS;
+    layernorm_backward_params_kernel<<<column_sum_grid(C, chunks), dim3(COLUMNS_PER_BLOCK, ROW_LANES), 0, stream>>>(
+        dweight, dbias, partials_w, partials_b, dout, inp, mean, rstd, N, C);
     LAUNCH_CHECK(layernorm_backward_params_kernel);
+    add_partials(dweight, partials_w, chunks, C);
+    add_partials(dbias, partials_b, chunks, C);
 }
 
 /* ---------------------------------------------------------------- matmul */
@@ -364,13 +420,14 @@ __global__ void add_bias_kernel(float *out, const float *bias, int OC)
 }
 
 /* dbias += column sums of dout (N x OC); same scheme as the layernorm parameters. */
-__global__ void bias_backward_kernel(float *dbias, const float *dout, int N, int OC)
+__global__ void bias_backward_kernel(float *dbias, float *partials, const float *dout, int N, int OC)
 {
     __shared__ float part[ROW_LANES][COLUMNS_PER_BLOCK + 1];
-    int o = blockIdx.x * COLUMNS_PER_BLOCK + threadIdx.x;
+    int o = blockIdx.x * COLUMNS_PER_BLOCK + threadIdx.x, first, end;
+    chunk_rows(N, &first, &end);
     float acc = 0.0f;
     if (o < OC)
-        for (int n = threadIdx.y; n < N; n += ROW_LANES)
+        for (int n = first + threadIdx.y; n < end; n += ROW_LANES)
             acc += dout[(size_t)n * OC + o];
     part[threadIdx.y][threadIdx.x] = acc;
     __syncthreads();
@@ -379,7 +436,7 @@ __global__ void bias_backward_kernel(float *dbias, const float *dout, int N, int
     float sum = 0.0f;
     for (int lane = 0; lane < ROW_LANES; lane++)
         sum += part[lane][threadIdx.x];
-    dbias[o] += sum;
+    add_or_keep(dbias, partials, OC, o, sum);
 }
 
 static void add_bias(float *out, const float *bias, int N, int OC)
@@ -394,9 +451,12 @@ static void bias_backward(float *dbias, const float *dout, int N, int OC)
 {
     if (dbias == NULL)
         return;
-    bias_backward_kernel<<<column_sum_grid(OC), dim3(COLUMNS_PER_BLOCK, ROW_LANES), 0, cuda_stream_checked()>>>(
-        dbias, dout, N, OC);
+    int chunks = row_chunks(N, OC);
+    float *partials = (float *)symbol_address(column_partials);
+    bias_backward_kernel<<<column_sum_grid(OC, chunks), dim3(COLUMNS_PER_BLOCK, ROW_LANES), 0,
+                           cuda_stream_checked()>>>(dbias, partials, dout, N, OC);
     LAUNCH_CHECK(bias_backward_kernel);
+    add_partials(dbias, partials, chunks, OC);
 }
 
 static void matmul_forward(float *out, const float *inp, const float *weight, const float *bias, int N, int C,
@@ -466,75 +526,146 @@ __global__ void causal_softmax_backward_kernel(float *dp_to_ds, const float *p, 
         d[j] = j <= t ? prow[j] * (d[j] - dot) * scale : 0.0f;
 }
 
-/* Head h of position t is columns h*hs.. of row t of q (k, v): a batch over the heads of
- * one sequence is a strided batch with stride hs and leading dimension 3C, so cuBLAS
- * reads the heads in place, without a permuted copy. One batched call per sequence. */
+/* Matrix i of a batch over the heads of several sequences is head i % NH of sequence
+ * i / NH. Head h of position t is columns h*hs.. of row t of q (k, v), so cuBLAS reads the
+ * heads in place, with leading dimension 3C, without a permuted copy. Sequences and heads lie
+ * at different strides, which no one stride reaches, so each product gets a table of its
+ * matrices' addresses. Batched over every head of every sequence, the products only hs wide
+ * (p . v and the three like it in backward) are enough tiles to fill the GPU; over the
+ * heads of one sequence, they were not. */
+typedef struct {
+    const float *first; /* matrix 0 of the batch */
+    size_t sequence_stride, head_stride;
+} HeadMatrices;
+
+enum { MAX_HEAD_MATRICES = 4096 };
+
+/* The three tables (A, B, C) of the batch in flight: the stream runs one product at a time,
+ * so a table is refilled only after the product before it has read it. */
+typedef const float *MatrixAddress;
+__device__ MatrixAddress head_matrices_table[3 * MAX_HEAD_MATRICES];
+
+__device__ __forceinline__ const float *head_matrix(HeadMatrices m, size_t i, int NH)
+{
+    return m.first + i / NH * m.sequence_stride + i % NH * m.head_stride;
+}
+
+__global__ void head_matrices_kernel(HeadMatrices a, HeadMatrices b, HeadMatrices c, int count, int NH)
+{
+    size_t i = grid_start();
+    if (i >= (size_t)count)
+        return;
+    head_matrices_table[i] = head_matrix(a, i, NH);
+    head_matrices_table[MAX_HEAD_MATRICES + i] = head_matrix(b, i, NH);
+    head_matrices_table[2 * MAX_HEAD_MATRICES + i] = head_matrix(c, i, NH);
+}
+
+static HeadMatrices skip_matrices(HeadMatrices m, int skipped, int NH)
+{
+    m.first += (size_t)(skipped / NH) * m.sequence_stride + (size_t)(skipped % NH) * m.head_stride;
+    return m;
+}
+
+/* gemm() for count matrices of each operand, in calls of at most MAX_HEAD_MATRICES whole
+ * sequences' heads (one head at a time if a sequence has more). Either the batch starts at
+ * a sequence's first head or count is 1, so matrix i's head is i % NH. */
+static void gemm_heads(cublasOperation_t op_a, cublasOperation_t op_b, int M, int N, int K, float alpha,
+                       HeadMatrices A, int lda, HeadMatrices B, int ldb, float beta, HeadMatrices C, int ldc,
+                       int count, int NH)
+{
+    MatrixAddress *table = (MatrixAddress *)symbol_address(head_matrices_table);
+    int per_call = NH <= MAX_HEAD_MATRICES ? MAX_HEAD_MATRICES / NH * NH : 1;
+    cudaStream_t stream = cuda_stream_checked();
+    for (int done = 0; done < count; done += per_call) {
+        int matrices = count - done < per_call ? count - done : per_call;
+        head_matrices_kernel<<<grid_for((size_t)matrices), BLOCK, 0, stream>>>(
+            skip_matrices(A, done, NH), skip_matrices(B, done, NH), skip_matrices(C, done, NH), matrices, NH);
+        LAUNCH_CHECK(head_matrices_kernel);
+        CUBLAS_CHECK(cublasSgemmBatched(cuda_cublas_handle(), op_b, op_a, N, M, K, &alpha,
+                                        table + MAX_HEAD_MATRICES, ldb, table, lda, &beta,
+                                        (float *const *)(table + 2 * MAX_HEAD_MATRICES), ldc, matrices));
+    }
+}
+
+static HeadMatrices heads_at(const float *first, size_t sequence_stride, size_t head_stride)
+{
+    HeadMatrices m = {first, sequence_stride, head_stride};
+    return m;
+}
+
 static void attention_forward(float *out, float *att, float *scratch, const float *qkv, int B, int T, int C, int NH)
 {
     (void)scratch; /* the batched products read the heads in place */
     if (B == 0 || T == 0)
         return;
-    int hs = C / NH, C3 = 3 * C;
+    int hs = C / NH, C3 = 3 * C, heads = B * NH;
     float scale = 1.0f / sqrtf((float)hs);
-    long long TT = (long long)T * T;
-    for (int b = 0; b < B; b++) {
-        const float *q = qkv + (size_t)b * T * C3, *k = q + C;
-        /* scores = scale * q . k^T */
-        gemm_batched(NO_TRANS, TRANS, T, T, hs, scale, q, C3, hs, k, C3, hs, 0.0f, att + b * NH * TT, T, TT, NH);
-    }
-    size_t rows = (size_t)B * NH * T;
+    size_t TT = (size_t)T * T;
+    HeadMatrices q = heads_at(qkv, (size_t)T * C3, hs), k = heads_at(qkv + C, (size_t)T * C3, hs),
+                 v = heads_at(qkv + 2 * C, (size_t)T * C3, hs);
+    HeadMatrices scores = heads_at(att, NH * TT, TT), y = heads_at(out, (size_t)T * C, hs);
+    /* scores = scale * q . k^T */
+    gemm_heads(NO_TRANS, TRANS, T, T, hs, scale, q, C3, k, C3, 0.0f, scores, T, heads, NH);
+    size_t rows = (size_t)heads * T;
     causal_softmax_kernel<<<grid_for_rows(rows), BLOCK, 0, cuda_stream_checked()>>>(att, rows, T);
     LAUNCH_CHECK(causal_softmax_kernel);
-    for (int b = 0; b < B; b++) {
-        const float *v = qkv + (size_t)b * T * C3 + 2 * C;
-        /* out = p . v */
-        gemm_batched(NO_TRANS, NO_TRANS, T, hs, T, 1.0f, att + b * NH * TT, T, TT, v, C3, hs, 0.0f,
-                     out + (size_t)b * T * C, C, hs, NH);
-    }
+    /* out = p . v */
+    gemm_heads(NO_TRANS, NO_TRANS, T, hs, T, 1.0f, scores, T, v, C3, 0.0f, y, C, heads, NH);
 }
 
-/* heads h0..h0+count-1 of sequence b; dscores holds count x T x T floats */
+/* count heads from head `first` (in sequence-major order: sequence first / NH, head
+ * first % NH); dscores holds count x T x T floats */
 static void attention_backward_heads(float *dqkv, float *dscores, const float *dout, const float *qkv,
-                                     const float *att, int b, int h0, int count, int T, int C, int NH)
+                                     const float *att, int first, int count, int T, int C, int NH)
 {
     int hs = C / NH, C3 = 3 * C;
     float scale = 1.0f / sqrtf((float)hs);
-    long long TT = (long long)T * T;
-    size_t row0 = (size_t)b * T * C3 + (size_t)h0 * hs;
-    const float *q = qkv + row0, *k = q + C, *v = q + 2 * C;
-    float *dq = dqkv + row0, *dk = dq + C, *dv = dq + 2 * C;
-    const float *p = att + ((size_t)b * NH + h0) * TT;
-    const float *dy = dout + (size_t)b * T * C + (size_t)h0 * hs;
+    size_t TT = (size_t)T * T, seq3 = (size_t)T * C3;
+    size_t row0 = (size_t)(first / NH) * seq3 + (size_t)(first % NH) * hs;
+    HeadMatrices q = heads_at(qkv + row0, seq3, hs), k = heads_at(qkv + row0 + C, seq3, hs),
+                 v = heads_at(qkv + row0 + 2 * C, seq3, hs);
+    HeadMatrices dq = heads_at(dqkv + row0, seq3, hs), dk = heads_at(dqkv + row0 + C, seq3, hs),
+                 dv = heads_at(dqkv + row0 + 2 * C, seq3, hs);
+    const float *p_first = att + (size_t)first * TT;
+    HeadMatrices p = heads_at(p_first, NH * TT, TT), ds = heads_at(dscores, NH * TT, TT);
+    HeadMatrices dy = heads_at(dout + (size_t)(first / NH) * T * C + (size_t)(first % NH) * hs, (size_t)T * C, hs);
     /* dp = dy . v^T ; dv = p^T . dy */
-    gemm_batched(NO_TRANS, TRANS, T, T, hs, 1.0f, dy, C, hs, v, C3, hs, 0.0f, dscores, T, TT, count);
-    gemm_batched(TRANS, NO_TRANS, T, hs, T, 1.0f, p, T, TT, dy, C, hs, 0.0f, dv, C3, hs, count);
+    gemm_heads(NO_TRANS, TRANS, T, T, hs, 1.0f, dy, C, v, C3, 0.0f, ds, T, count, NH);
+    gemm_heads(TRANS, NO_TRANS, T, hs, T, 1.0f, p, T, dy, C, 0.0f, dv, C3, count, NH);
     size_t rows = (size_t)count * T;
-    causal_softmax_backward_kernel<<<grid_for_rows(rows), BLOCK, 0, cuda_stream_checked()>>>(dscores, p, scale,
-                                                                                              rows, T);
+    causal_softmax_backward_kernel<<<grid_for_rows(rows), BLOCK, 0, cuda_stream_checked()>>>(dscores, p_first,
+                                                                                              scale, rows, T);
     LAUNCH_CHECK(causal_softmax_backward_kernel);
     /* dq = ds . k ; dk = ds^T . q */
-    gemm_batched(NO_TRANS, NO_TRANS, T, hs, T, 1.0f, dscores, T, TT, k, C3, hs, 0.0f, dq, C3, hs, count);
-    gemm_batched(TRANS, NO_TRANS, T, hs, T, 1.0f, dscores, T, TT, q, C3, hs, 0.0f, dk, C3, hs, count);
+    gemm_heads(NO_TRANS, NO_TRANS, T, hs, T, 1.0f, ds, T, k, C3, 0.0f, dq, C3, count, NH);
+    gemm_heads(TRANS, NO_TRANS, T, hs, T, 1.0f, ds, T, q, C3, 0.0f, dk, C3, count, NH);
 }
 
-/* d(scores) for all NH heads of a sequence at once lets the backward GEMMs batch over the
- * heads: NH x T x T floats, borrowed for the call. When they cannot be had (--mem-limit,
- * or the GPU is full) one head at a time goes through the caller's T x T scratch: slower,
- * and the same arithmetic. */
+/* d(scores) for every head of every sequence at once lets the backward GEMMs batch over all
+ * of them: B x NH x T x T floats, borrowed for the call. When they cannot be had (--mem-limit,
+ * or the GPU is full), one sequence's heads at a time, then one head at a time through the
+ * caller's T x T scratch: slower, and the same arithmetic. */
 static void attention_backward(float *dqkv, float *scratch, const float *dout, const float *qkv, const float *att,
                                int B, int T, int C, int NH)
 {
     if (B == 0 || T == 0)
         return;
-    size_t workspace_bytes = (size_t)NH * T * T * sizeof(float);
-    float *workspace = (float *)cuda_borrow(workspace_bytes, MEM_SCRATCH);
-    float *dscores = workspace != NULL ? workspace : scratch;
-    int heads_per_call = workspace != NULL ? NH : 1;
-    for (int b = 0; b < B; b++)
-        for (int h0 = 0; h0 < NH; h0 += heads_per_call)
-            attention_backward_heads(dqkv, dscores, dout, qkv, att, b, h0, heads_per_call, T, C, NH);
-    if (workspace != NULL)
-        cuda_give_back(workspace, workspace_bytes, MEM_SCRATCH);
+    size_t head_bytes = (size_t)T * T * sizeof(float);
+    int heads = B * NH, per_call = heads;
+    float *dscores = (float *)cuda_borrow((size_t)heads * head_bytes, MEM_SCRATCH);
+    if (dscores == NULL) {
+        per_call = NH;
+        dscores = (float *)cuda_borrow((size_t)NH * head_bytes, MEM_SCRATCH);
+    }
+    size_t borrowed = dscores != NULL ? (size_t)per_call * head_bytes : 0;
+    if (dscores == NULL) {
+        per_call = 1;
+        dscores = scratch;
+    }
+    for (int first = 0; first < heads; first += per_call)
+        attention_backward_heads(dqkv, dscores, dout, qkv, att, first, per_call, T, C, NH);
+    if (borrowed > 0)
+        cuda_give_back(dscores, borrowed, MEM_SCRATCH);
 }
 
 /* ---------------------------------------------------------------- GELU, residual */
@@ -693,13 +824,6 @@ __global__ void softmax_crossentropy_backward_kernel(float *probs, const int *ta
             p -= 1.0f;
         row[j] = p * scale;
     }
-}
-
-static void *symbol_address(const void *symbol)
-{
-    void *address = NULL;
-    CUDA_CHECK(cudaGetSymbolAddress(&address, symbol));
-    return address;
 }
 
 /* The loss is summed on the host, in a double and in row order, as the CPU does, from the

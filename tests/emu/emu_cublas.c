@@ -165,6 +165,53 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_
                         operand(C, CUBLAS_OP_N, m, n, ldc, stride_c, CUDA_R_32F), count);
 }
 
+/* A batch given by tables of addresses, themselves in device memory: the tables are read
+ * when the stream reaches the product, as on a GPU, so a kernel queued before it that fills
+ * them is seen, and each matrix is checked then. */
+typedef struct {
+    Gemm one; /* the product of matrix i, but for its addresses */
+    const float *const *a_table, *const *b_table;
+    float *const *c_table;
+} GemmTables;
+
+static void run_gemm_tables(void *ctx)
+{
+    GemmTables *t = ctx;
+    emu_device_window(1);
+    for (int i = 0; i < t->one.count; i++) {
+        Gemm *g = malloc(sizeof *g);
+        *g = t->one;
+        g->count = 1;
+        g->a.data = t->a_table[i];
+        g->b.data = t->b_table[i];
+        g->c.data = t->c_table[i];
+        if (g->k > 0) {
+            check_operand("A", &g->a, 1);
+            check_operand("B", &g->b, 1);
+        }
+        check_operand("C", &g->c, 1);
+        run_gemm(g);
+    }
+    emu_device_window(0);
+    free(t);
+}
+
+cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
+                                  int k, const float *alpha, const float *const A[], int lda, const float *const B[],
+                                  int ldb, const float *beta, float *const C[], int ldc, int count)
+{
+    size_t table_bytes = (size_t)(count > 0 ? count : 0) * sizeof(float *);
+    if (table_bytes > 0 && (!emu_is_device(A, table_bytes) || !emu_is_device(B, table_bytes) ||
+                            !emu_is_device(C, table_bytes)))
+        emu_fail("cuBLAS: a table of cublasSgemmBatched (%d addresses) is not device memory", count);
+    GemmTables *t = malloc(sizeof *t);
+    *t = (GemmTables){{op_a, op_b, m, n, k, count, handle->tf32, *alpha, *beta, operand(NULL, op_a, m, k, lda, 0, CUDA_R_32F),
+                       operand(NULL, op_b, k, n, ldb, 0, CUDA_R_32F), operand(NULL, CUBLAS_OP_N, m, n, ldc, 0, CUDA_R_32F)},
+                      A, B, C};
+    emu_enqueue(handle->stream, run_gemm_tables, t);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 /* Only the forms the CUDA build calls: bf16 or fp16 A and B (the same), fp32 C and sums. */
 cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
                             int k, const void *alpha, const void *A, cudaDataType type_a, int lda, const void *B,

@@ -1,4 +1,4 @@
-/* cuBLAS as kernels_cuda.cu sees it on the emulated GPU: the types and the three GEMMs,
+/* cuBLAS as kernels_cuda.cu sees it on the emulated GPU: the types and the four GEMMs,
  * implemented by emu_cublas.c (built against the real header; same layouts). */
 #ifndef DTC_EMU_CUBLAS_V2_H
 #define DTC_EMU_CUBLAS_V2_H
@@ -22,6 +22,9 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_
                                          int n, int k, const float *alpha, const float *A, int lda,
                                          long long stride_a, const float *B, int ldb, long long stride_b,
                                          const float *beta, float *C, int ldc, long long stride_c, int count);
+cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
+                                  int k, const float *alpha, const float *const A[], int lda, const float *const B[],
+                                  int ldb, const float *beta, float *const C[], int ldc, int count);
 cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
                             int k, const void *alpha, const void *A, cudaDataType type_a, int lda, const void *B,
                             cudaDataType type_b, int ldb, const void *beta, void *C, cudaDataType type_c, int ldc,
