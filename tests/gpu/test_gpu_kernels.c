@@ -577,11 +577,17 @@ static float *qkv_part(const float *qkv, size_t N, size_t C, size_t part)
 
 /* memory_limited: the tracking allocator's limit is set to what is in use just before the
  * call, so the kernel cannot get memory beyond the scratch it is handed. */
-static void check_attention_backward(const Shape *s, Rng *rng, int memory_limited)
+/* How much memory attention_backward may borrow beyond its scratch: any, one sequence's
+ * d(scores) (NH x T x T floats), or none; each takes its own path, with the same sums. */
+typedef enum { BORROW_ANY, BORROW_ONE_SEQUENCE, BORROW_NONE } Borrowing;
+
+static const char *const BORROWING_NAMES[] = {"attention_backward", "attention_backward (one sequence at a time)",
+                                              "attention_backward (no memory beyond scratch)"};
+
+static void check_attention_backward(const Shape *s, Rng *rng, Borrowing borrowing)
 {
     size_t N = rows_of(s), C = (size_t)s->C, T = (size_t)s->T, hs = C / (size_t)s->NH;
-    Label tag = label(s->name, memory_limited ? "attention_backward (no memory beyond scratch)"
-                                                    : "attention_backward");
+    Label tag = label(s->name, BORROWING_NAMES[borrowing]);
     AttentionCase ac = attention_case(s, rng);
     float *dout = host_uniform(rng, N * C, -1.0f, 1.0f);
     size_t scratch_floats = attention_scratch_floats(s->T, s->C, s->NH);
@@ -592,8 +598,10 @@ static void check_attention_backward(const Shape *s, Rng *rng, int memory_limite
     float *dqkv = device_garbage(N * 3 * C), *scratch = device_garbage(scratch_floats);
     float *dout_dev = device_upload(dout, N * C), *qkv = device_upload(ac.qkv, N * 3 * C);
     float *att = device_upload(ac.att, (size_t)s->B * s->NH * T * T);
-    if (memory_limited)
-        mem_set_limit(mem_in_use_total() - mem_in_use(MEM_DATA));
+    size_t one_sequence_bytes = (size_t)s->NH * T * T * sizeof(float);
+    if (borrowing != BORROW_ANY)
+        mem_set_limit(mem_in_use_total() - mem_in_use(MEM_DATA) +
+                      (borrowing == BORROW_ONE_SEQUENCE ? one_sequence_bytes : 0));
     cuda_kernels.attention_backward(dqkv, scratch, dout_dev, qkv, att, s->B, s->T, s->C, s->NH);
     cuda_kernels.synchronize();
     mem_set_limit(0);
@@ -621,8 +629,12 @@ static void check_attention_backward(const Shape *s, Rng *rng, int memory_limite
     expect_close(label(tag.text, "dv").text, qkv_part(dqkv_gpu, N, C, 2), qkv_part(dqkv_cpu, N, C, 2), N * C, dv_tol);
 }
 
-static void check_attention_backward_plain(const Shape *s, Rng *rng) { check_attention_backward(s, rng, 0); }
-static void check_attention_backward_limited(const Shape *s, Rng *rng) { check_attention_backward(s, rng, 1); }
+static void check_attention_backward_plain(const Shape *s, Rng *rng) { check_attention_backward(s, rng, BORROW_ANY); }
+static void check_attention_backward_by_sequence(const Shape *s, Rng *rng)
+{
+    check_attention_backward(s, rng, BORROW_ONE_SEQUENCE);
+}
+static void check_attention_backward_limited(const Shape *s, Rng *rng) { check_attention_backward(s, rng, BORROW_NONE); }
 
 Test(gpu_kernels, attention_forward_is_causal)
 {
@@ -634,6 +646,19 @@ Test(gpu_kernels, attention_backward)
 {
     require_gpu();
     for_each_shape(check_attention_backward_plain, 800);
+}
+
+/* With room for one sequence's d(scores) and not for every sequence's, the batches are one
+ * sequence's heads. */
+Test(gpu_kernels, attention_backward_one_sequence_at_a_time)
+{
+    require_gpu();
+    size_t refusals = mem_limit_refusals();
+    for_each_shape(check_attention_backward_by_sequence, 800);
+    size_t refused = mem_limit_refusals() - refusals;
+    cr_log_info("attention_backward with room for one sequence: %zu allocation(s) refused", refused);
+    cr_expect(refused > 0, "the limit refused no allocation: every sequence's d(scores) fit, so this ran the "
+                           "batch over every head again");
 }
 
 /* kernels.h promises only attention_scratch_floats of scratch: under a memory limit that
