@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
 # The step model (tools/predict.py step) against lessons 02-10 across hosts, in one run: each
-# lesson at 2 ranks, one on each host of a cluster made by scripts/cluster.sh (root) whose
-# links carry each rate of --gbit, predicted three ways (--progress async, calls and tests)
-# and measured. Per shape: lesson 00's compute traced at one rank's share of the batch (at
-# one micro-batch of it for lesson 06; lesson 10's own for lesson 10), two runs side by side
-# as the two hosts share this machine's cores, and lesson 05's plan. Per rate: the link
-# fitted to lesson 01 across it (rows of 64 KB to 16 MB), the steps a started collective
-# takes (01_collectives --progress), then each lesson measured: its summary's mean step and
-# time in communication calls, the mean of 2 runs on the small shape and 1 on the others.
-# Prints a table per shape and rate: the three predictions (tests's exposed communication in
+# lesson at each count of --ranks (2 unless said), one rank on each host of a cluster made by
+# scripts/cluster.sh (root) whose links carry each rate of --gbit, predicted three ways
+# (--progress async, calls and tests) and measured. Every rank takes the same share of the
+# batch whatever the count (the shape's batch over 2 ranks: 4 rows, 2 on the tiny shape), so
+# N ranks train on N times its rows. Per shape and count: lesson 00's compute traced at one
+# rank's share (at one micro-batch of it for lesson 06; lesson 10's own for lesson 10), N runs
+# side by side as the N hosts share this machine's cores, and lesson 05's plan. Per rate and
+# count: the link fitted to lesson 01 across it (rows of 64 KB to 16 MB), the steps a started
+# collective takes (01_collectives --progress), then each lesson measured: its summary's mean
+# step and time in communication calls, the mean of 2 runs on the small shape and 1 on the
+# others. More ranks than cores measure the scheduler rather than the link: the script says so
+# and goes on.
+# Prints a table per shape, rate and count: the three predictions (tests's exposed communication in
 # brackets), the measured runs (step/comm, ms), each prediction's step error, and tests's
 # exposed communication against the time in calls (docs/scale.md, "Across two hosts").
 # Shapes as in scripts/bench_dp.sh: small (the course's), big, and tiny for trying it out.
 #
-#   sudo scripts/predict_cluster.sh [--gbit "1 10"] [--csv FILE] [small|big|tiny ...]
+#   sudo scripts/predict_cluster.sh [--gbit "1 10"] [--ranks "2 3 4"] [--csv FILE] [small|big|tiny ...]
 #
-# --csv FILE also writes the rows: shape,network,lesson,async_ms,calls_ms,tests_ms,
+# --csv FILE also writes the rows: shape,network,ranks,lesson,async_ms,calls_ms,tests_ms,
 # tests_exposed_ms,step_ms,comm_ms (the measured two, means over the runs). The cluster
 # (named "predict") is taken down at the end.
 set -euo pipefail
@@ -23,10 +27,11 @@ cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
 usage() { header_help "$0"; }
 
-link_rates="1 10" csv="" shapes=()
+link_rates="1 10" rank_counts=2 csv="" shapes=()
 while [ $# -gt 0 ]; do
     case $1 in
         --gbit) link_rates=${2:-} && shift ;;
+        --ranks) rank_counts=${2:-} && shift ;;
         --csv) csv=${2:-} && shift ;;
         -h | --help) usage && exit 0 ;;
         small | big | tiny) shapes+=("$1") ;;
@@ -35,43 +40,58 @@ while [ $# -gt 0 ]; do
     shift
 done
 check_cluster_run "predict_cluster: --gbit" "$link_rates"
+for ranks in $rank_counts; do
+    if ! [[ $ranks =~ ^[0-9]+$ ]] || [ "$ranks" -lt 2 ] || [ "$ranks" -gt 16 ]; then
+        echo "predict_cluster: --ranks: '$ranks' is not a count of ranks from 2 to 16" >&2
+        exit 2
+    fi
+done
+[ -n "${rank_counts// /}" ] || { echo "predict_cluster: --ranks: no count of ranks given" >&2; exit 2; }
 [ -z "$csv" ] || [ -d "$(dirname "$csv")" ] || { echo "predict_cluster: --csv: no folder $(dirname "$csv")" >&2; exit 2; }
 [ ${#shapes[@]} -gt 0 ] || shapes=(small big)
 for shape in "${shapes[@]}"; do shape_flags "$shape" >/dev/null; done
+for ranks in $rank_counts; do
+    [ "$ranks" -le "$(nproc)" ] || echo "predict_cluster: $ranks ranks on $(nproc) cores: their runs measure the" \
+        "scheduler more than the link (docs/scale.md)" >&2
+done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"; scripts/cluster.sh down --name predict >/dev/null 2>&1' EXIT
 rows=$work/rows.csv
-echo "shape,network,lesson,async_ms,calls_ms,tests_ms,tests_exposed_ms,step_ms,comm_ms" >"$rows"
+echo "shape,network,ranks,lesson,async_ms,calls_ms,tests_ms,tests_exposed_ms,step_ms,comm_ms" >"$rows"
 
 accum=$(lesson_flags 06_grad_accum | awk '{ print $2 }') # lesson 06's micro-batches, as it runs
 
-# The step model's compute of a shape, into $work/SHAPE (summary_lib.sh).
+# A rank's rows of the shape's batch, at every count of ranks.
+rank_rows() { echo $(($(shape_batch "$1") / 2)); }
+
+# The step model's compute of a shape at N ranks, N runs side by side, into $work/SHAPE-N
+# (summary_lib.sh).
 compute_of() {
-    mkdir -p "$work/$1"
+    mkdir -p "$work/$1-$2"
     # shellcheck disable=SC2046 # flag lists are words
-    step_model_compute "$work/$1" 2 $(($(shape_batch "$1") / 2)) "$accum" 12 $(shape_flags "$1")
+    step_model_compute "$work/$1-$2" "$2" "$(rank_rows "$1")" "$accum" 12 $(shape_flags "$1")
 }
 
-# "step_ms exposed_ms" of one prediction.
+# "step_ms exposed_ms" of one prediction at N ranks.
 predicted() {
-    local shape=$1 strategy=$2 progress=$3 extra=()
+    local shape=$1 ranks=$2 strategy=$3 progress=$4 extra=()
     [ "$progress" = tests ] && extra=(--progress-rows "$work/progress.csv")
-    predict_from "$strategy" "$work/$shape" "$accum" --ranks 2 --progress "$progress" --links "$work/links.csv" \
-        --min-size 64K --max-size 16M "${extra[@]}" --csv "$work/p.csv" >/dev/null
+    predict_from "$strategy" "$work/$shape-$ranks" "$accum" --ranks "$ranks" --progress "$progress" \
+        --links "$work/links.csv" --min-size 64K --max-size 16M "${extra[@]}" --csv "$work/p.csv" >/dev/null
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["step_ms"], $c["exposed_ms"] }' \
         "$work/p.csv"
 }
 
-# Each run of a lesson on the cluster: "step_ms comm_ms" a line.
+# Each run of a lesson on the cluster at N ranks: "step_ms comm_ms" a line.
 measured() {
-    local shape=$1 lesson=$2 runs=1 r
+    local shape=$1 ranks=$2 lesson=$3 runs=1 r
     [ "$shape" = small ] && runs=2
     for r in $(seq "$runs"); do
         rm -f "$work/s.csv"
         # shellcheck disable=SC2046
-        "${launch[@]}" build/solutions/"$lesson" train $(shape_flags "$shape") --steps "$(shape_steps "$shape")" \
-            --val-every 0 --gen-tokens 0 --threads 1 --summary "$work/s.csv" $(lesson_flags "$lesson") \
+        "${launch[@]}" build/solutions/"$lesson" train $(shape_flags "$shape") \
+            --batch $((ranks * $(rank_rows "$shape"))) --steps "$(shape_steps "$shape")" --val-every 0 --gen-tokens 0 --threads 1 --summary "$work/s.csv" $(lesson_flags "$lesson") \
             >"$work/log" 2>&1 </dev/null || { cat "$work/log" >&2; return 1; }
         awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 {
             printf "%.2f %.2f\n", 1e3 * $c["step_time_avg_s"], 1e3 * $c["comm_time_avg_s"] }' "$work/s.csv"
@@ -80,18 +100,18 @@ measured() {
 
 # One table: a row per lesson.
 check_shape() {
-    local shape=$1 network=$2 entry lesson strategy
-    echo "== $shape shape ($(shape_flags "$shape")), $network, 2 ranks on 2 hosts: predicted and measured, ms =="
+    local shape=$1 network=$2 ranks=$3 entry lesson strategy
+    echo "== $shape shape ($(shape_flags "$shape")), $network, $ranks ranks on $ranks hosts: predicted and measured, ms =="
     printf '| lesson | async | calls | tests (exposed) | measured step/comm | step error async / calls / tests | exposed error tests |\n'
     printf '|---|---|---|---|---|---|---|\n'
     for entry in "${STEP_MODEL_LESSONS[@]}"; do
         lesson=${entry%%:*} strategy=${entry#*:}
         {
-            predicted "$shape" "$strategy" async
-            predicted "$shape" "$strategy" calls
-            predicted "$shape" "$strategy" tests
-            measured "$shape" "$lesson"
-        } | awk -v lesson="${lesson:0:2} $strategy" -v prefix="$shape,$network,$lesson" -v rows="$rows" '
+            predicted "$shape" "$ranks" "$strategy" async
+            predicted "$shape" "$ranks" "$strategy" calls
+            predicted "$shape" "$ranks" "$strategy" tests
+            measured "$shape" "$ranks" "$lesson"
+        } | awk -v lesson="${lesson:0:2} $strategy" -v prefix="$shape,$network,$ranks,$lesson" -v rows="$rows" '
             NR <= 3 { step[NR] = $1; exposed[NR] = $2; next }
             { runs = runs (runs == "" ? "" : ", ") sprintf("%.2f/%.2f", $1, $2); s += $1; c += $2; n++ }
             function error(p, m) { return sprintf("%+.0f%%", 100 * (p / m - 1)) }
@@ -106,14 +126,18 @@ check_shape() {
     echo
 }
 
-for shape in "${shapes[@]}"; do compute_of "$shape"; done
+for ranks in $rank_counts; do
+    for shape in "${shapes[@]}"; do compute_of "$shape" "$ranks"; done
+done
 for rate in $link_rates; do
-    scripts/cluster.sh up --name predict --hosts 2 --link-gbit "$rate" >/dev/null
-    cluster_launcher predict
-    "${launch[@]}" build/solutions/01_collectives -b 1K -e 16M -f 4 -w 3 -n 10 --csv "$work/links.csv" \
-        >/dev/null </dev/null
-    "${launch[@]}" build/solutions/01_collectives --progress -b 1K -e 4M -f 4 -n 7 -w 2 \
-        --csv "$work/progress.csv" >/dev/null </dev/null
-    for shape in "${shapes[@]}"; do check_shape "$shape" "${rate}gbit"; done
+    for ranks in $rank_counts; do
+        scripts/cluster.sh up --name predict --hosts "$ranks" --link-gbit "$rate" >/dev/null
+        cluster_launcher predict "$ranks"
+        "${launch[@]}" build/solutions/01_collectives -b 1K -e 16M -f 4 -w 3 -n 10 --csv "$work/links.csv" \
+            >/dev/null </dev/null
+        "${launch[@]}" build/solutions/01_collectives --progress -b 1K -e 4M -f 4 -n 7 -w 2 \
+            --csv "$work/progress.csv" >/dev/null </dev/null
+        for shape in "${shapes[@]}"; do check_shape "$shape" "${rate}gbit" "$ranks"; done
+    done
 done
 [ -z "$csv" ] || write_whole "$csv" cat "$rows"

@@ -63,13 +63,13 @@ predict_from() {
     tools/predict.py step "$strategy" --trace "$dir/$trace" --units "$dir/plan.csv" "${extra[@]}" "$@"
 }
 
-# mpiexec -n 2 with one rank on each of two hosts of the cluster NAME (scripts/cluster.sh
-# up): the variables its env file exports, as the array $launch.
+# mpiexec -n RANKS (2 unless said) with one rank on each host of the cluster NAME
+# (scripts/cluster.sh up --hosts RANKS): the variables its env file exports, as the array $launch.
 cluster_launcher() {
     local exports
     mapfile -t exports < <(sed -n 's/^export //p' "/run/dtc-cluster/$1/env")
     # shellcheck disable=SC2034 # for the caller
-    launch=(env "${exports[@]}" mpiexec -n 2)
+    launch=(env "${exports[@]}" mpiexec -n "${2:-2}")
 }
 
 # A script's --help: its header comment, from line 2 to the line before its first `set -`.

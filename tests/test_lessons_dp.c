@@ -303,9 +303,9 @@ Test(cluster, every_lesson_reproduces_lesson_00_across_two_hosts, .init = cluste
                   sent, at_least, output);
 }
 
-/* scripts/predict_cluster.sh on the tiny shape at one rate: a row per data-parallel lesson,
- * with the three predictions and a measured step; a rate that is not one is refused, with
- * one line, before any cluster is made. */
+/* scripts/predict_cluster.sh on the tiny shape at one rate and 2 ranks: a row per
+ * data-parallel lesson, with the three predictions and a measured step; a rate or a count of
+ * ranks that is not one is refused, with one line, before any cluster is made. */
 Test(cluster, predict_cluster_predicts_and_measures_every_lesson)
 {
     if (geteuid() != 0)
@@ -317,19 +317,22 @@ Test(cluster, predict_cluster_predicts_and_measures_every_lesson)
     int status = shell_output(command, output, sizeof output), lines = files_lines(path, rows, 16), measured = 0;
     for (int i = 1; i < lines && i < 16; i++) {
         double predicted[4], step, comm;
-        measured += strncmp(rows[i], "tiny,10gbit,", 12) == 0 &&
-                    sscanf(strchr(strchr(strchr(rows[i], ',') + 1, ',') + 1, ',') + 1, "%lf,%lf,%lf,%lf,%lf,%lf",
+        measured += strncmp(rows[i], "tiny,10gbit,2,", 14) == 0 &&
+                    sscanf(strchr(rows[i] + 14, ','), ",%lf,%lf,%lf,%lf,%lf,%lf",
                            &predicted[0], &predicted[1], &predicted[2], &predicted[3], &step, &comm) == 6 &&
                     predicted[0] > 0 && predicted[0] <= predicted[1] + 1e-9 && step > 0;
     }
     shell_remove_dir(dir);
     cr_assert_eq(status, 0, "%s", output);
-    cr_expect_str_eq(rows[0], "shape,network,lesson,async_ms,calls_ms,tests_ms,tests_exposed_ms,step_ms,comm_ms");
+    cr_expect_str_eq(rows[0],
+                     "shape,network,ranks,lesson,async_ms,calls_ms,tests_ms,tests_exposed_ms,step_ms,comm_ms");
     cr_expect_eq(lines, 10, "expected a header and lessons 02-10:\n%s", output);
     cr_expect_eq(measured, 9, "every row predicted (async at most calls) and measured:\n%s", output);
     cr_expect_not_null(strstr(output, "| 04 overlap | "), "%s", output);
     cr_expect_eq(shell_output("scripts/predict_cluster.sh --gbit fast", output, sizeof output), 2);
     cr_expect_str_eq(output, "predict_cluster: --gbit: 'fast' is not a rate in Gbit/s\n");
+    cr_expect_eq(shell_output("scripts/predict_cluster.sh --ranks '2 1'", output, sizeof output), 2);
+    cr_expect_str_eq(output, "predict_cluster: --ranks: '1' is not a count of ranks from 2 to 16\n");
 }
 
 /* A trace across two hosts whose monotonic clocks differ by 1000 s (scripts/cluster_exec.sh),
