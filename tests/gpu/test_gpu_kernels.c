@@ -627,6 +627,13 @@ static void check_attention_backward(const Shape *s, Rng *rng, Borrowing borrowi
     expect_close(label(tag.text, "dq").text, qkv_part(dqkv_gpu, N, C, 0), qkv_part(dqkv_cpu, N, C, 0), N * C, dq_tol);
     expect_close(label(tag.text, "dk").text, qkv_part(dqkv_gpu, N, C, 1), qkv_part(dqkv_cpu, N, C, 1), N * C, dk_tol);
     expect_close(label(tag.text, "dv").text, qkv_part(dqkv_gpu, N, C, 2), qkv_part(dqkv_cpu, N, C, 2), N * C, dv_tol);
+
+    if (borrowing == BORROW_ANY) { /* the same inputs again: the same bits */
+        device_refill(dqkv, host_filled(N * 3 * C, nan_float()), N * 3 * C);
+        cuda_kernels.attention_backward(dqkv, scratch, dout_dev, qkv, att, s->B, s->T, s->C, s->NH);
+        expect_identical(label(tag.text, "dqkv, run twice").text, device_download(dqkv, N * 3 * C, "dqkv"), dqkv_gpu,
+                         N * 3 * C);
+    }
 }
 
 static void check_attention_backward_plain(const Shape *s, Rng *rng) { check_attention_backward(s, rng, BORROW_ANY); }
@@ -642,6 +649,7 @@ Test(gpu_kernels, attention_forward_is_causal)
     for_each_shape(check_attention_forward, 700);
 }
 
+/* Against the CPU, and run twice for the same bits. */
 Test(gpu_kernels, attention_backward)
 {
     require_gpu();
