@@ -33,7 +33,9 @@
 # of its own (and, where the kernel allows, a control group) in the sandbox, which no other
 # grader running at the same time holds. GRADE_TIMEOUT
 # (seconds a run may take, 300) bounds each run; GRADE_LIMITS, more scripts/sandbox.sh
-# options (--memory-mb 4096 --procs 64, say), replaces its default limits.
+# options (--memory-mb 4096 --procs 64, say), replaces its default limits. At the end it
+# names the submissions with a run that timed out: the limit is wall time, so on a busy
+# machine grade those again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh # header_help
@@ -251,3 +253,14 @@ printf '%s\0' "${entries[@]}" |
     done
 } >"$out/gradebook.csv.tmp" && mv -f "$out/gradebook.csv.tmp" "$out/gradebook.csv"
 echo "grade_class: ${#entries[@]} submission(s) graded: $out/gradebook.csv"
+
+# A run that reached GRADE_TIMEOUT lost its checks. The limit is wall time, so on a machine
+# busy with other work a correct run can reach it too: name those submissions.
+timed_out=()
+for entry in "${entries[@]}"; do
+    student=$(student_name "$entry")
+    grep -qE '^FAIL .* run: the lesson exited with an error \(timed out\):$' "$out/$student/feedback.txt" \
+        2>/dev/null && timed_out+=("$student")
+done
+[ ${#timed_out[@]} -eq 0 ] || echo "grade_class: runs of ${#timed_out[@]} submission(s) timed out" \
+    "(GRADE_TIMEOUT ${GRADE_TIMEOUT:-300} s): ${timed_out[*]}; if this machine was busy, grade them again"

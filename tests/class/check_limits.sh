@@ -61,6 +61,9 @@ check "caller's code ran (lesson 00 full: $(score caller 1)/$full00)" test "$(sc
 check "no connection of caller's reached out" test "$(wc -l <"$work/listener.log")" -eq 1
 check "caller was told of none" bash -c "! grep -q 'NETWORK REACHED' '$work/grades/caller/feedback.txt'"
 check "the looper's run was ended by the time limit" grep -q "(timed out)" "$work/grades/looper/feedback.txt"
+check "grade_class names the looper among the submissions whose runs timed out" \
+    grep -qE "^grade_class: runs of [0-9]+ submission\(s\) timed out \(GRADE_TIMEOUT 30 s\): (.* )?looper( |;)" \
+    "$work/grade_class.out"
 # Their builds, as the feedback names them ("grading /tmp/tmp.X/tree/build/..."): no process runs one.
 left_running() {
     local tree
