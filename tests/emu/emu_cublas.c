@@ -134,16 +134,22 @@ static void run_gemm(void *ctx)
     free(g);
 }
 
+/* A and B are read only when there is something to sum (k > 0); C always. */
+static void check_operands(const Gemm *g)
+{
+    if (g->k > 0) {
+        check_operand("A", &g->a, g->count);
+        check_operand("B", &g->b, g->count);
+    }
+    check_operand("C", &g->c, g->count);
+}
+
 static cublasStatus_t enqueue_gemm(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m,
                                    int n, int k, float alpha, Operand a, Operand b, float beta, Operand c, int count)
 {
     Gemm *g = malloc(sizeof *g);
     *g = (Gemm){op_a, op_b, m, n, k, count, handle->tf32, alpha, beta, a, b, c};
-    if (k > 0) {
-        check_operand("A", &g->a, count);
-        check_operand("B", &g->b, count);
-    }
-    check_operand("C", &g->c, count);
+    check_operands(g);
     emu_enqueue(handle->stream, run_gemm, g);
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -185,11 +191,7 @@ static void run_gemm_tables(void *ctx)
         g->a.data = t->a_table[i];
         g->b.data = t->b_table[i];
         g->c.data = t->c_table[i];
-        if (g->k > 0) {
-            check_operand("A", &g->a, 1);
-            check_operand("B", &g->b, 1);
-        }
-        check_operand("C", &g->c, 1);
+        check_operands(g);
         run_gemm(g);
     }
     emu_device_window(0);
@@ -204,10 +206,10 @@ cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t op_a,
     if (table_bytes > 0 && (!emu_is_device(A, table_bytes) || !emu_is_device(B, table_bytes) ||
                             !emu_is_device(C, table_bytes)))
         emu_fail("cuBLAS: a table of cublasSgemmBatched (%d addresses) is not device memory", count);
+    Operand a = operand(NULL, op_a, m, k, lda, 0, CUDA_R_32F), b = operand(NULL, op_b, k, n, ldb, 0, CUDA_R_32F);
+    Operand c = operand(NULL, CUBLAS_OP_N, m, n, ldc, 0, CUDA_R_32F);
     GemmTables *t = malloc(sizeof *t);
-    *t = (GemmTables){{op_a, op_b, m, n, k, count, handle->tf32, *alpha, *beta, operand(NULL, op_a, m, k, lda, 0, CUDA_R_32F),
-                       operand(NULL, op_b, k, n, ldb, 0, CUDA_R_32F), operand(NULL, CUBLAS_OP_N, m, n, ldc, 0, CUDA_R_32F)},
-                      A, B, C};
+    *t = (GemmTables){{op_a, op_b, m, n, k, count, handle->tf32, *alpha, *beta, a, b, c}, A, B, C};
     emu_enqueue(handle->stream, run_gemm_tables, t);
     return CUBLAS_STATUS_SUCCESS;
 }

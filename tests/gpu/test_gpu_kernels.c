@@ -641,7 +641,10 @@ static void check_attention_backward_by_sequence(const Shape *s, Rng *rng)
 {
     check_attention_backward(s, rng, BORROW_ONE_SEQUENCE);
 }
-static void check_attention_backward_limited(const Shape *s, Rng *rng) { check_attention_backward(s, rng, BORROW_NONE); }
+static void check_attention_backward_limited(const Shape *s, Rng *rng)
+{
+    check_attention_backward(s, rng, BORROW_NONE);
+}
 
 Test(gpu_kernels, attention_forward_is_causal)
 {
