@@ -19,6 +19,13 @@ static inline size_t attention_scratch_floats(int T, int C, int NH)
     return (size_t)T * ((size_t)T > hs ? (size_t)T : hs);
 }
 
+/* The 16-bit attention's rounded operands: q, k and v (N x 3C), dy (N x C), and a T x T
+ * matrix for each head of every sequence (the probabilities, then d(scores)). */
+static inline size_t attention_operands16(int B, int T, int C, int NH)
+{
+    return (size_t)4 * B * T * C + (size_t)B * NH * T * T;
+}
+
 typedef struct {
     float lr, beta1, beta2, eps, weight_decay;
 } AdamWHyper;
@@ -74,6 +81,15 @@ typedef struct Kernels {
     /* dqkv = (overwrite) */
     void (*attention_backward)(float *dqkv, float *scratch, const float *dout, const float *qkv,
                                const float *att, int B, int T, int C, int NH);
+    /* The same attention as mixed precision runs it on tensor cores: every product's operands
+     * (q, k, v, the probabilities, dy, d(scores)) rounded to the 16-bit format into
+     * `operands`, each product of two exact in fp32, the sums in fp32; the softmax, its
+     * backward, att and every result in fp32. `operands` is scratch of this device with room
+     * for attention_operands16(B, T, C, NH) operands of operand16_bytes each. */
+    void (*attention_forward_16)(Format16 format, float *out, float *att, float *scratch, const float *qkv, int B,
+                                 int T, int C, int NH, void *operands);
+    void (*attention_backward_16)(Format16 format, float *dqkv, float *scratch, const float *dout, const float *qkv,
+                                  const float *att, int B, int T, int C, int NH, void *operands);
     void (*gelu_forward)(float *out, const float *inp, size_t n);
     /* dinout holds d(out) on entry and d(inp) on return */
     void (*gelu_backward)(float *dinout, const float *inp, size_t n);
@@ -118,6 +134,8 @@ typedef struct Kernels {
     .matmul_backward_16 = matmul_backward_16, \
     .attention_forward = attention_forward, \
     .attention_backward = attention_backward, \
+    .attention_forward_16 = attention_forward_16, \
+    .attention_backward_16 = attention_backward_16, \
     .gelu_forward = gelu_forward, \
     .gelu_backward = gelu_backward, \
     .residual_forward = residual_forward, \

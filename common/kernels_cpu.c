@@ -197,12 +197,20 @@ static void transpose(float *restrict dst, const float *restrict src, int rows, 
                     dst[(size_t)c * rows + r] = src[(size_t)r * ld + c];
 }
 
-static void attention_forward(float *out, float *att, float *scratch, const float *qkv, int B, int T, int C,
-                              int NH)
+/* Attention's products take their operands as they are (format NULL), or rounded to a 16-bit
+ * format into `operands` (kernels.h): q, k and v once, and each block of probabilities as
+ * it is finished. The softmax reads and writes fp32 either way. */
+static void attention_forward_on(float *out, float *att, float *scratch, const float *qkv, int B, int T, int C,
+                                 int NH, const Format16 *format, float *operands)
 {
     int hs = C / NH;
     float scale = 1.0f / sqrtf((float)hs);
     float *kt = scratch; /* the head's keys, hs x T */
+    float *p16 = NULL;   /* a block of probabilities, rounded */
+    if (format != NULL) {
+        qkv = values16(*format, operands, qkv, (size_t)B * T * 3 * C);
+        p16 = operands + (size_t)4 * B * T * C;
+    }
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++) {
             const float *q = qkv + (size_t)b * T * 3 * C + h * hs;
@@ -217,11 +225,26 @@ static void attention_forward(float *out, float *att, float *scratch, const floa
                             scale, q + (size_t)r0 * 3 * C, 3 * C, kt, T, 0.0f, p + (size_t)r0 * T, T);
                 for (int t = r0; t < keys; t++)
                     causal_softmax_row(p + (size_t)t * T, t, T);
+                const float *p_block = p + (size_t)r0 * T;
+                if (format != NULL)
+                    p_block = values16(*format, p16, p_block, (size_t)rows * T);
                 /* y[r0..] = p[r0.., 0..keys) . v[0..keys) */
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys,
-                            1.0f, p + (size_t)r0 * T, T, v, 3 * C, 0.0f, y + (size_t)r0 * C, C);
+                            1.0f, p_block, T, v, 3 * C, 0.0f, y + (size_t)r0 * C, C);
             }
         }
+}
+
+static void attention_forward(float *out, float *att, float *scratch, const float *qkv, int B, int T, int C,
+                              int NH)
+{
+    attention_forward_on(out, att, scratch, qkv, B, T, C, NH, NULL, NULL);
+}
+
+static void attention_forward_16(Format16 format, float *out, float *att, float *scratch, const float *qkv, int B,
+                                 int T, int C, int NH, void *operands)
+{
+    attention_forward_on(out, att, scratch, qkv, B, T, C, NH, &format, operands);
 }
 
 /* dscore = p * (dp - sum(p * dp)) * scale over the causal part of each row; the masked
@@ -239,18 +262,28 @@ static void softmax_backward_rows(float *dp_to_ds, const float *p, float scale, 
 }
 
 /* Products whose rows are keys (dv, dk) sum over the queries at or after the block's first
- * key; those whose rows are queries (dp, dq), over the keys up to the block's last query. */
-static void attention_backward(float *dqkv, float *scratch, const float *dout, const float *qkv,
-                               const float *att, int B, int T, int C, int NH)
+ * key; those whose rows are queries (dp, dq), over the keys up to the block's last query.
+ * With a 16-bit format, as attention_forward_on: q, k, v and dy rounded once, then each
+ * head's probabilities and its d(scores). */
+static void attention_backward_on(float *dqkv, float *scratch, const float *dout, const float *qkv,
+                                  const float *att, int B, int T, int C, int NH, const Format16 *format,
+                                  float *operands)
 {
     int hs = C / NH;
     float scale = 1.0f / sqrtf((float)hs);
+    float *p16 = NULL; /* a head's probabilities, rounded */
+    if (format != NULL) {
+        qkv = values16(*format, operands, qkv, (size_t)B * T * 3 * C);
+        dout = values16(*format, operands + (size_t)3 * B * T * C, dout, (size_t)B * T * C);
+        p16 = operands + (size_t)4 * B * T * C;
+    }
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++) {
             size_t row0 = (size_t)b * T * 3 * C + h * hs;
             const float *q = qkv + row0, *k = q + C, *v = q + 2 * C;
             float *dq = dqkv + row0, *dk = dq + C, *dv = dq + 2 * C;
             const float *p = att + ((size_t)b * NH + h) * T * T;
+            const float *p_operand = format != NULL ? values16(*format, p16, p, (size_t)T * T) : p;
             const float *dy = dout + (size_t)b * T * C + h * hs;
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) { /* dp = dy . v^T */
                 int rows = min_int(ATT_BLOCK, T - r0), keys = r0 + rows;
@@ -260,10 +293,13 @@ static void attention_backward(float *dqkv, float *scratch, const float *dout, c
             for (int c0 = 0; c0 < T; c0 += ATT_BLOCK) { /* dv = p^T . dy */
                 int cols = min_int(ATT_BLOCK, T - c0);
                 cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, hs, T - c0,
-                            1.0f, p + (size_t)c0 * T + c0, T, dy + (size_t)c0 * C, C, 0.0f, dv + (size_t)c0 * 3 * C,
+                            1.0f, p_operand + (size_t)c0 * T + c0, T, dy + (size_t)c0 * C, C, 0.0f,
+                            dv + (size_t)c0 * 3 * C,
                             3 * C);
             }
             softmax_backward_rows(scratch, p, scale, T);
+            if (format != NULL)
+                values16(*format, scratch, scratch, (size_t)T * T);
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) { /* dq = ds . k */
                 int rows = min_int(ATT_BLOCK, T - r0), keys = r0 + rows;
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, hs, keys,
@@ -276,6 +312,18 @@ static void attention_backward(float *dqkv, float *scratch, const float *dout, c
                             dk + (size_t)c0 * 3 * C, 3 * C);
             }
         }
+}
+
+static void attention_backward(float *dqkv, float *scratch, const float *dout, const float *qkv,
+                               const float *att, int B, int T, int C, int NH)
+{
+    attention_backward_on(dqkv, scratch, dout, qkv, att, B, T, C, NH, NULL, NULL);
+}
+
+static void attention_backward_16(Format16 format, float *dqkv, float *scratch, const float *dout,
+                                  const float *qkv, const float *att, int B, int T, int C, int NH, void *operands)
+{
+    attention_backward_on(dqkv, scratch, dout, qkv, att, B, T, C, NH, &format, operands);
 }
 
 static void gelu_forward(float *out, const float *inp, size_t n)

@@ -284,13 +284,13 @@ static void carve_scratch(Scratch *s, Carver *c, const GPTConfig *cfg, int B, in
     s->matmul_out = s->dbtc; /* forward and backward never need it at the same time */
 }
 
-/* The most operands one matmul rounds (its backward: N*C + OC*C + N*OC) over the model's
- * matmuls: the block's four and the LM head. */
-static size_t most_gemm_operands(const GPTConfig *cfg, size_t N)
+/* The most operands one product rounds: attention's (kernels.h), or one matmul's (its
+ * backward: N*C + OC*C + N*OC) over the model's matmuls: the block's four and the LM head. */
+static size_t most_gemm_operands(const GPTConfig *cfg, int B, int T)
 {
-    size_t C = (size_t)cfg->channels, V = (size_t)cfg->vocab_size;
+    size_t N = (size_t)B * T, C = (size_t)cfg->channels, V = (size_t)cfg->vocab_size;
     size_t shapes[][2] = {{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}, {C, V}}; /* inputs, outputs */
-    size_t most = 0;
+    size_t most = attention_operands16(B, T, cfg->channels, cfg->num_heads);
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         size_t in = shapes[i][0], out = shapes[i][1], count = N * in + out * in + N * out;
         most = count > most ? count : most;
@@ -320,7 +320,7 @@ static int allocate_batch_buffers(GPT *model, int B, int T)
     model->targets = k->alloc((size_t)B * T * sizeof(int), MEM_DATA);
     if (model->matmuls_16bit)
         model->scratch.gemm_operands =
-            k->alloc(most_gemm_operands(cfg, (size_t)B * T) * k->operand16_bytes, MEM_SCRATCH);
+            k->alloc(most_gemm_operands(cfg, B, T) * k->operand16_bytes, MEM_SCRATCH);
     if (!model->acts.block || !model->scratch.block || !model->inputs || !model->targets ||
         (model->matmuls_16bit && !model->scratch.gemm_operands))
         return -1;
@@ -373,19 +373,42 @@ static void matmul_backward(GPT *model, float *dinp, float *dweight, float *dbia
         k->matmul_backward(dinp, dweight, dbias, dout, inp, weight, N, C, OC);
 }
 
+/* The kernels' attention, its products on 16-bit operands as the matmuls' are. */
+static void attention_forward(GPT *model, float *out, float *att, const float *qkv)
+{
+    const Kernels *k = model->kernels;
+    int B = model->batch, T = model->seq_len, C = model->cfg.channels, NH = model->cfg.num_heads;
+    if (model->matmuls_16bit)
+        k->attention_forward_16(model->matmul_format, out, att, model->scratch.attention, qkv, B, T, C, NH,
+                                model->scratch.gemm_operands);
+    else
+        k->attention_forward(out, att, model->scratch.attention, qkv, B, T, C, NH);
+}
+
+static void attention_backward(GPT *model, float *dqkv, const float *dout, const float *qkv, const float *att)
+{
+    const Kernels *k = model->kernels;
+    int B = model->batch, T = model->seq_len, C = model->cfg.channels, NH = model->cfg.num_heads;
+    if (model->matmuls_16bit)
+        k->attention_backward_16(model->matmul_format, dqkv, model->scratch.attention, dout, qkv, att, B, T, C, NH,
+                                 model->scratch.gemm_operands);
+    else
+        k->attention_backward(dqkv, model->scratch.attention, dout, qkv, att, B, T, C, NH);
+}
+
 /* ---------------------------------------------------------------- forward */
 
 static void block_forward(GPT *model, int layer, const UnitTensors *p, const float *inp)
 {
     const Kernels *k = model->kernels;
-    int B = model->batch, T = model->seq_len, C = model->cfg.channels, NH = model->cfg.num_heads;
+    int B = model->batch, T = model->seq_len, C = model->cfg.channels;
     int N = B * T;
     LayerActivations *a = &model->acts.layers[layer];
     float *proj = model->scratch.matmul_out;
 
     k->layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, inp, p->t[TENSOR_LN1W], p->t[TENSOR_LN1B], N, C);
     matmul_forward(model, a->qkv, a->ln1, p->t[TENSOR_QKVW], p->t[TENSOR_QKVB], N, C, 3 * C);
-    k->attention_forward(a->atty, a->att, model->scratch.attention, a->qkv, B, T, C, NH);
+    attention_forward(model, a->atty, a->att, a->qkv);
     matmul_forward(model, proj, a->atty, p->t[TENSOR_ATTPROJW], p->t[TENSOR_ATTPROJB], N, C, C);
     k->residual_forward(a->residual2, inp, proj, (size_t)N * C);
     k->layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->residual2, p->t[TENSOR_LN2W], p->t[TENSOR_LN2B], N, C);
@@ -439,7 +462,7 @@ float gpt_forward(GPT *model, const int *inputs, const int *targets)
 static void block_backward(GPT *model, int layer, const UnitTensors *p, const UnitTensors *g)
 {
     const Kernels *k = model->kernels;
-    int B = model->batch, T = model->seq_len, C = model->cfg.channels, NH = model->cfg.num_heads;
+    int B = model->batch, T = model->seq_len, C = model->cfg.channels;
     int N = B * T;
     LayerActivations *a = &model->acts.layers[layer];
     Scratch *s = &model->scratch;
@@ -453,7 +476,7 @@ static void block_backward(GPT *model, int layer, const UnitTensors *p, const Un
                           p->t[TENSOR_LN2W], a->ln2_mean, a->ln2_rstd, N, C);
     matmul_backward(model, s->dbtc, g->t[TENSOR_ATTPROJW], g->t[TENSOR_ATTPROJB], s->dresidual, a->atty,
                     p->t[TENSOR_ATTPROJW], N, C, C);
-    k->attention_backward(s->dqkv, s->attention, s->dbtc, a->qkv, a->att, B, T, C, NH);
+    attention_backward(model, s->dqkv, s->dbtc, a->qkv, a->att);
     matmul_backward(model, s->dbtc, g->t[TENSOR_QKVW], g->t[TENSOR_QKVB], s->dqkv, a->ln1, p->t[TENSOR_QKVW], N, C,
                     3 * C);
     k->layernorm_backward(s->dresidual, g->t[TENSOR_LN1W], g->t[TENSOR_LN1B], s->dbtc, block_input(model, layer),

@@ -203,3 +203,151 @@ Test(bf16, the_cpu_matmul_backward_rounds_fp16_operands_but_not_the_bias_gradien
 {
     check_matmul_backward(FORMAT_FP16);
 }
+
+/* ---------------------------------------------------------------- attention on 16-bit operands */
+
+/* T = 40: a block of 32 queries and a part-block of 8; two heads of 32. */
+enum { AT_B = 2, AT_T = 40, AT_C = 64, AT_NH = 2, AT_HS = AT_C / AT_NH, AT_N = AT_B * AT_T };
+enum { AT_QKV = AT_N * 3 * AT_C, AT_Y = AT_N * AT_C, AT_ATT = AT_B * AT_NH * AT_T * AT_T };
+
+typedef struct {
+    float qkv[AT_QKV], dout[AT_Y], att[AT_ATT], out[AT_Y], dqkv[AT_QKV];
+    float qkv16[AT_QKV], att_fp32[AT_ATT], out_fp32[AT_Y], dqkv_fp32[AT_QKV];
+    float scratch[AT_T * AT_T], operands[4 * AT_N * AT_C + AT_ATT];
+} AttentionRun;
+
+/* Row t of head h of sequence b: its q (part 0), k (1) or v (2), and its dy. */
+static const float *head_part(const float *qkv, int b, int h, int t, int part)
+{
+    return qkv + (size_t)(b * AT_T + t) * 3 * AT_C + part * AT_C + h * AT_HS;
+}
+static const float *head_dy(const float *dout, int b, int h, int t) { return dout + (size_t)(b * AT_T + t) * AT_C + h * AT_HS; }
+static const float *probabilities(const float *att, int b, int h, int t)
+{
+    return att + ((size_t)(b * AT_NH + h) * AT_T + t) * AT_T;
+}
+
+static AttentionRun *attention_run(Format16 format)
+{
+    AttentionRun *run = calloc(1, sizeof *run);
+    cr_assert(run != NULL);
+    srand(13);
+    fill_uniform(run->qkv, AT_QKV, 2.0f);
+    fill_uniform(run->dout, AT_Y, 1.001f); /* most not 16-bit values */
+    for (int i = 0; i < AT_QKV; i++)
+        run->qkv16[i] = (float)value16(format, run->qkv[i]);
+    cpu_kernels.attention_forward_16(format, run->out, run->att, run->scratch, run->qkv, AT_B, AT_T, AT_C, AT_NH,
+                                     run->operands);
+    cpu_kernels.attention_backward_16(format, run->dqkv, run->scratch, run->dout, run->qkv, run->att, AT_B, AT_T, AT_C,
+                                      AT_NH, run->operands);
+    /* fp32 kernels on the rounded q, k and v: the same scores, then p . v on fp32 p */
+    cpu_kernels.attention_forward(run->out_fp32, run->att_fp32, run->scratch, run->qkv16, AT_B, AT_T, AT_C, AT_NH);
+    cpu_kernels.attention_backward(run->dqkv_fp32, run->scratch, run->dout, run->qkv, run->att, AT_B, AT_T, AT_C,
+                                   AT_NH);
+    return run;
+}
+
+/* The probabilities come from q and k rounded, the softmax in fp32: those of the fp32 kernel
+ * given the rounded q and k, bit for bit. out = p . v on both rounded. */
+static void check_attention_forward16(Format16 format)
+{
+    AttentionRun *run = attention_run(format);
+    for (int i = 0; i < AT_ATT; i++)
+        cr_assert(run->att[i] == run->att_fp32[i], "att[%d]: %.9g, the fp32 softmax of the rounded q.k is %.9g", i,
+                  run->att[i], run->att_fp32[i]);
+    int told_apart = 0;
+    for (int b = 0; b < AT_B; b++)
+        for (int h = 0; h < AT_NH; h++)
+            for (int t = 0; t < AT_T; t++)
+                for (int i = 0; i < AT_HS; i++) {
+                    double bound, want = dot16(format, probabilities(run->att, b, h, t), 1,
+                                               head_part(run->qkv, b, h, 0, 2) + i, 3 * AT_C, t + 1, &bound);
+                    size_t at = (size_t)(b * AT_T + t) * AT_C + h * AT_HS + i;
+                    told_apart |= check_against("out", run->out[at], want, bound, run->out_fp32[at]);
+                }
+    cr_assert(told_apart, "fp32 probabilities would pass this check too");
+    free(run);
+}
+
+/* d(scores) of row t of a head, in double from dy and v rounded and the fp32 p, and a bound
+ * on how far an fp32 computation of each may be from it (generous: four times the sums'
+ * worst rounding). */
+static void exact_dscores(Format16 format, const AttentionRun *run, int b, int h, int t, double *ds, double *err)
+{
+    const float *p = probabilities(run->att, b, h, t), *dy = head_dy(run->dout, b, h, t);
+    double scale = 1.0 / sqrt((double)AT_HS), dp[AT_T], dp_err[AT_T], dot = 0.0, dot_size = 0.0;
+    for (int j = 0; j <= t; j++) {
+        double sizes;
+        dp[j] = dot16(format, dy, 1, head_part(run->qkv, b, h, j, 2), 1, AT_HS, &sizes);
+        dp_err[j] = sizes;
+        dot += p[j] * dp[j];
+        dot_size += p[j] * (fabs(dp[j]) + dp_err[j]);
+    }
+    for (int j = 0; j <= t; j++) {
+        ds[j] = scale * p[j] * (dp[j] - dot);
+        err[j] = 4.0 * scale * p[j] * (dp_err[j] + (t + 2) * 0x1p-24 * dot_size + 0x1p-22 * (fabs(dp[j]) + fabs(dot)));
+    }
+}
+
+/* dv sums p and dy rounded; dq and dk, d(scores) rounded (softmax backward in fp32 from the
+ * fp32 p) times k and q rounded. A d(scores) that a last-bit difference could round either
+ * way is allowed both. */
+static void check_attention_backward16(Format16 format)
+{
+    AttentionRun *run = attention_run(format);
+    int dv_apart = 0, dq_apart = 0;
+    static double ds[AT_T][AT_T], ds_err[AT_T][AT_T];
+    for (int b = 0; b < AT_B; b++)
+        for (int h = 0; h < AT_NH; h++) {
+            for (int t = 0; t < AT_T; t++)
+                exact_dscores(format, run, b, h, t, ds[t], ds_err[t]);
+            for (int j = 0; j < AT_T; j++)
+                for (int i = 0; i < AT_HS; i++) {
+                    size_t at = (size_t)(b * AT_T + j) * 3 * AT_C + h * AT_HS + i;
+                    double bound, want = dot16(format, probabilities(run->att, b, h, j) + j, AT_T,
+                                               head_dy(run->dout, b, h, j) + i, AT_C, AT_T - j, &bound);
+                    dv_apart |= check_against("dv", run->dqkv[at + 2 * AT_C], want, bound, run->dqkv_fp32[at + 2 * AT_C]);
+                    double dq = 0.0, dq_bound = 0.0, dk = 0.0, dk_bound = 0.0;
+                    for (int u = 0; u < AT_T; u++) { /* dq_j = sum_u ds_ju k_u; dk_j = sum_u ds_uj q_u */
+                        if (u <= j) {
+                            double k = value16(format, head_part(run->qkv, b, h, u, 1)[i]);
+                            double either = fabs(value16(format, (float)(ds[j][u] - ds_err[j][u])) -
+                                                 value16(format, (float)(ds[j][u] + ds_err[j][u])));
+                            dq += value16(format, (float)ds[j][u]) * k;
+                            dq_bound += fabs(ds[j][u] * k) * (AT_T * 0x1p-24 + 0x1p-23) + either * fabs(k);
+                        }
+                        if (u >= j) {
+                            double q = value16(format, head_part(run->qkv, b, h, u, 0)[i]);
+                            double either = fabs(value16(format, (float)(ds[u][j] - ds_err[u][j])) -
+                                                 value16(format, (float)(ds[u][j] + ds_err[u][j])));
+                            dk += value16(format, (float)ds[u][j]) * q;
+                            dk_bound += fabs(ds[u][j] * q) * (AT_T * 0x1p-24 + 0x1p-23) + either * fabs(q);
+                        }
+                    }
+                    dq_apart |= check_against("dq", run->dqkv[at], dq, dq_bound, run->dqkv_fp32[at]);
+                    check_against("dk", run->dqkv[at + AT_C], dk, dk_bound, run->dqkv_fp32[at + AT_C]);
+                }
+        }
+    cr_assert(dv_apart && dq_apart, "fp32 operands would pass this check too");
+    free(run);
+}
+
+Test(bf16, the_cpu_attention_multiplies_bf16_operands_and_keeps_its_softmax_in_fp32)
+{
+    check_attention_forward16(FORMAT_BF16);
+}
+
+Test(bf16, the_cpu_attention_backward_rounds_p_dy_and_dscores_to_bf16)
+{
+    check_attention_backward16(FORMAT_BF16);
+}
+
+Test(bf16, the_cpu_attention_multiplies_fp16_operands_and_keeps_its_softmax_in_fp32)
+{
+    check_attention_forward16(FORMAT_FP16);
+}
+
+Test(bf16, the_cpu_attention_backward_rounds_p_dy_and_dscores_to_fp16)
+{
+    check_attention_backward16(FORMAT_FP16);
+}

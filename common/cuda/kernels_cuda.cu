@@ -116,12 +116,14 @@ static void gemm(cublasOperation_t op_a, cublasOperation_t op_b, int M, int N, i
     CUBLAS_CHECK(cublasSgemm(cuda_cublas_handle(), op_b, op_a, N, M, K, &alpha, B, ldb, A, lda, &beta, C, ldc));
 }
 
+static cudaDataType type_16(Format16 format) { return format == FORMAT_FP16 ? CUDA_R_16F : CUDA_R_16BF; }
+
 /* gemm() on 16-bit A and B (bf16 or fp16), as tensor cores multiply them: each product
  * exact, the sums and C in fp32. */
 static void gemm_16(Format16 format, cublasOperation_t op_a, cublasOperation_t op_b, int M, int N, int K,
                     float alpha, const bits16 *A, int lda, const bits16 *B, int ldb, float beta, float *C, int ldc)
 {
-    cudaDataType type = format == FORMAT_FP16 ? CUDA_R_16F : CUDA_R_16BF;
+    cudaDataType type = type_16(format);
     CUBLAS_CHECK(cublasGemmEx(cuda_cublas_handle(), op_b, op_a, N, M, K, &alpha, B, type, ldb, A, type, lda, &beta,
                               C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
@@ -532,22 +534,30 @@ __global__ void causal_softmax_backward_kernel(float *dp_to_ds, const float *p, 
  * at different strides, which no one stride reaches, so each product gets a table of its
  * matrices' addresses. Batched over every head of every sequence, the products only hs wide
  * (p . v and the three like it in backward) are enough tiles to fill the GPU; over the
- * heads of one sequence, they were not. */
+ * heads of one sequence, they were not. The elements are fp32, or 16-bit where attention
+ * takes 16-bit operands (attention_forward_16). */
 typedef struct {
-    const float *first; /* matrix 0 of the batch */
-    size_t sequence_stride, head_stride;
+    const void *first; /* matrix 0 of the batch */
+    size_t sequence_stride, head_stride; /* in elements */
+    cudaDataType type;
 } HeadMatrices;
 
 enum { MAX_HEAD_MATRICES = 4096 };
 
 /* The three tables (A, B, C) of the batch in flight: the stream runs one product at a time,
  * so a table is refilled only after the product before it has read it. */
-typedef const float *MatrixAddress;
+typedef const void *MatrixAddress;
 __device__ MatrixAddress head_matrices_table[3 * MAX_HEAD_MATRICES];
 
-__device__ __forceinline__ const float *head_matrix(HeadMatrices m, size_t i, int NH)
+static inline __host__ __device__ size_t element_bytes(cudaDataType type)
 {
-    return m.first + i / NH * m.sequence_stride + i % NH * m.head_stride;
+    return type == CUDA_R_32F ? sizeof(float) : sizeof(bits16);
+}
+
+__device__ __forceinline__ const void *head_matrix(HeadMatrices m, size_t i, int NH)
+{
+    size_t element = i / NH * m.sequence_stride + i % NH * m.head_stride;
+    return (const char *)m.first + element * element_bytes(m.type);
 }
 
 __global__ void head_matrices_kernel(HeadMatrices a, HeadMatrices b, HeadMatrices c, int count, int NH)
@@ -562,13 +572,31 @@ __global__ void head_matrices_kernel(HeadMatrices a, HeadMatrices b, HeadMatrice
 
 static HeadMatrices skip_matrices(HeadMatrices m, int skipped, int NH)
 {
-    m.first += (size_t)(skipped / NH) * m.sequence_stride + (size_t)(skipped % NH) * m.head_stride;
+    size_t element = (size_t)(skipped / NH) * m.sequence_stride + (size_t)(skipped % NH) * m.head_stride;
+    m.first = (const char *)m.first + element * element_bytes(m.type);
     return m;
+}
+
+/* One batched product over the tables: fp32 A and B in cublasSgemmBatched, 16-bit ones as
+ * gemm_16 multiplies them (each product exact, the sums and C in fp32). */
+static void gemm_tables(cublasOperation_t op_a, cublasOperation_t op_b, int M, int N, int K, float alpha,
+                        cudaDataType type, const MatrixAddress *table, int lda, int ldb, float beta, int ldc,
+                        int matrices)
+{
+    const MatrixAddress *a = table, *b = table + MAX_HEAD_MATRICES, *c = table + 2 * MAX_HEAD_MATRICES;
+    if (type == CUDA_R_32F)
+        CUBLAS_CHECK(cublasSgemmBatched(cuda_cublas_handle(), op_b, op_a, N, M, K, &alpha, (const float *const *)b,
+                                        ldb, (const float *const *)a, lda, &beta, (float *const *)c, ldc, matrices));
+    else
+        CUBLAS_CHECK(cublasGemmBatchedEx(cuda_cublas_handle(), op_b, op_a, N, M, K, &alpha, b, type, ldb, a, type,
+                                         lda, &beta, (void *const *)c, CUDA_R_32F, ldc, matrices, CUBLAS_COMPUTE_32F,
+                                         CUBLAS_GEMM_DEFAULT));
 }
 
 /* gemm() for count matrices of each operand, in calls of at most MAX_HEAD_MATRICES whole
  * sequences' heads (one head at a time if a sequence has more). Either the batch starts at
- * a sequence's first head or count is 1, so matrix i's head is i % NH. */
+ * a sequence's first head or count is 1, so matrix i's head is i % NH. A and B are of one
+ * type; C is fp32. */
 static void gemm_heads(cublasOperation_t op_a, cublasOperation_t op_b, int M, int N, int K, float alpha,
                        HeadMatrices A, int lda, HeadMatrices B, int ldb, float beta, HeadMatrices C, int ldc,
                        int count, int NH)
@@ -581,76 +609,149 @@ static void gemm_heads(cublasOperation_t op_a, cublasOperation_t op_b, int M, in
         head_matrices_kernel<<<grid_for((size_t)matrices), BLOCK, 0, stream>>>(
             skip_matrices(A, done, NH), skip_matrices(B, done, NH), skip_matrices(C, done, NH), matrices, NH);
         LAUNCH_CHECK(head_matrices_kernel);
-        CUBLAS_CHECK(cublasSgemmBatched(cuda_cublas_handle(), op_b, op_a, N, M, K, &alpha,
-                                        table + MAX_HEAD_MATRICES, ldb, table, lda, &beta,
-                                        (float *const *)(table + 2 * MAX_HEAD_MATRICES), ldc, matrices));
+        gemm_tables(op_a, op_b, M, N, K, alpha, A.type, table, lda, ldb, beta, ldc, matrices);
     }
 }
 
-static HeadMatrices heads_at(const float *first, size_t sequence_stride, size_t head_stride)
+static HeadMatrices heads_at(const void *first, size_t sequence_stride, size_t head_stride, cudaDataType type)
 {
-    HeadMatrices m = {first, sequence_stride, head_stride};
+    HeadMatrices m = {first, sequence_stride, head_stride, type};
     return m;
 }
 
-static void attention_forward(float *out, float *att, float *scratch, const float *qkv, int B, int T, int C, int NH)
+static void round_to_16(Format16 format, bits16 *dst, const float *src, size_t n);
+
+/* Where attention's products take their operands: the fp32 values themselves (format
+ * NULL), or those values rounded to the 16-bit format into `rounded`. */
+typedef struct {
+    const Format16 *format;
+    bits16 *rounded;
+} OperandPlace;
+
+static cudaDataType operand_type(const Format16 *format)
 {
-    (void)scratch; /* the batched products read the heads in place */
+    return format == NULL ? CUDA_R_32F : type_16(*format);
+}
+
+/* n values as the products read them: src itself, or rounded into place.rounded. */
+static const void *operand_values(OperandPlace place, const float *src, size_t n)
+{
+    if (place.format == NULL)
+        return src;
+    round_to_16(*place.format, place.rounded, src, n);
+    return place.rounded;
+}
+
+/* The 16-bit operands' places in `operands` (kernels.h): q, k and v; dy; the heads' T x T. */
+static OperandPlace qkv_place(const Format16 *format, void *operands)
+{
+    OperandPlace place = {format, (bits16 *)operands};
+    return place;
+}
+
+static OperandPlace dy_place(const Format16 *format, void *operands, int B, int T, int C)
+{
+    OperandPlace place = {format, format == NULL ? NULL : (bits16 *)operands + (size_t)3 * B * T * C};
+    return place;
+}
+
+static OperandPlace heads_place(const Format16 *format, void *operands, int B, int T, int C)
+{
+    OperandPlace place = {format, format == NULL ? NULL : (bits16 *)operands + (size_t)4 * B * T * C};
+    return place;
+}
+
+static void attention_forward_on(float *out, float *att, const float *qkv, int B, int T, int C, int NH,
+                                 const Format16 *format, void *operands)
+{
     if (B == 0 || T == 0)
         return;
     int hs = C / NH, C3 = 3 * C, heads = B * NH;
     float scale = 1.0f / sqrtf((float)hs);
-    size_t TT = (size_t)T * T;
-    HeadMatrices q = heads_at(qkv, (size_t)T * C3, hs), k = heads_at(qkv + C, (size_t)T * C3, hs),
-                 v = heads_at(qkv + 2 * C, (size_t)T * C3, hs);
-    HeadMatrices scores = heads_at(att, NH * TT, TT), y = heads_at(out, (size_t)T * C, hs);
+    size_t TT = (size_t)T * T, seq3 = (size_t)T * C3;
+    cudaDataType type = operand_type(format);
+    const char *qkv_operand = (const char *)operand_values(qkv_place(format, operands), qkv, (size_t)B * seq3);
+    size_t bytes = element_bytes(type);
+    HeadMatrices q = heads_at(qkv_operand, seq3, hs, type), k = heads_at(qkv_operand + C * bytes, seq3, hs, type),
+                 v = heads_at(qkv_operand + 2 * C * bytes, seq3, hs, type);
+    HeadMatrices scores = heads_at(att, NH * TT, TT, CUDA_R_32F), y = heads_at(out, (size_t)T * C, hs, CUDA_R_32F);
     /* scores = scale * q . k^T */
     gemm_heads(NO_TRANS, TRANS, T, T, hs, scale, q, C3, k, C3, 0.0f, scores, T, heads, NH);
     size_t rows = (size_t)heads * T;
     causal_softmax_kernel<<<grid_for_rows(rows), BLOCK, 0, cuda_stream_checked()>>>(att, rows, T);
     LAUNCH_CHECK(causal_softmax_kernel);
     /* out = p . v */
-    gemm_heads(NO_TRANS, NO_TRANS, T, hs, T, 1.0f, scores, T, v, C3, 0.0f, y, C, heads, NH);
+    const void *p_operand = operand_values(heads_place(format, operands, B, T, C), att, heads * TT);
+    HeadMatrices p = heads_at(p_operand, NH * TT, TT, type);
+    gemm_heads(NO_TRANS, NO_TRANS, T, hs, T, 1.0f, p, T, v, C3, 0.0f, y, C, heads, NH);
 }
+
+static void attention_forward(float *out, float *att, float *scratch, const float *qkv, int B, int T, int C, int NH)
+{
+    (void)scratch; /* the batched products read the heads in place */
+    attention_forward_on(out, att, qkv, B, T, C, NH, NULL, NULL);
+}
+
+static void attention_forward_16(Format16 format, float *out, float *att, float *scratch, const float *qkv, int B,
+                                 int T, int C, int NH, void *operands)
+{
+    (void)scratch;
+    attention_forward_on(out, att, qkv, B, T, C, NH, &format, operands);
+}
+
+/* What backward's products read: q, k, v and dy as operands (rounded once for all heads),
+ * and where a call's probabilities and d(scores) go when they are rounded. */
+typedef struct {
+    const char *qkv, *dy; /* operands: fp32 or 16-bit */
+    cudaDataType type;
+    OperandPlace heads;
+} BackwardOperands;
 
 /* count heads from head `first` (in sequence-major order: sequence first / NH, head
  * first % NH); dscores holds count x T x T floats */
-static void attention_backward_heads(float *dqkv, float *dscores, const float *dout, const float *qkv,
-                                     const float *att, int first, int count, int T, int C, int NH)
+static void attention_backward_heads(float *dqkv, float *dscores, const float *att, const BackwardOperands *ops,
+                                     int first, int count, int T, int C, int NH)
 {
     int hs = C / NH, C3 = 3 * C;
     float scale = 1.0f / sqrtf((float)hs);
-    size_t TT = (size_t)T * T, seq3 = (size_t)T * C3;
+    size_t TT = (size_t)T * T, seq3 = (size_t)T * C3, bytes = element_bytes(ops->type);
     size_t row0 = (size_t)(first / NH) * seq3 + (size_t)(first % NH) * hs;
-    HeadMatrices q = heads_at(qkv + row0, seq3, hs), k = heads_at(qkv + row0 + C, seq3, hs),
-                 v = heads_at(qkv + row0 + 2 * C, seq3, hs);
-    HeadMatrices dq = heads_at(dqkv + row0, seq3, hs), dk = heads_at(dqkv + row0 + C, seq3, hs),
-                 dv = heads_at(dqkv + row0 + 2 * C, seq3, hs);
+    const char *q0 = ops->qkv + row0 * bytes;
+    HeadMatrices q = heads_at(q0, seq3, hs, ops->type), k = heads_at(q0 + C * bytes, seq3, hs, ops->type),
+                 v = heads_at(q0 + 2 * C * bytes, seq3, hs, ops->type);
+    HeadMatrices dq = heads_at(dqkv + row0, seq3, hs, CUDA_R_32F), dk = heads_at(dqkv + row0 + C, seq3, hs, CUDA_R_32F),
+                 dv = heads_at(dqkv + row0 + 2 * C, seq3, hs, CUDA_R_32F);
     const float *p_first = att + (size_t)first * TT;
-    HeadMatrices p = heads_at(p_first, NH * TT, TT), ds = heads_at(dscores, NH * TT, TT);
-    HeadMatrices dy = heads_at(dout + (size_t)(first / NH) * T * C + (size_t)(first % NH) * hs, (size_t)T * C, hs);
+    HeadMatrices ds = heads_at(dscores, NH * TT, TT, CUDA_R_32F);
+    size_t dy0 = (size_t)(first / NH) * T * C + (size_t)(first % NH) * hs;
+    HeadMatrices dy = heads_at(ops->dy + dy0 * bytes, (size_t)T * C, hs, ops->type);
     /* dp = dy . v^T ; dv = p^T . dy */
     gemm_heads(NO_TRANS, TRANS, T, T, hs, 1.0f, dy, C, v, C3, 0.0f, ds, T, count, NH);
+    HeadMatrices p = heads_at(operand_values(ops->heads, p_first, count * TT), NH * TT, TT, ops->type);
     gemm_heads(TRANS, NO_TRANS, T, hs, T, 1.0f, p, T, dy, C, 0.0f, dv, C3, count, NH);
     size_t rows = (size_t)count * T;
     causal_softmax_backward_kernel<<<grid_for_rows(rows), BLOCK, 0, cuda_stream_checked()>>>(dscores, p_first,
                                                                                               scale, rows, T);
     LAUNCH_CHECK(causal_softmax_backward_kernel);
-    /* dq = ds . k ; dk = ds^T . q */
-    gemm_heads(NO_TRANS, NO_TRANS, T, hs, T, 1.0f, ds, T, k, C3, 0.0f, dq, C3, count, NH);
-    gemm_heads(TRANS, NO_TRANS, T, hs, T, 1.0f, ds, T, q, C3, 0.0f, dk, C3, count, NH);
+    /* dq = ds . k ; dk = ds^T . q (the probabilities' rounded copy has been read: d(scores) takes its place) */
+    HeadMatrices ds_operand = heads_at(operand_values(ops->heads, dscores, count * TT), NH * TT, TT, ops->type);
+    gemm_heads(NO_TRANS, NO_TRANS, T, hs, T, 1.0f, ds_operand, T, k, C3, 0.0f, dq, C3, count, NH);
+    gemm_heads(TRANS, NO_TRANS, T, hs, T, 1.0f, ds_operand, T, q, C3, 0.0f, dk, C3, count, NH);
 }
 
 /* d(scores) for every head of every sequence at once lets the backward GEMMs batch over all
  * of them: B x NH x T x T floats, borrowed for the call. When they cannot be had (--mem-limit,
  * or the GPU is full), one sequence's heads at a time, then one head at a time through the
  * caller's T x T scratch: slower, and the same arithmetic. */
-static void attention_backward(float *dqkv, float *scratch, const float *dout, const float *qkv, const float *att,
-                               int B, int T, int C, int NH)
+static void attention_backward_on(float *dqkv, float *scratch, const float *dout, const float *qkv, const float *att,
+                                  int B, int T, int C, int NH, const Format16 *format, void *operands)
 {
     if (B == 0 || T == 0)
         return;
-    size_t head_bytes = (size_t)T * T * sizeof(float);
+    size_t head_bytes = (size_t)T * T * sizeof(float), N = (size_t)B * T;
+    BackwardOperands ops = {(const char *)operand_values(qkv_place(format, operands), qkv, N * 3 * C),
+                            (const char *)operand_values(dy_place(format, operands, B, T, C), dout, N * C),
+                            operand_type(format), heads_place(format, operands, B, T, C)};
     int heads = B * NH, per_call = heads;
     float *dscores = (float *)cuda_borrow((size_t)heads * head_bytes, MEM_SCRATCH);
     if (dscores == NULL) {
@@ -663,9 +764,21 @@ static void attention_backward(float *dqkv, float *scratch, const float *dout, c
         dscores = scratch;
     }
     for (int first = 0; first < heads; first += per_call)
-        attention_backward_heads(dqkv, dscores, dout, qkv, att, first, per_call, T, C, NH);
+        attention_backward_heads(dqkv, dscores, att, &ops, first, per_call, T, C, NH);
     if (borrowed > 0)
         cuda_give_back(dscores, borrowed, MEM_SCRATCH);
+}
+
+static void attention_backward(float *dqkv, float *scratch, const float *dout, const float *qkv, const float *att,
+                               int B, int T, int C, int NH)
+{
+    attention_backward_on(dqkv, scratch, dout, qkv, att, B, T, C, NH, NULL, NULL);
+}
+
+static void attention_backward_16(Format16 format, float *dqkv, float *scratch, const float *dout, const float *qkv,
+                                  const float *att, int B, int T, int C, int NH, void *operands)
+{
+    attention_backward_on(dqkv, scratch, dout, qkv, att, B, T, C, NH, &format, operands);
 }
 
 /* ---------------------------------------------------------------- GELU, residual */

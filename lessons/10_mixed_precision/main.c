@@ -12,18 +12,18 @@ static const Flag mixed_flags[] = {
      "the ZeRO stage mixed precision runs on: 1 (bf16 gradients whole), 2 (sharded; the default) or 3 (the bf16 "
      "parameters sharded too)", 1, 3, 0},
     {"fp32-matmuls", FLAG_SWITCH, offsetof(MixedOptions, fp32_matmuls),
-     "multiply the fp32 activations by the widened 16-bit weights, not 16-bit by 16-bit (default: both operands "
-     "16-bit, summed in fp32)", 0, 1, 0},
+     "multiply the fp32 activations by the widened 16-bit weights, not 16-bit by 16-bit, and attention in fp32 "
+     "(default: every product's operands 16-bit, attention's included, summed in fp32)", 0, 1, 0},
     {"fp16", FLAG_SWITCH, offsetof(MixedOptions, fp16),
-     "fp16 parameters, gradients and matmul operands, with a dynamic loss scale, instead of bf16", 0, 1, 0},
+     "fp16 parameters, gradients and product operands, with a dynamic loss scale, instead of bf16", 0, 1, 0},
     {"scale-window", FLAG_INT, offsetof(MixedOptions, scale_window),
      "with --fp16: steps in a row without an overflow before the loss scale doubles (as PyTorch's GradScaler's "
      "growth_interval)", 1, 1 << 30, 0},
     {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
-/* The matmuls' operands are 16-bit, as a GPU's tensor cores take them (kernels.h), unless
- * --fp32-matmuls asks for the comparison. The format, the matmuls and fp16's scale window
+/* The matrix products' operands (the matmuls' and attention's) are 16-bit, as a GPU's
+ * tensor cores take them (kernels.h), unless --fp32-matmuls asks for the comparison. The format, the matmuls and fp16's scale window
  * shape the run's numbers (--stage does not: every stage computes the same), so a resume
  * state records them. */
 static int configure(TrainConfig *cfg, const void *lesson_options, char *err, size_t err_len)

@@ -171,13 +171,22 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_
                         operand(C, CUBLAS_OP_N, m, n, ldc, stride_c, CUDA_R_32F), count);
 }
 
+/* Only the forms the CUDA build calls: bf16 or fp16 A and B (the same), fp32 C and sums. */
+static void check_16bit_form(const char *name, cudaDataType type_a, cudaDataType type_b, cudaDataType type_c,
+                             cublasComputeType_t compute)
+{
+    if ((type_a != CUDA_R_16BF && type_a != CUDA_R_16F) || type_b != type_a || type_c != CUDA_R_32F ||
+        compute != CUBLAS_COMPUTE_32F)
+        emu_fail("cuBLAS: %s is emulated for bf16 or fp16 A and B, fp32 C and CUBLAS_COMPUTE_32F only", name);
+}
+
 /* A batch given by tables of addresses, themselves in device memory: the tables are read
  * when the stream reaches the product, as on a GPU, so a kernel queued before it that fills
  * them is seen, and each matrix is checked then. */
 typedef struct {
     Gemm one; /* the product of matrix i, but for its addresses */
-    const float *const *a_table, *const *b_table;
-    float *const *c_table;
+    const void *const *a_table, *const *b_table;
+    void *const *c_table;
 } GemmTables;
 
 static void run_gemm_tables(void *ctx)
@@ -198,32 +207,52 @@ static void run_gemm_tables(void *ctx)
     free(t);
 }
 
-cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
-                                  int k, const float *alpha, const float *const A[], int lda, const float *const B[],
-                                  int ldb, const float *beta, float *const C[], int ldc, int count)
+static cublasStatus_t enqueue_gemm_tables(cublasHandle_t handle, const char *name, Gemm one,
+                                          const void *const A[], const void *const B[], void *const C[])
 {
-    size_t table_bytes = (size_t)(count > 0 ? count : 0) * sizeof(float *);
+    size_t table_bytes = (size_t)(one.count > 0 ? one.count : 0) * sizeof(void *);
     if (table_bytes > 0 && (!emu_is_device(A, table_bytes) || !emu_is_device(B, table_bytes) ||
                             !emu_is_device(C, table_bytes)))
-        emu_fail("cuBLAS: a table of cublasSgemmBatched (%d addresses) is not device memory", count);
-    Operand a = operand(NULL, op_a, m, k, lda, 0, CUDA_R_32F), b = operand(NULL, op_b, k, n, ldb, 0, CUDA_R_32F);
-    Operand c = operand(NULL, CUBLAS_OP_N, m, n, ldc, 0, CUDA_R_32F);
+        emu_fail("cuBLAS: a table of %s (%d addresses) is not device memory", name, one.count);
     GemmTables *t = malloc(sizeof *t);
-    *t = (GemmTables){{op_a, op_b, m, n, k, count, handle->tf32, *alpha, *beta, a, b, c}, A, B, C};
+    *t = (GemmTables){one, A, B, C};
     emu_enqueue(handle->stream, run_gemm_tables, t);
     return CUBLAS_STATUS_SUCCESS;
 }
 
-/* Only the forms the CUDA build calls: bf16 or fp16 A and B (the same), fp32 C and sums. */
+cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
+                                  int k, const float *alpha, const float *const A[], int lda, const float *const B[],
+                                  int ldb, const float *beta, float *const C[], int ldc, int count)
+{
+    Operand a = operand(NULL, op_a, m, k, lda, 0, CUDA_R_32F), b = operand(NULL, op_b, k, n, ldb, 0, CUDA_R_32F);
+    Operand c = operand(NULL, CUBLAS_OP_N, m, n, ldc, 0, CUDA_R_32F);
+    Gemm one = {op_a, op_b, m, n, k, count, handle->tf32, *alpha, *beta, a, b, c};
+    return enqueue_gemm_tables(handle, "cublasSgemmBatched", one, (const void *const *)A, (const void *const *)B,
+                               (void *const *)C);
+}
+
+/* As cublasGemmEx below, over tables of addresses as cublasSgemmBatched. */
+cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m,
+                                   int n, int k, const void *alpha, const void *const A[], cudaDataType type_a,
+                                   int lda, const void *const B[], cudaDataType type_b, int ldb, const void *beta,
+                                   void *const C[], cudaDataType type_c, int ldc, int count,
+                                   cublasComputeType_t compute, cublasGemmAlgo_t algo)
+{
+    (void)algo;
+    check_16bit_form("cublasGemmBatchedEx", type_a, type_b, type_c, compute);
+    Operand a = operand(NULL, op_a, m, k, lda, 0, type_a), b = operand(NULL, op_b, k, n, ldb, 0, type_b);
+    Operand c = operand(NULL, CUBLAS_OP_N, m, n, ldc, 0, CUDA_R_32F);
+    Gemm one = {op_a, op_b, m, n, k, count, handle->tf32, *(const float *)alpha, *(const float *)beta, a, b, c};
+    return enqueue_gemm_tables(handle, "cublasGemmBatchedEx", one, A, B, C);
+}
+
 cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m, int n,
                             int k, const void *alpha, const void *A, cudaDataType type_a, int lda, const void *B,
                             cudaDataType type_b, int ldb, const void *beta, void *C, cudaDataType type_c, int ldc,
                             cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
     (void)algo;
-    if ((type_a != CUDA_R_16BF && type_a != CUDA_R_16F) || type_b != type_a || type_c != CUDA_R_32F ||
-        compute != CUBLAS_COMPUTE_32F)
-        emu_fail("cuBLAS: cublasGemmEx is emulated for bf16 or fp16 A and B, fp32 C and CUBLAS_COMPUTE_32F only");
+    check_16bit_form("cublasGemmEx", type_a, type_b, type_c, compute);
     return enqueue_gemm(handle, op_a, op_b, m, n, k, *(const float *)alpha, operand(A, op_a, m, k, lda, 0, type_a),
                         operand(B, op_b, k, n, ldb, 0, type_b), *(const float *)beta,
                         operand(C, CUBLAS_OP_N, m, n, ldc, 0, CUDA_R_32F), 1);

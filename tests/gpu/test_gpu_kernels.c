@@ -466,23 +466,77 @@ Test(gpu_kernels, matmul_backward_on_bf16_and_fp16_operands_deterministically)
 
 /* ---------------------------------------------------------------- attention */
 
+/* The kernel a check runs, by its operands, for the failure messages. */
+static const char *const ATTENTION_FORWARD_NAMES[] = {"attention_forward", "attention_forward_16 (bf16)",
+                                                      "attention_forward_16 (fp16)"};
+
+/* Scratch for the operands the 16-bit attention rounds (kernels.h), on k's device. */
+static void *attention_operands_on(const Kernels *k, const Shape *s)
+{
+    size_t room = attention_operands16(s->B, s->T, s->C, s->NH);
+    return k == &cpu_kernels ? (void *)host_filled(room, 0.0f) : (void *)device_garbage(room);
+}
+
+static void attention_forward_on(const Kernels *k, Operands operands, float *out, float *att, float *scratch,
+                                 const float *qkv, const Shape *s)
+{
+    if (operands == OPERANDS_FP32)
+        k->attention_forward(out, att, scratch, qkv, s->B, s->T, s->C, s->NH);
+    else
+        k->attention_forward_16(format_of(operands), out, att, scratch, qkv, s->B, s->T, s->C, s->NH,
+                                attention_operands_on(k, s));
+}
+
+static void attention_backward_on(const Kernels *k, Operands operands, float *dqkv, float *scratch, const float *dout,
+                                  const float *qkv, const float *att, const Shape *s)
+{
+    if (operands == OPERANDS_FP32)
+        k->attention_backward(dqkv, scratch, dout, qkv, att, s->B, s->T, s->C, s->NH);
+    else
+        k->attention_backward_16(format_of(operands), dqkv, scratch, dout, qkv, att, s->B, s->T, s->C, s->NH,
+                                 attention_operands_on(k, s));
+}
+
+/* x as a 16-bit operand holds it (itself in fp32) */
+static float operand_value(Operands operands, float x)
+{
+    return operands == OPERANDS_FP32 ? x : float16_to_float(format_of(operands), float_to_float16(format_of(operands), x));
+}
+
+static float *operand_values(Operands operands, const float *x, size_t n)
+{
+    float *rounded = host_filled(n, 0.0f);
+    for (size_t i = 0; i < n; i++)
+        rounded[i] = operand_value(operands, x[i]);
+    return rounded;
+}
+
+/* One bf16 or fp16 step at the size of x (2^-7 or 2^-10 of x at most), or 0 in fp32: how
+ * far a value can round differently on the two devices when it differs by less than that. */
+static double operand_step(Operands operands)
+{
+    return operands == OPERANDS_FP32 ? 0.0 : operands == OPERANDS_BF16 ? 0x1p-7 : 0x1p-10;
+}
+
 typedef struct {
     float *qkv, *out, *att; /* inputs and the CPU forward's results */
-    double qkv_max;
+    double qkv_max;         /* of q, k and v as the products read them */
+    Operands operands;
 } AttentionCase;
 
 /* q, k, v in [-2, 2]: scores q.k / sqrt(hs) of standard deviation about 1.3, so the
  * softmax rows are neither flat nor one-hot. */
-static AttentionCase attention_case(const Shape *s, Rng *rng)
+static AttentionCase attention_case(const Shape *s, Rng *rng, Operands operands)
 {
     size_t N = rows_of(s), C = (size_t)s->C, BHTT = (size_t)s->B * s->NH * s->T * s->T;
     AttentionCase ac;
+    ac.operands = operands;
     ac.qkv = host_uniform(rng, N * 3 * C, -2.0f, 2.0f);
     ac.out = host_filled(N * C, 0.0f);
     ac.att = host_filled(BHTT, 0.0f);
     float *scratch = host_filled(attention_scratch_floats(s->T, s->C, s->NH), 0.0f);
-    cpu_kernels.attention_forward(ac.out, ac.att, scratch, ac.qkv, s->B, s->T, s->C, s->NH);
-    ac.qkv_max = max_abs(ac.qkv, N * 3 * C);
+    attention_forward_on(&cpu_kernels, operands, ac.out, ac.att, scratch, ac.qkv, s);
+    ac.qkv_max = max_abs(operand_values(operands, ac.qkv, N * 3 * C), N * 3 * C);
     return ac;
 }
 
@@ -498,17 +552,38 @@ static void expect_causal_zeros(const char *what, const float *att, const Shape 
             }
 }
 
-static void check_attention_forward(const Shape *s, Rng *rng)
+/* out_t = sum_j p_tj v_j, in double, from the probabilities att and v as the products read
+ * them. */
+static float *attention_out_from(const float *att, const AttentionCase *ac, const Shape *s)
+{
+    size_t T = (size_t)s->T, C = (size_t)s->C, NH = (size_t)s->NH, hs = C / NH;
+    float *out = host_filled(rows_of(s) * C, 0.0f);
+    for (size_t b = 0; b < (size_t)s->B; b++)
+        for (size_t h = 0; h < NH; h++)
+            for (size_t t = 0; t < T; t++)
+                for (size_t i = 0; i < hs; i++) {
+                    double sum = 0.0;
+                    for (size_t j = 0; j <= t; j++)
+                        sum += (double)operand_value(ac->operands, att[((b * NH + h) * T + t) * T + j]) *
+                               operand_value(ac->operands, ac->qkv[(b * T + j) * 3 * C + 2 * C + h * hs + i]);
+                    out[(b * T + t) * C + h * hs + i] = (float)sum;
+                }
+    return out;
+}
+
+static void check_attention_forward(const Shape *s, Rng *rng, Operands operands)
 {
     size_t N = rows_of(s), C = (size_t)s->C, T = (size_t)s->T, hs = C / (size_t)s->NH;
     size_t BHTT = (size_t)s->B * s->NH * T * T;
-    AttentionCase ac = attention_case(s, rng);
+    Label tag = label(s->name, ATTENTION_FORWARD_NAMES[operands]);
+    AttentionCase ac = attention_case(s, rng, operands);
     float *out = device_garbage(N * C), *att = device_garbage(BHTT);
     float *scratch = device_garbage(attention_scratch_floats(s->T, s->C, s->NH));
-    cuda_kernels.attention_forward(out, att, scratch, device_upload(ac.qkv, N * 3 * C), s->B, s->T, s->C, s->NH);
+    attention_forward_on(&cuda_kernels, operands, out, att, scratch, device_upload(ac.qkv, N * 3 * C), s);
 
     double scale = 1.0 / sqrt((double)hs);
-    /* scores: hs products of q and k, times the scale (on the sum or on the products) */
+    /* scores: hs products of q and k (the same operands on both devices), times the scale
+     * (on the sum or on the products) */
     double score_err = scale * sum_atol(hs + 1, ac.qkv_max * ac.qkv_max);
     /* p_j = exp(s_j - max) / sum_k exp(s_k - max): score errors e move log p_j by at most
      * 2e; then as in softmax_crossentropy_forward: the sum of up to T positive terms, and
@@ -518,35 +593,64 @@ static void check_attention_forward(const Shape *s, Rng *rng)
      * it by at most att_tol.rtol * |v| */
     Tolerance out_tol = {att_tol.rtol * ac.qkv_max + convex_sum_atol(T, ac.qkv_max), 0.0};
 
-    float *att_gpu = device_download(att, BHTT, label(s->name, "attention_forward att").text);
-    expect_causal_zeros(label(s->name, "attention_forward att").text, att_gpu, s);
-    expect_close(label(s->name, "attention_forward att").text, att_gpu, ac.att, BHTT, att_tol);
-    expect_device_close(label(s->name, "attention_forward out").text, out, ac.out, N * C, out_tol);
+    float *att_gpu = device_download(att, BHTT, label(tag.text, "att").text);
+    expect_causal_zeros(label(tag.text, "att").text, att_gpu, s);
+    expect_close(label(tag.text, "att").text, att_gpu, ac.att, BHTT, att_tol);
+    if (operands == OPERANDS_FP32) {
+        expect_device_close(label(tag.text, "out").text, out, ac.out, N * C, out_tol);
+        return;
+    }
+    /* On 16-bit operands a probability within att_tol of the CPU's can round to the next
+     * 16-bit value, so out is held to the GPU's own probabilities, rounded: each product
+     * exact, only the order of the sum differs (the CPU's is checked so in test_bf16.c). */
+    Tolerance own_tol = {convex_sum_atol(T, ac.qkv_max), 0.0};
+    expect_device_close(label(tag.text, "out (from its own att)").text, out, attention_out_from(att_gpu, &ac, s), N * C,
+                        own_tol);
 }
 
 typedef struct {
     double dp_max;     /* largest |dp_tj| = |dy_t . v_j| over the causal part */
     double ds_max;     /* largest |ds_tj| = |scale p_tj (dp_tj - sum_k p_tk dp_tk)| */
     double colsum_max; /* largest sum over t of p_tj: how many rows' ds weigh on one dk row */
+    /* On 16-bit operands: the largest sum of |ds_tj| over a row (over j), and over a column
+     * (over t), of the elements that may round to different 16-bit values on the two
+     * devices: those within ds_err of a point where the rounding changes. */
+    double ds_row_max, ds_col_max;
 } AttentionMagnitudes;
 
-/* The sizes the backward's error bounds scale with, worked out in double from the inputs. */
-static AttentionMagnitudes attention_magnitudes(const Shape *s, const float *dout, const AttentionCase *ac)
+/* Whether x within err either way rounds to more than one 16-bit value (err widened by
+ * half again, for the rounding of x + err itself). */
+static int rounding_may_differ(Operands operands, double x, double err)
+{
+    return operands != OPERANDS_FP32 &&
+           operand_value(operands, (float)(x - 1.5 * err)) != operand_value(operands, (float)(x + 1.5 * err));
+}
+
+/* The sizes the backward's error bounds scale with, worked out in double from the inputs
+ * (dy and v as the products read them). ds_err_per_p: each device's ds_tj within
+ * p_tj * ds_err_per_p of the exact one, for the ds_row_max and ds_col_max of 16-bit
+ * operands (0: not yet known, and they are 0). */
+static AttentionMagnitudes attention_magnitudes(const Shape *s, const float *dout, const AttentionCase *ac,
+                                                double ds_err_per_p)
 {
     size_t T = (size_t)s->T, C = (size_t)s->C, NH = (size_t)s->NH, hs = C / NH;
     double scale = 1.0 / sqrt((double)hs);
+    const float *dy_all = operand_values(ac->operands, dout, rows_of(s) * C);
+    const float *qkv = operand_values(ac->operands, ac->qkv, rows_of(s) * 3 * C);
     double *dp = malloc(T * sizeof(double)), *colsum = malloc(T * sizeof(double));
-    cr_assert(dp != NULL && colsum != NULL);
-    AttentionMagnitudes m = {0.0, 0.0, 0.0};
+    double *ds_colsum = malloc(T * sizeof(double));
+    cr_assert(dp != NULL && colsum != NULL && ds_colsum != NULL);
+    AttentionMagnitudes m = {0.0, 0.0, 0.0, 0.0, 0.0};
     for (size_t b = 0; b < (size_t)s->B; b++)
         for (size_t h = 0; h < NH; h++) {
             memset(colsum, 0, T * sizeof(double));
+            memset(ds_colsum, 0, T * sizeof(double));
             for (size_t t = 0; t < T; t++) {
-                const float *dy = dout + (b * T + t) * C + h * hs;
+                const float *dy = dy_all + (b * T + t) * C + h * hs;
                 const float *p = ac->att + ((b * NH + h) * T + t) * T;
-                double dot = 0.0;
+                double dot = 0.0, ds_rowsum = 0.0;
                 for (size_t j = 0; j <= t; j++) {
-                    const float *v = ac->qkv + (b * T + j) * 3 * C + 2 * C + h * hs;
+                    const float *v = qkv + (b * T + j) * 3 * C + 2 * C + h * hs;
                     double d = 0.0;
                     for (size_t i = 0; i < hs; i++)
                         d += (double)dy[i] * v[i];
@@ -555,14 +659,24 @@ static AttentionMagnitudes attention_magnitudes(const Shape *s, const float *dou
                     colsum[j] += p[j];
                     m.dp_max = fmax(m.dp_max, fabs(d));
                 }
-                for (size_t j = 0; j <= t; j++)
-                    m.ds_max = fmax(m.ds_max, fabs(scale * p[j] * (dp[j] - dot)));
+                for (size_t j = 0; j <= t; j++) {
+                    double ds = scale * p[j] * (dp[j] - dot);
+                    m.ds_max = fmax(m.ds_max, fabs(ds));
+                    if (ds_err_per_p > 0.0 && rounding_may_differ(ac->operands, ds, p[j] * ds_err_per_p)) {
+                        ds_rowsum += fabs(ds);
+                        ds_colsum[j] += fabs(ds);
+                    }
+                }
+                m.ds_row_max = fmax(m.ds_row_max, ds_rowsum);
             }
-            for (size_t j = 0; j < T; j++)
+            for (size_t j = 0; j < T; j++) {
                 m.colsum_max = fmax(m.colsum_max, colsum[j]);
+                m.ds_col_max = fmax(m.ds_col_max, ds_colsum[j]);
+            }
         }
     free(dp);
     free(colsum);
+    free(ds_colsum);
     return m;
 }
 
@@ -584,44 +698,61 @@ typedef enum { BORROW_ANY, BORROW_ONE_SEQUENCE, BORROW_NONE } Borrowing;
 static const char *const BORROWING_NAMES[] = {"attention_backward", "attention_backward (one sequence at a time)",
                                               "attention_backward (no memory beyond scratch)"};
 
-static void check_attention_backward(const Shape *s, Rng *rng, Borrowing borrowing)
+static const char *const OPERANDS_NAMES[] = {"", " on bf16 operands", " on fp16 operands"};
+
+static void check_attention_backward(const Shape *s, Rng *rng, Borrowing borrowing, Operands operands)
 {
     size_t N = rows_of(s), C = (size_t)s->C, T = (size_t)s->T, hs = C / (size_t)s->NH;
-    Label tag = label(s->name, BORROWING_NAMES[borrowing]);
-    AttentionCase ac = attention_case(s, rng);
+    char name[128];
+    snprintf(name, sizeof name, "%s%s", BORROWING_NAMES[borrowing], OPERANDS_NAMES[operands]);
+    Label tag = label(s->name, name);
+    AttentionCase ac = attention_case(s, rng, operands);
     float *dout = host_uniform(rng, N * C, -1.0f, 1.0f);
     size_t scratch_floats = attention_scratch_floats(s->T, s->C, s->NH);
     float *dqkv_cpu = host_filled(N * 3 * C, 0.0f), *scratch_cpu = host_filled(scratch_floats, 0.0f);
-    cpu_kernels.attention_backward(dqkv_cpu, scratch_cpu, dout, ac.qkv, ac.att, s->B, s->T, s->C, s->NH);
+    attention_backward_on(&cpu_kernels, operands, dqkv_cpu, scratch_cpu, dout, ac.qkv, ac.att, s);
 
     /* the CPU forward's probabilities on both devices: only the backward is compared */
     float *dqkv = device_garbage(N * 3 * C), *scratch = device_garbage(scratch_floats);
     float *dout_dev = device_upload(dout, N * C), *qkv = device_upload(ac.qkv, N * 3 * C);
     float *att = device_upload(ac.att, (size_t)s->B * s->NH * T * T);
     size_t one_sequence_bytes = (size_t)s->NH * T * T * sizeof(float);
+    void *operands_dev = operands == OPERANDS_FP32 ? NULL : attention_operands_on(&cuda_kernels, s);
     if (borrowing != BORROW_ANY)
         mem_set_limit(mem_in_use_total() - mem_in_use(MEM_DATA) +
                       (borrowing == BORROW_ONE_SEQUENCE ? one_sequence_bytes : 0));
-    cuda_kernels.attention_backward(dqkv, scratch, dout_dev, qkv, att, s->B, s->T, s->C, s->NH);
+    if (operands == OPERANDS_FP32)
+        cuda_kernels.attention_backward(dqkv, scratch, dout_dev, qkv, att, s->B, s->T, s->C, s->NH);
+    else
+        cuda_kernels.attention_backward_16(format_of(operands), dqkv, scratch, dout_dev, qkv, att, s->B, s->T, s->C,
+                                           s->NH, operands_dev);
     cuda_kernels.synchronize();
     mem_set_limit(0);
     float *dqkv_gpu = device_download(dqkv, N * 3 * C, tag.text);
     device_download(scratch, scratch_floats, label(tag.text, "scratch").text); /* its guard tail */
 
-    AttentionMagnitudes m = attention_magnitudes(s, dout, &ac);
-    double dy_max = max_abs(dout, N * C), qkv_max = ac.qkv_max, scale = 1.0 / sqrt((double)hs);
+    AttentionMagnitudes m = attention_magnitudes(s, dout, &ac, 0.0);
+    double dy_max = max_abs(operand_values(operands, dout, N * C), N * C), qkv_max = ac.qkv_max;
+    double scale = 1.0 / sqrt((double)hs);
     /* dp = dy . v^T: hs products */
     double dp_err = sum_atol(hs, dy_max * qkv_max);
     /* ds_j = scale p_j (dp_j - dot), dot = sum_k p_k dp_k a softmax-weighted average: its
      * error is dp_err plus its own sum's; the subtraction and products round a few times
      * at the size of dp. So |error of ds_j| <= p_j * ds_err_per_p: */
     double ds_err_per_p = scale * (2.0 * dp_err + convex_sum_atol(T, m.dp_max) + 8.0 * U * m.dp_max);
+    m = attention_magnitudes(s, dout, &ac, ds_err_per_p);
     /* dq_t = sum_j ds_tj k_j: the ds errors of row t weigh sum_j p_tj = 1 times |k|, plus
-     * the sum's own rounding over up to T terms */
-    Tolerance dq_tol = {qkv_max * ds_err_per_p + sum_atol(T, m.ds_max * qkv_max), 0.0};
+     * the sum's own rounding over up to T terms; on 16-bit operands a ds near a point where
+     * the rounding changes may also round one step apart on the two devices: at most a
+     * step of each such |ds_tj| */
+    double step = operand_step(operands);
+    Tolerance dq_tol = {qkv_max * (ds_err_per_p + step * m.ds_row_max) + sum_atol(T, m.ds_max * qkv_max), 0.0};
     /* dk_j = sum_t ds_tj q_t: the ds errors of column j weigh sum_t p_tj <= colsum_max */
-    Tolerance dk_tol = {qkv_max * m.colsum_max * ds_err_per_p + sum_atol(T, m.ds_max * qkv_max), 0.0};
-    /* dv_j = sum_t p_tj dy_t: the same p on both devices, up to T terms within dy_max */
+    Tolerance dk_tol = {qkv_max * (m.colsum_max * ds_err_per_p + step * m.ds_col_max) +
+                            sum_atol(T, m.ds_max * qkv_max),
+                        0.0};
+    /* dv_j = sum_t p_tj dy_t: the same p (and its rounding) on both devices, up to T terms
+     * within dy_max */
     Tolerance dv_tol = {sum_atol(T, dy_max), 0.0};
 
     expect_close(label(tag.text, "dq").text, qkv_part(dqkv_gpu, N, C, 0), qkv_part(dqkv_cpu, N, C, 0), N * C, dq_tol);
@@ -630,26 +761,57 @@ static void check_attention_backward(const Shape *s, Rng *rng, Borrowing borrowi
 
     if (borrowing == BORROW_ANY) { /* the same inputs again: the same bits */
         device_refill(dqkv, host_filled(N * 3 * C, nan_float()), N * 3 * C);
-        cuda_kernels.attention_backward(dqkv, scratch, dout_dev, qkv, att, s->B, s->T, s->C, s->NH);
+        attention_backward_on(&cuda_kernels, operands, dqkv, scratch, dout_dev, qkv, att, s);
         expect_identical(label(tag.text, "dqkv, run twice").text, device_download(dqkv, N * 3 * C, "dqkv"), dqkv_gpu,
                          N * 3 * C);
     }
 }
 
-static void check_attention_backward_plain(const Shape *s, Rng *rng) { check_attention_backward(s, rng, BORROW_ANY); }
+static void check_attention_backward_plain(const Shape *s, Rng *rng)
+{
+    check_attention_backward(s, rng, BORROW_ANY, OPERANDS_FP32);
+}
 static void check_attention_backward_by_sequence(const Shape *s, Rng *rng)
 {
-    check_attention_backward(s, rng, BORROW_ONE_SEQUENCE);
+    check_attention_backward(s, rng, BORROW_ONE_SEQUENCE, OPERANDS_FP32);
 }
 static void check_attention_backward_limited(const Shape *s, Rng *rng)
 {
-    check_attention_backward(s, rng, BORROW_NONE);
+    check_attention_backward(s, rng, BORROW_NONE, OPERANDS_FP32);
+}
+/* 16-bit: with all the memory it asks for, and with none beyond its scratch */
+static void check_attention_backward_16bit(const Shape *s, Rng *rng)
+{
+    for (Operands operands = OPERANDS_BF16; operands <= OPERANDS_FP16; operands++) {
+        check_attention_backward(s, rng, BORROW_ANY, operands);
+        check_attention_backward(s, rng, BORROW_NONE, operands);
+    }
+}
+
+static void check_attention_forward_fp32(const Shape *s, Rng *rng) { check_attention_forward(s, rng, OPERANDS_FP32); }
+static void check_attention_forward_16bit(const Shape *s, Rng *rng)
+{
+    check_attention_forward(s, rng, OPERANDS_BF16);
+    check_attention_forward(s, rng, OPERANDS_FP16);
 }
 
 Test(gpu_kernels, attention_forward_is_causal)
 {
     require_gpu();
-    for_each_shape(check_attention_forward, 700);
+    for_each_shape(check_attention_forward_fp32, 700);
+}
+
+Test(gpu_kernels, attention_forward_on_bf16_and_fp16_operands)
+{
+    require_gpu();
+    for_each_shape(check_attention_forward_16bit, 710);
+}
+
+/* Against the CPU, run twice for the same bits, and under a limit that lends it nothing. */
+Test(gpu_kernels, attention_backward_on_bf16_and_fp16_operands)
+{
+    require_gpu();
+    for_each_shape(check_attention_backward_16bit, 810);
 }
 
 /* Against the CPU, and run twice for the same bits. */

@@ -29,6 +29,11 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t op_a, cubla
                             int k, const void *alpha, const void *A, cudaDataType type_a, int lda, const void *B,
                             cudaDataType type_b, int ldb, const void *beta, void *C, cudaDataType type_c, int ldc,
                             cublasComputeType_t compute, cublasGemmAlgo_t algo);
+cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t op_a, cublasOperation_t op_b, int m,
+                                   int n, int k, const void *alpha, const void *const A[], cudaDataType type_a,
+                                   int lda, const void *const B[], cudaDataType type_b, int ldb, const void *beta,
+                                   void *const C[], cudaDataType type_c, int ldc, int count,
+                                   cublasComputeType_t compute, cublasGemmAlgo_t algo);
 }
 #define cublasSgemm cublasSgemm_v2
 
