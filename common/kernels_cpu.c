@@ -300,8 +300,7 @@ static void attention_backward_on(float *dqkv, float *scratch, const float *dout
                 int cols = min_int(ATT_BLOCK, T - c0);
                 cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cols, hs, T - c0,
                             1.0f, p_operand + (size_t)c0 * T + c0, T, dy + (size_t)c0 * C, C, 0.0f,
-                            dv + (size_t)c0 * 3 * C,
-                            3 * C);
+                            dv + (size_t)c0 * 3 * C, 3 * C);
             }
             softmax_backward_rows(scratch, p, scale, T);
             if (format != NULL)

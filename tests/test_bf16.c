@@ -221,7 +221,10 @@ static const float *head_part(const float *qkv, int b, int h, int t, int part)
 {
     return qkv + (size_t)(b * AT_T + t) * 3 * AT_C + part * AT_C + h * AT_HS;
 }
-static const float *head_dy(const float *dout, int b, int h, int t) { return dout + (size_t)(b * AT_T + t) * AT_C + h * AT_HS; }
+static const float *head_dy(const float *dout, int b, int h, int t)
+{
+    return dout + (size_t)(b * AT_T + t) * AT_C + h * AT_HS;
+}
 static const float *probabilities(const float *att, int b, int h, int t)
 {
     return att + ((size_t)(b * AT_NH + h) * AT_T + t) * AT_T;
@@ -289,6 +292,17 @@ static void exact_dscores(Format16 format, const AttentionRun *run, int b, int h
     }
 }
 
+/* Adds a d(scores) times an operand, both rounded, to *sum, and to *bound what it may be off
+ * by: the fp32 sum's rounding, and the distance between the two values a d(scores) within
+ * err of a point where the rounding changes may take (0 for most). */
+static void add_dscore_term(Format16 format, double ds, double err, float operand, double *sum, double *bound)
+{
+    double x = value16(format, operand);
+    double either = fabs(value16(format, (float)(ds - err)) - value16(format, (float)(ds + err)));
+    *sum += value16(format, (float)ds) * x;
+    *bound += fabs(ds * x) * (AT_T * 0x1p-24 + 0x1p-23) + either * fabs(x);
+}
+
 /* dv sums p and dy rounded; dq and dk, d(scores) rounded (softmax backward in fp32 from the
  * fp32 p) times k and q rounded. A d(scores) that a last-bit difference could round either
  * way is allowed both. */
@@ -306,24 +320,15 @@ static void check_attention_backward16(Format16 format)
                     size_t at = (size_t)(b * AT_T + j) * 3 * AT_C + h * AT_HS + i;
                     double bound, want = dot16(format, probabilities(run->att, b, h, j) + j, AT_T,
                                                head_dy(run->dout, b, h, j) + i, AT_C, AT_T - j, &bound);
-                    dv_apart |= check_against("dv", run->dqkv[at + 2 * AT_C], want, bound, run->dqkv_fp32[at + 2 * AT_C]);
+                    dv_apart |=
+                        check_against("dv", run->dqkv[at + 2 * AT_C], want, bound, run->dqkv_fp32[at + 2 * AT_C]);
                     double dq = 0.0, dq_bound = 0.0, dk = 0.0, dk_bound = 0.0;
-                    for (int u = 0; u < AT_T; u++) { /* dq_j = sum_u ds_ju k_u; dk_j = sum_u ds_uj q_u */
-                        if (u <= j) {
-                            double k = value16(format, head_part(run->qkv, b, h, u, 1)[i]);
-                            double either = fabs(value16(format, (float)(ds[j][u] - ds_err[j][u])) -
-                                                 value16(format, (float)(ds[j][u] + ds_err[j][u])));
-                            dq += value16(format, (float)ds[j][u]) * k;
-                            dq_bound += fabs(ds[j][u] * k) * (AT_T * 0x1p-24 + 0x1p-23) + either * fabs(k);
-                        }
-                        if (u >= j) {
-                            double q = value16(format, head_part(run->qkv, b, h, u, 0)[i]);
-                            double either = fabs(value16(format, (float)(ds[u][j] - ds_err[u][j])) -
-                                                 value16(format, (float)(ds[u][j] + ds_err[u][j])));
-                            dk += value16(format, (float)ds[u][j]) * q;
-                            dk_bound += fabs(ds[u][j] * q) * (AT_T * 0x1p-24 + 0x1p-23) + either * fabs(q);
-                        }
-                    }
+                    for (int u = 0; u <= j; u++) /* dq_j = sum over u <= j of ds_ju k_u */
+                        add_dscore_term(format, ds[j][u], ds_err[j][u], head_part(run->qkv, b, h, u, 1)[i], &dq,
+                                        &dq_bound);
+                    for (int u = j; u < AT_T; u++) /* dk_j = sum over u >= j of ds_uj q_u */
+                        add_dscore_term(format, ds[u][j], ds_err[u][j], head_part(run->qkv, b, h, u, 0)[i], &dk,
+                                        &dk_bound);
                     dq_apart |= check_against("dq", run->dqkv[at], dq, dq_bound, run->dqkv_fp32[at]);
                     check_against("dk", run->dqkv[at + AT_C], dk, dk_bound, run->dqkv_fp32[at + AT_C]);
                 }

@@ -500,7 +500,9 @@ static void attention_backward_on(const Kernels *k, Operands operands, float *dq
 /* x as a 16-bit operand holds it (itself in fp32) */
 static float operand_value(Operands operands, float x)
 {
-    return operands == OPERANDS_FP32 ? x : float16_to_float(format_of(operands), float_to_float16(format_of(operands), x));
+    if (operands == OPERANDS_FP32)
+        return x;
+    return float16_to_float(format_of(operands), float_to_float16(format_of(operands), x));
 }
 
 static float *operand_values(Operands operands, const float *x, size_t n)
