@@ -7,8 +7,8 @@
 # lesson 10's mixed precision on it (the same collectives in bf16): 1 psi on ZeRO-1 and
 # ZeRO-2, 1.5 psi on ZeRO-3; lesson 10 with --fp32-matmuls too, the cost of rounding every
 # product's operands (the matmuls' and attention's) to bf16 on a CPU whose BLAS has no bf16
-# GEMM. The kernels the lessons
-# choose from the CPU's features; median step time of BENCH_ROUNDS runs (default 3). Where
+# GEMM. The kernels the lessons choose from the CPU's features; median step time of
+# BENCH_ROUNDS runs (default 3). Where
 # PyTorch is installed (scripts/pytorch_ddp.sh), its DDP and its ZeRO-1
 # (ZeroRedundancyOptimizer) on the same shape follow, and where it runs FSDP (make torch),
 # FSDP in both modes (grad_op beside ZeRO-2, full beside ZeRO-3), each with the model state

@@ -642,22 +642,11 @@ static const void *operand_values(OperandPlace place, const float *src, size_t n
     return place.rounded;
 }
 
-/* The 16-bit operands' places in `operands` (kernels.h): q, k and v; dy; the heads' T x T. */
-static OperandPlace qkv_place(const Format16 *format, void *operands)
+/* The place of the 16-bit operands that start `offset` operands into `operands`
+ * (kernels.h: q, k and v from 0; dy from 3NC; the heads' T x T from 4NC), or fp32's. */
+static OperandPlace operand_place(const Format16 *format, void *operands, size_t offset)
 {
-    OperandPlace place = {format, (bits16 *)operands};
-    return place;
-}
-
-static OperandPlace dy_place(const Format16 *format, void *operands, int B, int T, int C)
-{
-    OperandPlace place = {format, format == NULL ? NULL : (bits16 *)operands + (size_t)3 * B * T * C};
-    return place;
-}
-
-static OperandPlace heads_place(const Format16 *format, void *operands, int B, int T, int C)
-{
-    OperandPlace place = {format, format == NULL ? NULL : (bits16 *)operands + (size_t)4 * B * T * C};
+    OperandPlace place = {format, format == NULL ? NULL : (bits16 *)operands + offset};
     return place;
 }
 
@@ -670,7 +659,7 @@ static void attention_forward_on(float *out, float *att, const float *qkv, int B
     float scale = 1.0f / sqrtf((float)hs);
     size_t TT = (size_t)T * T, seq3 = (size_t)T * C3;
     cudaDataType type = operand_type(format);
-    const char *qkv_operand = (const char *)operand_values(qkv_place(format, operands), qkv, (size_t)B * seq3);
+    const char *qkv_operand = (const char *)operand_values(operand_place(format, operands, 0), qkv, (size_t)B * seq3);
     size_t bytes = element_bytes(type);
     HeadMatrices q = heads_at(qkv_operand, seq3, hs, type), k = heads_at(qkv_operand + C * bytes, seq3, hs, type),
                  v = heads_at(qkv_operand + 2 * C * bytes, seq3, hs, type);
@@ -681,7 +670,7 @@ static void attention_forward_on(float *out, float *att, const float *qkv, int B
     causal_softmax_kernel<<<grid_for_rows(rows), BLOCK, 0, cuda_stream_checked()>>>(att, rows, T);
     LAUNCH_CHECK(causal_softmax_kernel);
     /* out = p . v */
-    const void *p_operand = operand_values(heads_place(format, operands, B, T, C), att, heads * TT);
+    const void *p_operand = operand_values(operand_place(format, operands, (size_t)4 * B * T * C), att, heads * TT);
     HeadMatrices p = heads_at(p_operand, NH * TT, TT, type);
     gemm_heads(NO_TRANS, NO_TRANS, T, hs, T, 1.0f, p, T, v, C3, 0.0f, y, C, heads, NH);
 }
@@ -749,9 +738,9 @@ static void attention_backward_on(float *dqkv, float *scratch, const float *dout
     if (B == 0 || T == 0)
         return;
     size_t head_bytes = (size_t)T * T * sizeof(float), N = (size_t)B * T;
-    BackwardOperands ops = {(const char *)operand_values(qkv_place(format, operands), qkv, N * 3 * C),
-                            (const char *)operand_values(dy_place(format, operands, B, T, C), dout, N * C),
-                            operand_type(format), heads_place(format, operands, B, T, C)};
+    BackwardOperands ops = {(const char *)operand_values(operand_place(format, operands, 0), qkv, N * 3 * C),
+                            (const char *)operand_values(operand_place(format, operands, 3 * N * C), dout, N * C),
+                            operand_type(format), operand_place(format, operands, 4 * N * C)};
     int heads = B * NH, per_call = heads;
     float *dscores = (float *)cuda_borrow((size_t)heads * head_bytes, MEM_SCRATCH);
     if (dscores == NULL) {

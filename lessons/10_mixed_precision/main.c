@@ -23,9 +23,9 @@ static const Flag mixed_flags[] = {
 };
 
 /* The matrix products' operands (the matmuls' and attention's) are 16-bit, as a GPU's
- * tensor cores take them (kernels.h), unless --fp32-matmuls asks for the comparison. The format, the matmuls and fp16's scale window
- * shape the run's numbers (--stage does not: every stage computes the same), so a resume
- * state records them. */
+ * tensor cores take them (kernels.h), unless --fp32-matmuls asks for the comparison. The
+ * format, the matmuls and fp16's scale window shape the run's numbers (--stage does not:
+ * every stage computes the same), so a resume state records them. */
 static int configure(TrainConfig *cfg, const void *lesson_options, char *err, size_t err_len)
 {
     const MixedOptions *mixed_options = lesson_options;
