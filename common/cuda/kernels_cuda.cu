@@ -486,8 +486,10 @@ static void matmul_backward(float *dinp, float *dweight, float *dbias, const flo
 /* ---------------------------------------------------------------- attention */
 
 /* One warp per row of B*NH*T score rows (row t of its head): softmax over 0..t, exact
- * zeros after, as causal_softmax_row on the CPU. */
-__global__ void causal_softmax_kernel(float *att, size_t rows, int T)
+ * zeros after, as causal_softmax_row on the CPU. With `rounded` (16-bit attention), each
+ * probability is also written rounded there, as p . v reads it: one pass over the scores
+ * fewer than rounding them afterwards. */
+__global__ void causal_softmax_kernel(float *att, bits16 *rounded, Format16 format, size_t rows, int T)
 {
     size_t r = (size_t)blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP;
     int lane = threadIdx.x % WARP;
@@ -506,12 +508,20 @@ __global__ void causal_softmax_kernel(float *att, size_t rows, int T)
         sum += e;
     }
     float inv_sum = 1.0f / warp_sum(sum);
-    for (int j = lane; j < T; j += WARP)
-        row[j] = j <= t ? row[j] * inv_sum : 0.0f;
+    for (int j = lane; j < T; j += WARP) {
+        float p = j <= t ? row[j] * inv_sum : 0.0f;
+        row[j] = p;
+        if (rounded != NULL)
+            rounded[r * T + j] = float_to_float16(format, p);
+    }
 }
 
-/* One warp per row: ds = p * (dp - sum(p * dp)) * scale over 0..t, zeros after. */
-__global__ void causal_softmax_backward_kernel(float *dp_to_ds, const float *p, float scale, size_t rows, int T)
+/* One warp per row: ds = p * (dp - sum(p * dp)) * scale over 0..t, zeros after, in place of
+ * dp; or, with `rounded` (16-bit attention), only rounded there, where the products that
+ * read d(scores) take it: the fp32 d(scores) would be written and read once more for
+ * nothing. */
+__global__ void causal_softmax_backward_kernel(float *dp_to_ds, bits16 *rounded, Format16 format, const float *p,
+                                               float scale, size_t rows, int T)
 {
     size_t r = (size_t)blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP;
     int lane = threadIdx.x % WARP;
@@ -524,8 +534,13 @@ __global__ void causal_softmax_backward_kernel(float *dp_to_ds, const float *p, 
     for (int j = lane; j <= t; j += WARP)
         dot += prow[j] * d[j];
     dot = warp_sum(dot);
-    for (int j = lane; j < T; j += WARP)
-        d[j] = j <= t ? prow[j] * (d[j] - dot) * scale : 0.0f;
+    for (int j = lane; j < T; j += WARP) {
+        float ds = j <= t ? prow[j] * (d[j] - dot) * scale : 0.0f;
+        if (rounded != NULL)
+            rounded[r * T + j] = float_to_float16(format, ds);
+        else
+            d[j] = ds;
+    }
 }
 
 /* Matrix i of a batch over the heads of several sequences is head i % NH of sequence
@@ -642,6 +657,19 @@ static const void *operand_values(OperandPlace place, const float *src, size_t n
     return place.rounded;
 }
 
+/* Where the softmaxes, which round as they write, leave the values the products read: in
+ * `fp32` itself, or in place.rounded. */
+static const void *written_values(OperandPlace place, const float *fp32)
+{
+    return place.format == NULL ? (const void *)fp32 : (const void *)place.rounded;
+}
+
+/* The format such a kernel rounds to: any one when it does not round (place.rounded NULL). */
+static Format16 rounding_format(OperandPlace place)
+{
+    return place.format == NULL ? FORMAT_BF16 : *place.format;
+}
+
 /* The place of the 16-bit operands that start `offset` operands into `operands`
  * (kernels.h: q, k and v from 0; dy from 3NC; the heads' T x T from 4NC), or fp32's. */
 static OperandPlace operand_place(const Format16 *format, void *operands, size_t offset)
@@ -667,11 +695,12 @@ static void attention_forward_on(float *out, float *att, const float *qkv, int B
     /* scores = scale * q . k^T */
     gemm_heads(NO_TRANS, TRANS, T, T, hs, scale, q, C3, k, C3, 0.0f, scores, T, heads, NH);
     size_t rows = (size_t)heads * T;
-    causal_softmax_kernel<<<grid_for_rows(rows), BLOCK, 0, cuda_stream_checked()>>>(att, rows, T);
+    OperandPlace p_place = operand_place(format, operands, (size_t)4 * B * T * C);
+    causal_softmax_kernel<<<grid_for_rows(rows), BLOCK, 0, cuda_stream_checked()>>>(att, p_place.rounded,
+                                                                                     rounding_format(p_place), rows, T);
     LAUNCH_CHECK(causal_softmax_kernel);
     /* out = p . v */
-    const void *p_operand = operand_values(operand_place(format, operands, (size_t)4 * B * T * C), att, heads * TT);
-    HeadMatrices p = heads_at(p_operand, NH * TT, TT, type);
+    HeadMatrices p = heads_at(written_values(p_place, att), NH * TT, TT, type);
     gemm_heads(NO_TRANS, NO_TRANS, T, hs, T, 1.0f, p, T, v, C3, 0.0f, y, C, heads, NH);
 }
 
@@ -719,11 +748,12 @@ static void attention_backward_heads(float *dqkv, float *dscores, const float *a
     HeadMatrices p = heads_at(operand_values(ops->heads, p_first, count * TT), NH * TT, TT, ops->type);
     gemm_heads(TRANS, NO_TRANS, T, hs, T, 1.0f, p, T, dy, C, 0.0f, dv, C3, count, NH);
     size_t rows = (size_t)count * T;
-    causal_softmax_backward_kernel<<<grid_for_rows(rows), BLOCK, 0, cuda_stream_checked()>>>(dscores, p_first,
-                                                                                              scale, rows, T);
+    /* (the probabilities' rounded copy has been read: d(scores) rounded takes its place) */
+    causal_softmax_backward_kernel<<<grid_for_rows(rows), BLOCK, 0, cuda_stream_checked()>>>(
+        dscores, ops->heads.rounded, rounding_format(ops->heads), p_first, scale, rows, T);
     LAUNCH_CHECK(causal_softmax_backward_kernel);
-    /* dq = ds . k ; dk = ds^T . q (the probabilities' rounded copy has been read: d(scores) takes its place) */
-    HeadMatrices ds_operand = heads_at(operand_values(ops->heads, dscores, count * TT), NH * TT, TT, ops->type);
+    /* dq = ds . k ; dk = ds^T . q */
+    HeadMatrices ds_operand = heads_at(written_values(ops->heads, dscores), NH * TT, TT, ops->type);
     gemm_heads(NO_TRANS, NO_TRANS, T, hs, T, 1.0f, ds_operand, T, k, C3, 0.0f, dq, C3, count, NH);
     gemm_heads(TRANS, NO_TRANS, T, hs, T, 1.0f, ds_operand, T, q, C3, 0.0f, dk, C3, count, NH);
 }
