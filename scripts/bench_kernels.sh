@@ -10,7 +10,8 @@
 # MFU use lesson 00's FLOPs per token and one core's FMA peak, measured by its profile once
 # per round (the highest counts). The ceiling line says how fast lesson 00 could be with the
 # same kernels if every kernel but the matrix products took no time: the most any
-# implementation sharing PyTorch's matrix products could gain on it.
+# implementation sharing PyTorch's matrix products could gain on it; the line after it, how
+# close lesson 00 comes (each round's run against the same round's profile).
 #
 #   scripts/bench_kernels.sh [small|big|tiny ...]
 set -euo pipefail
@@ -30,11 +31,12 @@ bench_shape() {
     train="$flags --steps $steps --val-every 0 --gen-tokens 0 --threads 1 --summary $work/s.csv"
     local sets
     mapfile -t sets < <(echo auto; build/tools/cpu_kernels)
-    rm -f "$work"/{auto,pytorch,profiles} "${sets[@]/#/$work/}"
+    rm -f "$work"/{auto,pytorch,profiles,round_ceilings} "${sets[@]/#/$work/}"
     for _ in $(seq "$rounds"); do
         # shellcheck disable=SC2086 # flag lists are words
         $lesson profile $flags --threads 1 --warmup-iters 1 --iters 2 --sweep-max-batch 1 | tee "$work/profile" \
             >>"$work/profiles"
+        matmul_ceiling "$work/profile" >>"$work/round_ceilings" && echo >>"$work/round_ceilings"
         for set in "${sets[@]}"; do
             local kernels=(env -u OPENBLAS_CORETYPE)
             [ "$set" = auto ] || kernels=(env OPENBLAS_CORETYPE="$set")
@@ -76,6 +78,11 @@ bench_shape() {
     printf '  ceiling: %.0f tokens/s if lesson 00 did nothing but its matrix products (%s kernels)' "$ceiling" "$chosen"
     [ -s "$work/pytorch" ] && printf ', i.e. at most %sx pytorch eager' "$(ratio "$ceiling" "$(median_of "$work/pytorch" 1)")"
     printf '\n'
+    # Each round's lesson 00 against the ceiling of the same round's profile, a minute apart:
+    # a slow minute of the machine falls on both, where the ceiling above (the fastest round)
+    # and lesson 00's median come from different minutes.
+    printf '  lesson 00 (auto) at %s%% of the ceiling: the median of the rounds'"'"' own ratios\n' \
+        "$(paste -d ' ' "$work/auto" "$work/round_ceilings" | awk '{ printf "%.1f\n", 100 * $1 / $3 }' | median)"
     echo "  peak: $(awk '/^  MFU/ { sub(/.*\(/, ""); sub(/\)$/, ""); print; exit }' "$work/profile"), the highest of $rounds measurements: $(awk -v p="$peak" 'BEGIN { printf "%.1f GFLOP/s", p / 1e9 }')"
 }
 
