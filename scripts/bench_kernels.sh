@@ -36,7 +36,7 @@ bench_shape() {
         # shellcheck disable=SC2086 # flag lists are words
         $lesson profile $flags --threads 1 --warmup-iters 1 --iters 2 --sweep-max-batch 1 | tee "$work/profile" \
             >>"$work/profiles"
-        matmul_ceiling "$work/profile" >>"$work/round_ceilings" && echo >>"$work/round_ceilings"
+        matmul_ceiling "$work/profile" >>"$work/round_ceilings"
         for set in "${sets[@]}"; do
             local kernels=(env -u OPENBLAS_CORETYPE)
             [ "$set" = auto ] || kernels=(env OPENBLAS_CORETYPE="$set")
@@ -82,7 +82,8 @@ bench_shape() {
     # a slow minute of the machine falls on both, where the ceiling above (the fastest round)
     # and lesson 00's median come from different minutes.
     printf '  lesson 00 (auto) at %s%% of the ceiling: the median of the rounds'"'"' own ratios\n' \
-        "$(paste -d ' ' "$work/auto" "$work/round_ceilings" | awk '{ printf "%.1f\n", 100 * $1 / $3 }' | median)"
+        "$(awk '{ print $1 }' "$work/auto" | paste -d ' ' - "$work/round_ceilings" |
+            awk '{ printf "%.1f\n", 100 * $1 / $2 }' | median)"
     echo "  peak: $(awk '/^  MFU/ { sub(/.*\(/, ""); sub(/\)$/, ""); print; exit }' "$work/profile"), the highest of $rounds measurements: $(awk -v p="$peak" 'BEGIN { printf "%.1f GFLOP/s", p / 1e9 }')"
 }
 

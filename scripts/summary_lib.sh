@@ -131,7 +131,7 @@ record_run() {
 matmul_ceiling() {
     awk '/^== where a step/ { if (ms > 0 && (best == 0 || ms < best)) best = ms; ms = 0 }
         $1 == "matmul" { ms += $9; tokens = $3 }
-        END { if (ms > 0 && (best == 0 || ms < best)) best = ms; printf "%.0f", tokens / (best / 1000) }' "$1"
+        END { if (ms > 0 && (best == 0 || ms < best)) best = ms; printf "%.0f\n", tokens / (best / 1000) }' "$1"
 }
 
 # a / b to two decimals.
