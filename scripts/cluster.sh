@@ -52,6 +52,11 @@ fail() { echo "cluster: $*" >&2; exit 2; }
     fail "--link-gbit: '$gbit' is not a rate from 0.01 to 100 Gbit/s"
 [[ $name =~ ^[a-z][a-z0-9]{0,9}$ ]] || fail "--name: '$name' is not a letter then up to 9 letters or digits"
 [ "$action" = status ] || [ "$(id -u)" = 0 ] || fail "$action makes network namespaces: run it as root"
+PATH=$PATH:/usr/sbin:/sbin # where Debian puts ip and tc, off a user's PATH
+for command in ip tc; do
+    command -v "$command" >/dev/null || fail "$command is missing: apt-get install iproute2, or source the" \
+        "offline/env.sh of a copy from scripts/pack_offline.sh, which brings it"
+done
 
 state=/run/dtc-cluster/$name
 switch=$name-switch

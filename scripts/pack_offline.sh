@@ -15,7 +15,9 @@
 #     MPI runtime, OpenBLAS, Criterion and what they load in turn), the MPI launcher
 #     (mpiexec, Hydra), the headers and link names to build the course there with the node's
 #     own compiler, and offline/env.sh, which points PATH, LD_LIBRARY_PATH and the compiler at
-#     them.
+#     them; and ip and tc (Debian's iproute2), which scripts/cluster.sh makes its hosts and
+#     shapes their links with, so that a node with enough cores can run the cluster's
+#     checks (scripts/predict_cluster.sh, as root).
 # Left out: the C library and the C++ runtime (every node has them; the programs need a glibc
 # at least as new as this machine's), and the CUDA libraries (cuBLAS, the CUDA runtime, NCCL),
 # which a GPU node's CUDA installation provides: env.sh finds them (docs/gpu.md, "A node
@@ -68,6 +70,13 @@ tar -cf - "${data_files[@]}" | tar -xf - -C "$root"
 cp -L "$(command -v mpiexec.hydra)" "$(command -v hydra_pmi_proxy)" "$root/offline/bin/"
 ln -s mpiexec.hydra "$root/offline/bin/mpiexec"
 ln -s mpiexec.hydra "$root/offline/bin/mpirun"
+# The cluster's tools (scripts/cluster.sh), where this machine has them.
+cluster_tools=""
+for command in ip tc; do
+    path=$(PATH=$PATH:/usr/sbin:/sbin command -v "$command") || continue
+    cp -L "$path" "$root/offline/bin/"
+    cluster_tools+=" $command"
+done
 
 # A library every Linux has, or that a GPU node's CUDA installation provides.
 provided() {
@@ -117,4 +126,4 @@ cp scripts/offline_env.sh "$root/offline/env.sh"
 tar -C "$stage" -czf "$out" dtc
 echo "pack_offline: $out ($(du -h "$out" | cut -f1)): $(find "$root/offline/lib" -maxdepth 1 -name '*.so.*' | wc -l) libraries" \
     "of its own and $(find "$root/offline/lib/system" -name '*.so*' | wc -l) for a node that lacks them," \
-    "the programs of ${program_dirs[*]}, data ($data)"
+    "the programs of ${program_dirs[*]}, data ($data), the cluster's tools:${cluster_tools:- none (no iproute2 here)}"
