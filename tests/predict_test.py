@@ -293,16 +293,26 @@ class Progress(unittest.TestCase):
     def test_a_fit_recovers_the_chain_it_was_made_from(self):
         for chain in [((0, 1), (0, 0)), ((2, 1), (4, 1)), ((1, 2), (2, 6)), ((0, 3), (2, 5))]:
             steps = predict.chain_steps(chain)
-            rows = [(1e-3, m * 1e-3, tests, predict.predicted_wait(steps, m, tests) * 1e-3)
+            rows = [(1e-3, m * 1e-3, tests, predict.predicted_wait(steps, m, tests) * 1e-3, 0.0)
                     for m in (1.5, 3.0) for tests in (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32)]
             fitted, worst = predict.fit_chain(rows)
             self.assertEqual(predict.chain_steps(fitted), steps, chain)
             self.assertLess(worst, 1e-12)
 
+    def test_the_time_inside_the_calls_is_fitted_from_the_tests(self):
+        # a 1 ms collective: 0.6 ms taken off the wait by 4 tests that took 0.3 ms, 1 ms by 8 that
+        # took 0.5 ms; rows without tests say nothing of it
+        rows = [(1e-3, 3e-3, 0, 1e-3, 0.0), (1e-3, 3e-3, 4, 0.4e-3, 0.3e-3), (1e-3, 3e-3, 8, 0.0, 0.5e-3)]
+        self.assertAlmostEqual(predict.fit_in_call(rows), 0.5)
+        self.assertEqual(predict.fit_in_call(rows[:1]), 0.0)
+        # tests slower than the collective alone (cold caches) count as the whole of it
+        self.assertEqual(predict.fit_in_call([(1e-3, 3e-3, 8, 0.0, 1.5e-3)]), 1.0)
+
     def test_the_chain_of_the_nearest_size_is_used(self):
-        chains = {("all_reduce", 2): [(1 << 16, ((0, 1), (0, 0))), (1 << 22, ((2, 1), (4, 1)))]}
-        self.assertEqual(predict.chain_for(chains, "all_reduce", 2, 100 << 10), [1.0])
-        self.assertEqual(len(predict.chain_for(chains, "all_reduce", 2, 3 << 20)), 8)
+        chains = {("all_reduce", 2): [(1 << 16, ((0, 1), (0, 0)), 0.25), (1 << 22, ((2, 1), (4, 1)), 0.5)]}
+        self.assertEqual(predict.chain_for(chains, "all_reduce", 2, 100 << 10), ([1.0], 0.25))
+        steps, in_call = predict.chain_for(chains, "all_reduce", 2, 3 << 20)
+        self.assertEqual((len(steps), in_call), (8, 0.5))
         with self.assertRaises(predict.Refusal):
             predict.chain_for(chains, "all_gather", 2, 1 << 20)
 
@@ -312,21 +322,34 @@ class Progress(unittest.TestCase):
         # first's handshake at its start, its bytes at the second's start (13.5 to 15.5), where
         # the second's handshake is taken too; its bytes at the third's start, after the
         # first's on the link (15.5 to 17.5); the third's in the wait (17.5 to 19.5); AdamW
-        chains = {("all_reduce", 2): [(1 << 20, ((1, 1), (0, 0)))]}
+        chains = {("all_reduce", 2): [(1 << 20, ((1, 1), (0, 0)), 0.0)]}
         streams, _ = predict.simulate("overlap", COMPUTE, UNITS, 2, slow, "tests", chains=chains)
         self.assertAlmostEqual(streams.compute_free, 19.5 * MS + 2 * MS)
         self.assertAlmostEqual(sum(e - s for track, s, e, _ in streams.slices if track == 1), 6 * MS)
         # bytes that move from the start, as they would on a stream of their own: as async
-        chains = {("all_reduce", 2): [(1 << 20, ((0, 1), (0, 0)))]}
+        chains = {("all_reduce", 2): [(1 << 20, ((0, 1), (0, 0)), 0.0)]}
         streams, _ = predict.simulate("overlap", COMPUTE, UNITS, 2, slow, "tests", chains=chains)
         self.assertAlmostEqual(streams.compute_free, step_of("overlap", fits=slow)[0])
+
+    def test_a_part_moved_inside_a_call_holds_the_compute(self):
+        # one all-reduce of 2 ms, all its bytes at its start, started at 1 ms and waited for at 10:
+        # a quarter of a part inside the call holds the compute 0.5 ms; all of it (shared memory),
+        # 2 ms; the bytes end when they would beside the compute
+        for in_call, held in ((0.25, 0.5), (1.0, 2.0)):
+            streams = predict.Streams({"all_reduce": (1 * MS, 0.0)}, 2,
+                                      {("all_reduce", 2): [(1 << 20, ((0, 1), (0, 0)), in_call)]})
+            streams.compute("backward", 1 * MS)
+            self.assertIsNone(streams.collective("all_reduce", 1 << 20, 1 * MS, False))
+            self.assertAlmostEqual(streams.compute_free, (1 + held) * MS)
+            self.assertAlmostEqual(streams.wait(10 * MS), 3 * MS)
 
     def test_a_call_takes_a_step_of_every_collective_in_flight(self):
         # three all-reduces of 2 ms, each a handshake then its bytes, started at 0, 1 and 4 ms and
         # waited for at 10: the first's handshake at 0, its bytes at the call at 1 (1 to 3) while
         # the second's handshake is taken there too; at 4 the second's bytes (4 to 6) and the
         # third's handshake; the third's bytes in the wait (10 to 12)
-        streams = predict.Streams({"all_reduce": (1 * MS, 0.0)}, 2, {("all_reduce", 2): [(1 << 20, ((1, 1), (0, 0)))]})
+        streams = predict.Streams({"all_reduce": (1 * MS, 0.0)}, 2,
+                                  {("all_reduce", 2): [(1 << 20, ((1, 1), (0, 0)), 0.0)]})
         for issued in (0.0, 1 * MS, 4 * MS):
             self.assertIsNone(streams.collective("all_reduce", 1 << 20, issued, False))
         self.assertAlmostEqual(streams.wait(10 * MS), 12 * MS)
@@ -335,7 +358,11 @@ class Progress(unittest.TestCase):
 
     def test_tests_lie_between_async_and_calls(self):
         slow = {name: (1 * MS, 0.0) for name in FITS}
-        chains = {(name, 2): [(1 << 20, ((2, 1), (4, 1)))] for name in ("all_reduce", "all_gather")}
+        for in_call in (0.0, 0.5, 1.0):
+            chains = {(name, 2): [(1 << 20, ((2, 1), (4, 1)), in_call)] for name in ("all_reduce", "all_gather")}
+            self.check_bounds(slow, chains)
+
+    def check_bounds(self, slow, chains):
         for strategy in ("overlap", "bucketed", "zero3"):
             tests, _ = predict.simulate(strategy, COMPUTE, UNITS, 2, slow, "tests", chains=chains)
             self.assertLessEqual(step_of(strategy, fits=slow)[0], tests.compute_free + 1e-12, strategy)
@@ -409,23 +436,26 @@ class StepTool(unittest.TestCase):
         self.assertEqual((status, out), (2, ""))  # refused before any work
         self.assertIn("is one of this step's inputs", err)
 
-    def write_progress(self, chain):
-        """Lesson 01 --progress rows made from `chain`, as 01_collectives --csv writes them."""
+    def write_progress(self, chain, in_call=0.0):
+        """Lesson 01 --progress rows made from `chain`, as 01_collectives --csv writes them, the
+        tests taking `in_call` of what they take off the wait."""
         steps, path = predict.chain_steps(chain), os.path.join(self.dir, "progress.csv")
         with open(path, "w") as f:
             f.write(",".join(predict.PROGRESS_COLUMNS) + "\n")
             for name in ("all_reduce", "all_gather"):
                 for m in (1.5, 3.0):
                     for tests in (0, 1, 2, 4, 8, 16, 32):
-                        f.write(f"mpi,2,{name},65536,1000.000,{1000 * m:.3f},{tests},"
-                                f"{1000 * predict.predicted_wait(steps, m, tests):.3f}\n")
+                        wait = 1000 * predict.predicted_wait(steps, m, tests)
+                        in_tests = in_call * (1000 - wait) if tests else 0.0
+                        f.write(f"mpi,2,{name},65536,1000.000,{1000 * m:.3f},{tests},{wait:.3f},{in_tests:.3f}\n")
         return path
 
     def test_progress_prints_the_fitted_chain_and_step_uses_it(self):
-        progress = self.write_progress(((2, 1), (4, 1)))
+        progress = self.write_progress(((2, 1), (4, 1)), in_call=0.3)
         status, out, err = run_tool("progress", progress)
         self.assertEqual(status, 0, err)
         self.assertIn("2 calls, then 1 part; 4 calls, then 1 part", out)
+        self.assertEqual([line.split()[-1] for line in out.splitlines()[1:]], ["30%", "30%"])
         self.assertEqual(len(out.splitlines()), 3)  # a header, then all_gather and all_reduce at 64 KB
         steps = {}
         for progress_flag in ("async", "calls", "tests"):

@@ -60,7 +60,8 @@ Test(lesson01, benchmark_writes_a_csv_row_per_operation_and_size)
 }
 
 /* --progress: for each collective that starts, a row per compute length (2) and test count
- * (11), each with the collective's time alone, the compute, the tests and the wait after. */
+ * (11), each with the collective's time alone, the compute, the tests, the wait after and the
+ * time inside the tests: none without tests, some with them. */
 Test(lesson01, progress_writes_a_row_per_compute_and_test_count)
 {
     char dir[64], command[512], path[128], rows[64][256];
@@ -70,15 +71,20 @@ Test(lesson01, progress_writes_a_row_per_compute_and_test_count)
              "timeout 120 mpiexec -n 2 build/solutions/01_collectives --progress -b 64K -e 64K -w 0 -n 1 --csv %s "
              "> /dev/null",
              path);
-    int status = run(command), lines = files_lines(path, rows, 64), reduce = 0, gather = 0, most = 0;
+    int status = run(command), lines = files_lines(path, rows, 64), reduce = 0, gather = 0, most = 0, timed = 0;
     for (int i = 1; i < lines && i < 64; i++) {
         reduce += strncmp(rows[i], "mpi,2,all_reduce,65536,", 23) == 0;
         gather += strncmp(rows[i], "mpi,2,all_gather,65536,", 23) == 0;
         most += strstr(rows[i], ",32,") != NULL;
+        int tests = -1;
+        double in_tests = -1.0;
+        sscanf(rows[i], "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%d,%*[^,],%lf", &tests, &in_tests);
+        timed += tests == 0 ? in_tests == 0.0 : in_tests > 0.0;
     }
     shell_remove_dir(dir);
     cr_assert_eq(status, 0);
-    cr_expect_str_eq(rows[0], "backend,ranks,collective,size,alone_us,compute_us,tests,wait_us");
+    cr_expect_str_eq(rows[0], "backend,ranks,collective,size,alone_us,compute_us,tests,wait_us,tests_us");
+    cr_expect_eq(timed, 44, "expected no time in tests without tests, and some with them");
     cr_expect_eq(lines, 45, "expected a header and 2 collectives x 2 computes x 11 test counts");
     cr_expect_eq(reduce, 22);
     cr_expect_eq(gather, 22);

@@ -13,7 +13,8 @@
   tools/predict.py progress PROGRESS.csv [--backend NAME]
       the steps a started collective takes (each size's chain: per round, the calls that move
       nothing, then its parts), fitted to the rows of `01_collectives --progress --csv
-      PROGRESS.csv`, and the largest difference of a row's wait, as a fraction of its time alone
+      PROGRESS.csv`, and the largest difference of a row's wait, as a fraction of its time alone;
+      and the share of a part's time the rank spends inside the call that moves it (in_call)
   tools/predict.py step STRATEGY --ranks N --trace DIR --units PLAN.csv --links COLLECTIVES.csv
                    [--progress async|calls|tests] [--progress-rows PROGRESS.csv] [--accum K]
                    [--tokens T] [--timeline FILE] [--csv FILE] [fit flags]
@@ -198,23 +199,25 @@ def print_prediction(by_collective, collective, ranks, size):
 
 # ---------------------------------------------------------------- how a started collective moves
 
-PROGRESS_COLUMNS = ("backend", "ranks", "collective", "size", "alone_us", "compute_us", "tests", "wait_us")
+PROGRESS_COLUMNS = ("backend", "ranks", "collective", "size", "alone_us", "compute_us", "tests", "wait_us",
+                    "tests_us")
 
 
 def read_progress(path, backend):
     """Lesson 01's --progress rows of one backend: {(collective, ranks, size): [(alone, compute,
-    tests, wait)]}, seconds."""
+    tests, wait, in_tests)]}, seconds (in_tests: the time inside the tests together)."""
     rows = {}
     for line, row in read_table(path, backend, PROGRESS_COLUMNS, "01_collectives --progress --csv"):
         try:
             key = (row["collective"], int(row["ranks"]), int(row["size"]))
-            alone, compute, tests, wait = (float(row["alone_us"]) / 1e6, float(row["compute_us"]) / 1e6,
-                                           int(row["tests"]), float(row["wait_us"]) / 1e6)
+            alone, compute, tests, wait, in_tests = (
+                float(row["alone_us"]) / 1e6, float(row["compute_us"]) / 1e6, int(row["tests"]),
+                float(row["wait_us"]) / 1e6, float(row["tests_us"]) / 1e6)
         except (ValueError, TypeError):
             raise Refusal(f"{path}:{line}: ranks, size, tests and the times must be numbers")
-        if not (0 < alone < math.inf and 0 <= compute < math.inf and 0 <= wait < math.inf and tests >= 0):
+        if not (0 < alone < math.inf and all(0 <= t < math.inf for t in (compute, wait, in_tests)) and tests >= 0):
             raise Refusal(f"{path}:{line}: a row needs a time alone above 0, times and tests of 0 or more")
-        rows.setdefault(key, []).append((alone, compute, tests, wait))
+        rows.setdefault(key, []).append((alone, compute, tests, wait, in_tests))
     if not rows:
         raise Refusal(f"{path}: no rows" + (f" for backend {backend}" if backend is not None else ""))
     return rows
@@ -233,12 +236,14 @@ class Chain:
     """A started collective moving step by step (`chain_steps`, each step a fraction of its
     `own` seconds). A call of the rank's takes its next step if the step before has ended and
     no step was taken at that call: a step that moves nothing ends there; a part moves on the
-    link once the bytes before it on the link have (`link`, the time the link is free), beside
-    the compute, and the step after it waits for a call after it ends. In a wait, or any
-    blocking call, the steps left run back to back. Each part moved is kept in `moving`."""
+    link once the bytes before it on the link have (`link`, the time the link is free), and the
+    step after it waits for a call after it ends. Of a part's time, the share `in_call` is the
+    rank's own core at work inside the call (copying, reducing): the call returns after it, and
+    the rest moves beside the compute. In a wait, or any blocking call, the steps left run back
+    to back. Each part moved is kept in `moving`."""
 
-    def __init__(self, name, own, steps):
-        self.name, self.own, self.steps = name, own, steps
+    def __init__(self, name, own, steps, in_call=0.0):
+        self.name, self.own, self.steps, self.in_call = name, own, steps, in_call
         self.taken, self.ready, self.last_call, self.moving = 0, -math.inf, -math.inf, []
 
     def done(self):
@@ -257,10 +262,11 @@ class Chain:
         return self.ready
 
     def call(self, at, link):
+        """A call at `at`: (when the link is free after it, the seconds the call itself takes)."""
         if self.done() or at < self.ready or at <= self.last_call:
-            return link
+            return link, 0.0
         self.last_call = at
-        return self.step(at, link)
+        return self.step(at, link), self.in_call * self.steps[self.taken - 1] * self.own
 
     def wait(self, at, link):
         while not self.done():
@@ -273,7 +279,7 @@ def predicted_wait(steps, compute, tests):
     its time alone: the start and `tests` calls spread over `compute`, then the wait (Chain)."""
     chain, link = Chain("", 1.0, steps), -math.inf
     for k in range(tests + 1):
-        link = chain.call(compute * k / tests if tests else 0.0, link)
+        link, _ = chain.call(compute * k / tests if tests else 0.0, link)
     chain.wait(compute, link)
     return max(0.0, chain.ready - compute)
 
@@ -283,33 +289,48 @@ CHAINS = [((calls, parts), (more_calls, more_parts)) for calls in range(6) for p
 
 
 def fit_chain(rows):
-    """The chain whose waits are closest to the rows [(alone, compute, tests, wait)], in least
-    squares of each wait as a fraction of its time alone (the fewest steps among equals), and
-    the largest difference of a row, as that fraction."""
+    """The chain whose waits are closest to the rows [(alone, compute, tests, wait, in_tests)],
+    in least squares of each wait as a fraction of its time alone (the fewest steps among
+    equals), and the largest difference of a row, as that fraction."""
     best = None
     for chain in CHAINS:
         steps = chain_steps(chain)
-        errors = [predicted_wait(steps, compute / alone, tests) - wait / alone for alone, compute, tests, wait in rows]
+        errors = [predicted_wait(steps, compute / alone, tests) - wait / alone
+                  for alone, compute, tests, wait, _ in rows]
         key = (sum(e * e for e in errors), len(steps))
         if best is None or key < best[0]:
             best = (key, chain, max(abs(e) for e in errors))
     return best[1], best[2]
 
 
+def fit_in_call(rows):
+    """The share of a part's time that the rank spends inside the call that moves it, from the
+    rows [(alone, compute, tests, wait, in_tests)] with tests: the time inside their tests over
+    the time they took off the wait (alone - wait); 0 when they took none. On shared memory
+    about 1 (the rank's core moves every byte); over TCP less, the less the slower the link.
+    At most 1: more (buffers the compute between the tests pushed out of the caches) would
+    cost a wait as much, which the time alone does not count either."""
+    tested = [row for row in rows if row[2] > 0]
+    saved = sum(max(alone - wait, 0.0) for alone, _, _, wait, _ in tested)
+    return min(1.0, sum(in_tests for _, _, _, _, in_tests in tested) / saved) if saved > 0 else 0.0
+
+
 def fit_chains(progress_rows):
-    """{(collective, ranks): [(size, chain)]} by size, each fitted to the rows of its size."""
+    """{(collective, ranks): [(size, chain, in_call)]} by size, each fitted to the rows of its size."""
     chains = {}
     for (collective, ranks, size), rows in sorted(progress_rows.items()):
-        chains.setdefault((collective, ranks), []).append((size, fit_chain(rows)[0]))
+        chains.setdefault((collective, ranks), []).append((size, fit_chain(rows)[0], fit_in_call(rows)))
     return chains
 
 
 def chain_for(chains, collective, ranks, nbytes):
-    """The steps of the chain fitted at the measured size nearest nbytes (in ratio)."""
+    """The steps and in-call share of the chain fitted at the measured size nearest nbytes (in
+    ratio)."""
     fitted = chains.get((collective, ranks))
     if not fitted:
         raise Refusal(f"no --progress rows of {collective} at {ranks} ranks (01_collectives --progress at -n {ranks})")
-    return chain_steps(min(fitted, key=lambda sized: abs(math.log(max(nbytes, 1) / sized[0])))[1])
+    _, chain, in_call = min(fitted, key=lambda sized: abs(math.log(max(nbytes, 1) / sized[0])))
+    return chain_steps(chain), in_call
 
 
 def chain_text(chain):
@@ -318,12 +339,13 @@ def chain_text(chain):
 
 
 def print_chains(progress_rows):
-    print("%-12s %5s %10s %5s  %-44s %s" % ("collective", "ranks", "size", "rows", "steps: each round's calls that "
-                                            "move nothing, then its parts", "worst_error"))
+    print("%-12s %5s %10s %5s  %-44s %11s %8s" % ("collective", "ranks", "size", "rows", "steps: each round's calls "
+                                                  "that move nothing, then its parts", "worst_error", "in_call"))
     for (collective, ranks, size), rows in sorted(progress_rows.items()):
         chain, worst = fit_chain(rows)
-        print("%-12s %5d %10d %5d  %-44s %10.0f%%" % (collective, ranks, size, len(rows), chain_text(chain),
-                                                      100 * worst))
+        print("%-12s %5d %10d %5d  %-44s %10.0f%% %7.0f%%" % (
+            collective, ranks, size, len(rows), chain_text(chain), 100 * worst,
+            100 * fit_in_call(rows)))
 
 
 # ---------------------------------------------------------------- the step model
@@ -439,10 +461,13 @@ class Streams:
         Returns when it ends, or None for a started one under chains (it ends when waited for)."""
         if self.chains is not None:
             if not blocking:
-                steps = chain_for(self.chains, name, self.ranks, nbytes)
-                self.in_flight.append(Chain(name, self.own_seconds(name, nbytes), steps))
+                steps, in_call = chain_for(self.chains, name, self.ranks, nbytes)
+                self.in_flight.append(Chain(name, self.own_seconds(name, nbytes), steps, in_call))
+                held = 0.0  # the call's own time, on the rank's core
                 for chain in self.in_flight:  # the start is a call: it moves each one in flight
-                    self.comm_free = chain.call(issued, self.comm_free)
+                    self.comm_free, seconds_in_call = chain.call(issued, self.comm_free)
+                    held += seconds_in_call
+                self.compute_free = max(self.compute_free, issued) + held
                 return None
             self.wait(issued)  # a blocking call moves what is in flight first
         start = max(self.comm_free, issued)
@@ -790,8 +815,8 @@ def parse_arguments(argv):
     fitting = commands.add_parser("fit", help="fit each collective's alpha and beta to lesson 01's rows")
     fitting.add_argument("csv", help="01_collectives --csv output")
     add_fit_flags(fitting)
-    moving = commands.add_parser("progress", help="fit the steps a started collective takes to lesson 01's "
-                                                  "--progress rows")
+    moving = commands.add_parser("progress", help="fit the steps a started collective takes, and the share of "
+                                                  "them inside the calls, to lesson 01's --progress rows")
     moving.add_argument("csv", help="01_collectives --progress --csv output")
     moving.add_argument("--backend", help="the rows of this backend (mpi, nccl), when the file holds several")
     one = commands.add_parser("collective", help="predict one collective's time")

@@ -45,8 +45,9 @@ static const Flag bench_flags[] = {
     {"verify-ring", FLAG_SWITCH, OPT(verify_ring), "check the ring all-reduce against the library on uneven counts", 0,
      1, 0},
     {"progress", FLAG_SWITCH, OPT(progress),
-     "how far a started all_reduce and all_gather get while the rank computes and tests them (-n repeats a row)", 0,
-     1, 0},
+     "how far a started all_reduce and all_gather get while the rank computes and tests them, and the time inside "
+     "the tests (-n repeats a row)",
+     0, 1, 0},
     {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
