@@ -53,14 +53,19 @@ step_model_compute() {
     build/solutions/05_bucketed_ddp plan "$@" $(lesson_flags 05_bucketed_ddp) --csv "$dir/plan.csv" >/dev/null
 }
 
-# tools/predict.py step for STRATEGY from DIR's compute (step_model_compute; ACCUM micro-batches
-# for accumulate); the rest: its flags.
+# tools/predict.py step for STRATEGY from DIR's compute (step_model_compute: every run side by
+# side, of which the model takes the slowest; ACCUM micro-batches for accumulate); the rest: its
+# flags.
 predict_from() {
-    local strategy=$1 dir=$2 accum=$3 trace=compute_1 extra=()
+    local strategy=$1 dir=$2 accum=$3 trace=compute extra=() traces=() r=1
     shift 3
-    [ "$strategy" = accumulate ] && trace=compute_micro_1 extra=(--accum "$accum")
-    [ "$strategy" = mixed ] && trace=compute_16bit_1
-    tools/predict.py step "$strategy" --trace "$dir/$trace" --units "$dir/plan.csv" "${extra[@]}" "$@"
+    [ "$strategy" = accumulate ] && trace=compute_micro extra=(--accum "$accum")
+    [ "$strategy" = mixed ] && trace=compute_16bit
+    while [ -d "$dir/${trace}_$r" ]; do # every run side by side: the step waits for the slowest
+        traces+=(--trace "$dir/${trace}_$r")
+        r=$((r + 1))
+    done
+    tools/predict.py step "$strategy" "${traces[@]}" --units "$dir/plan.csv" "${extra[@]}" "$@"
 }
 
 # mpiexec -n RANKS (2 unless said) with one rank on each host of the cluster NAME

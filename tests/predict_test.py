@@ -407,6 +407,27 @@ class StepTool(unittest.TestCase):
         self.assertEqual([(p, u) for p, u, _ in compute["uses"]], [(p, u) for p, u, _ in COMPUTE["uses"]])
         self.assertTrue(all(abs(d - 3 * MS) < 1e-12 for _, _, d in compute["uses"]))
 
+    def test_of_several_traces_the_slowest_is_the_steps(self):
+        slower, other = tempfile.mkdtemp(), tempfile.mkdtemp()
+        try:
+            with open(os.path.join(slower, "rank_0.json"), "w") as f:
+                f.write(trace_text(6))  # steps 2-6: a median of 4 ms a slice, against 3
+            with open(os.path.join(other, "rank_0.json"), "w") as f:
+                f.write(trace_text(4).replace("forward unit 2", "forward unit 3"))
+            plan, links = os.path.join(self.dir, "plan.csv"), os.path.join(self.dir, "links.csv")
+            step = ["step", "flat", "--ranks", "2", "--units", plan, "--links", links]
+            for traces in ([self.dir, slower], [slower, self.dir]):
+                status, out, err = run_tool(*step, *[flag for t in traces for flag in ("--trace", t)])
+                self.assertEqual(status, 0, err)
+                self.assertIn("step %.3f ms" % (4 * 10 + 1e3 * time_of("all_reduce", 11100)), out)
+            status, out, err = run_tool(*step, "--trace", self.dir, "--trace", other)
+            self.assertEqual((status, out), (2, ""))
+            self.assertIn("do not run the same units", err)
+        finally:
+            for directory in (slower, other):
+                os.remove(os.path.join(directory, "rank_0.json"))
+                os.rmdir(directory)
+
     def test_step_prints_the_step_its_parts_and_the_timeline(self):
         timeline = os.path.join(self.dir, "timeline.csv")
         status, out, err = run_tool("step", "flat", "--ranks", "2", "--trace", self.dir, "--units",

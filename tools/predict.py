@@ -15,12 +15,13 @@
       nothing, then its parts), fitted to the rows of `01_collectives --progress --csv
       PROGRESS.csv`, and the largest difference of a row's wait, as a fraction of its time alone;
       and the share of a part's time the rank spends inside the call that moves it (in_call)
-  tools/predict.py step STRATEGY --ranks N --trace DIR --units PLAN.csv --links COLLECTIVES.csv
-                   [--progress async|calls|tests] [--progress-rows PROGRESS.csv] [--accum K]
-                   [--tokens T] [--timeline FILE] [--csv FILE] [fit flags]
+  tools/predict.py step STRATEGY --ranks N --trace DIR [--trace DIR ...] --units PLAN.csv
+                   --links COLLECTIVES.csv [--progress async|calls|tests] [--progress-rows PROGRESS.csv]
+                   [--accum K] [--tokens T] [--timeline FILE] [--csv FILE] [fit flags]
       one training step of STRATEGY (naive, flat, overlap, bucketed, accumulate, zero1, zero2,
       zero3, mixed: lessons 02-10) on N >= 2 ranks: the compute from lesson 00's --trace DIR
-      (or the lesson's own on one rank; at one rank's share of the batch), the units from
+      (or the lesson's own on one rank; at one rank's share of the batch; of several, runs side
+      by side as the ranks run, the slowest, which every step waits for), the units from
       `05_bucketed_ddp plan --csv PLAN.csv`, each collective priced by the link fitted to
       COLLECTIVES.csv; prints the step, its exposed communication, tokens/s (T: one rank's
       tokens a step) and the model state per rank, and with --csv the same as a one-row CSV
@@ -403,6 +404,15 @@ def read_compute(directory):
     return compute
 
 
+def slowest_compute(directories):
+    """The compute of the slowest of several traces (runs side by side, one a rank: a step of
+    the ranks together waits for the slowest), as read_compute gives it."""
+    computes = [read_compute(directory) for directory in directories]
+    if any([(p, u) for p, u, _ in c["uses"]] != [(p, u) for p, u, _ in computes[0]["uses"]] for c in computes):
+        raise Refusal(f"the traces {', '.join(directories)} do not run the same units (one shape and lesson, please)")
+    return max(computes, key=lambda c: c["data"] + c["optimizer"] + sum(seconds for _, _, seconds in c["uses"]))
+
+
 def slice_kind(path, name):
     """(pass, unit) of a compute slice's name: ("forward", 3), ("embedding", 0), ("data", None)."""
     words = str(name).split()
@@ -597,11 +607,11 @@ def print_step(args):
         raise Refusal("--accum must be 1 or more, and above 1 only for the strategy accumulate")
     if (args.progress == "tests") != (args.progress_rows is not None):
         raise Refusal("--progress tests and --progress-rows FILE go together (the steps are fitted to FILE)")
-    inputs = [os.path.join(args.trace, "rank_0.json"), args.units, args.links] + [args.progress_rows] * bool(
-        args.progress_rows)
+    inputs = [os.path.join(trace, "rank_0.json") for trace in args.trace] + [args.units, args.links] + [
+        args.progress_rows] * bool(args.progress_rows)
     refuse_overwriting(args.timeline, "--timeline", inputs)
     refuse_overwriting(args.csv, "--csv", inputs)
-    compute = read_compute(args.trace)
+    compute = slowest_compute(args.trace)
     units = read_units(args.units)
     by_collective = read_rows(args.links, args.backend, (args.min_size, args.max_size))
     fits = {collective: fit(rows) for collective, rows in by_collective.items()}
@@ -828,8 +838,9 @@ def parse_arguments(argv):
     step = commands.add_parser("step", help="predict one training step of a strategy")
     step.add_argument("strategy", choices=list(STRATEGIES))
     step.add_argument("--ranks", type=int, required=True)
-    step.add_argument("--trace", required=True,
-                      help="lesson 00's --trace DIR (or the lesson's own on one rank), at one rank's share of the batch")
+    step.add_argument("--trace", required=True, action="append",
+                      help="lesson 00's --trace DIR (or the lesson's own on one rank), at one rank's share of the "
+                           "batch; again for each run side by side (one a rank): the slowest is the step's")
     step.add_argument("--units", required=True, help="05_bucketed_ddp plan --csv output, for the same shape")
     step.add_argument("--links", required=True, help="01_collectives --csv output to fit")
     step.add_argument("--progress", choices=("async", "calls", "tests"), default="async",
