@@ -87,7 +87,7 @@ endif
 
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(BUILD)/tests/unit_tests
-TEST_PROGRAMS := $(BUILD)/tests/comm_check $(BUILD)/tests/fake_openblas_pick.so $(BUILD)/tests/slow_fsync.so
+TEST_PROGRAMS := $(BUILD)/tests/comm_check $(BUILD)/tests/fake_openblas_pick.so $(BUILD)/tests/slow_rank.so
 
 all: $(STUDENT_BINS) $(SOLUTION_BINS) $(TOOLS)
 
@@ -187,11 +187,11 @@ $(BUILD)/tests/comm_check: $(BUILD)/obj/tests/comm_check.o $(LIB)
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
 # Preloaded by the tests (test_blas_kernels.c, test_lessons_dp.c): a library that stands in
-# for another, or wraps a libc call, is not built with the program's flags (nor its sanitizers).
-$(BUILD)/tests/fake_openblas_pick.so $(BUILD)/tests/slow_fsync.so: $(BUILD)/tests/%.so: tests/%.c
+# for another, or wraps a call, is not built with the program's flags (nor its sanitizers).
+$(BUILD)/tests/fake_openblas_pick.so $(BUILD)/tests/slow_rank.so: $(BUILD)/tests/%.so: tests/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC    $@")
-	$(Q)$(CC) -O2 -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -shared -fPIC $< -o $@
+	$(Q)$(CC) -O2 -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L $(BLAS_CFLAGS) -shared -fPIC $< -o $@
 
 # Lesson code the unit tests call: lesson 05's bucket plan (its reference solution).
 TEST_LESSON_OBJ := $(BUILD)/obj/solutions/05_bucketed_ddp/bucketed_ddp.o

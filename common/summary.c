@@ -36,6 +36,8 @@ void summary_print(const RunSummary *s, FILE *out)
             1e3 * running_std(&s->step_seconds));
     fprintf(out, "  %-22s %10.3f %10.3f\n", "comm time (ms)", 1e3 * s->comm_seconds.mean,
             1e3 * running_std(&s->comm_seconds));
+    fprintf(out, "  %-22s %10.3f %10.3f\n", "exposed comm (ms)", 1e3 * s->exposed_seconds.mean,
+            1e3 * running_std(&s->exposed_seconds));
     fprintf(out, "  %-22s %10.4f %10.4f\n", "comm fraction", s->comm_fraction.mean,
             running_std(&s->comm_fraction));
     fprintf(out, "  %-22s %10.0f\n", "tokens/s", tokens_per_second(s));
@@ -54,24 +56,27 @@ void summary_print(const RunSummary *s, FILE *out)
         fprintf(out, "  comm time is the host's time queueing NCCL collectives, which run on the GPU beside\n"
                      "  compute (what they cost shows in the step time);\n");
     else
-        fprintf(out, "  comm time is time spent inside communication calls (blocked, not computing);\n");
+        fprintf(out, "  comm time is time spent inside communication calls (blocked, not computing);\n"
+                     "  exposed comm, the step beyond the slowest rank's time outside them: the rest\n"
+                     "  of comm time is a faster rank waiting for a slower one;\n");
     fprintf(out, "  comm MB counts an all-reduce of n bytes as 2n (reduce-scatter + all-gather)\n");
 }
 
 const char summary_csv_header[] =
     "strategy,ranks,threads,steps_measured,step_time_avg_s,step_time_std_s,comm_time_avg_s,"
     "comm_time_std_s,comm_frac_avg,comm_frac_std,tokens_per_s,peak_rss_mb,last_loss,"
-    "comm_mb_per_step,peak_tracked_mb,params_mb,grads_mb,adam_mb,working_mb,activations_mb,master_mb";
+    "comm_mb_per_step,peak_tracked_mb,params_mb,grads_mb,adam_mb,working_mb,activations_mb,master_mb,"
+    "exposed_time_avg_s,exposed_time_std_s";
 
 void summary_csv_row(const RunSummary *s, FILE *out)
 {
-    fprintf(out, "%s,%d,%d,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.1f,%.1f,%.6f,%.6g,%.1f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n",
+    fprintf(out, "%s,%d,%d,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.1f,%.1f,%.6f,%.6g,%.1f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6g,%.6g\n",
             s->strategy,
             s->ranks, s->threads, s->step_seconds.count, s->step_seconds.mean, running_std(&s->step_seconds),
             s->comm_seconds.mean, running_std(&s->comm_seconds), s->comm_fraction.mean,
             running_std(&s->comm_fraction), tokens_per_second(s), s->peak_rss_mb, s->last_loss,
             s->comm_bytes.mean / 1e6, s->peak_tracked_mb, s->params_mb, s->grads_mb, s->adam_mb, s->working_mb,
-            s->activations_mb, s->master_mb);
+            s->activations_mb, s->master_mb, s->exposed_seconds.mean, running_std(&s->exposed_seconds));
 }
 
 static int write_summary(FILE *out, const char *path, const void *what, char *err, size_t err_len)

@@ -20,6 +20,7 @@ typedef struct {
     const char *strategy;
     int ranks, threads, steps, warmup_steps; /* warm-up steps are left out of the figures */
     Running step_seconds, comm_seconds, comm_fraction; /* per step, slowest rank */
+    Running exposed_seconds; /* per step: the step beyond the slowest rank's compute (trainer.h) */
     double tokens_per_step;                            /* global */
     Running comm_bytes;                                /* per step, per rank, as CommStats counts */
     double param_bytes;

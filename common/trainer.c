@@ -322,7 +322,9 @@ StepResult trainer_step(Trainer *tr, int step)
     result.local_loss = local_loss;
     result.loss = global_mean(tr, local_loss);
     result.seconds = max_over_ranks(tr, seconds);
-    result.comm_seconds = max_over_ranks(tr, after.seconds - before.seconds);
+    double comm_seconds = after.seconds - before.seconds;
+    result.comm_seconds = max_over_ranks(tr, comm_seconds);
+    result.exposed_seconds = result.seconds - max_over_ranks(tr, seconds - comm_seconds);
     result.comm_bytes = after.bytes - before.bytes;
     return result;
 }
@@ -422,6 +424,7 @@ static void record_step(Trainer *tr, int step, const StepResult *r)
         return;
     running_add(&s->step_seconds, r->seconds);
     running_add(&s->comm_seconds, r->comm_seconds);
+    running_add(&s->exposed_seconds, r->exposed_seconds);
     running_add(&s->comm_fraction, r->seconds > 0 ? r->comm_seconds / r->seconds : 0.0);
     running_add(&s->comm_bytes, r->comm_bytes);
 }

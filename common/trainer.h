@@ -28,6 +28,9 @@ typedef struct {
     float grad_norm, lr; /* norm before clipping, as rank 0 computed it */
     double seconds;      /* the slowest rank's step time */
     double comm_seconds; /* the slowest rank's time inside communication during the step */
+    /* The step beyond the slowest rank's time outside communication: what no overlap hid.
+     * The rest of comm_seconds is a faster rank waiting in a call for a slower one. */
+    double exposed_seconds;
     double comm_bytes;   /* this rank's communication, counted as CommStats does */
     int overflowed;      /* the strategy skipped the step: its fp16 gradients overflowed */
     float loss_scale;    /* what backward scaled the loss by (model.h) */

@@ -46,7 +46,8 @@ MEMORY_COLUMNS = """stage:stage:s ranks:ranks:s params_mb:params_MB:.3f grads_mb
 YOURS_COLUMNS = """lesson:lesson:s steps:steps:s last_loss:your_last_loss:.6f reference_last_loss:reference:.6f
     largest_rel_diff:largest_relative_difference:.3g"""
 PREDICTED_COLUMNS = """lesson:lesson:s strategy:model:s predicted_step_ms:predicted_step_ms:.3f
-    predicted_exposed_ms:predicted_exposed_comm_ms:.3f measured_step_ms:measured_step_ms:.3f error_pct:error_%:+.1f"""
+    predicted_exposed_ms:predicted_exposed_comm_ms:.3f measured_step_ms:measured_step_ms:.3f error_pct:error_%:+.1f
+    measured_exposed_ms:measured_exposed_comm_ms:.3f"""
 PREDICTED_YOURS_COLUMNS = " yours_step_ms:your_step_ms:.3f yours_error_pct:your_error_%:+.1f"
 CLUSTER_COLUMNS = """lesson:strategy:s network:network:s step_ms:step_ms:.2f comm_ms:comm_ms:.2f
     tokens_per_s:tokens/s:.0f vs_shared_memory:tokens/s_vs_shared_memory:.2f"""
@@ -530,17 +531,19 @@ class Report:
 
     def predicted_data(self):
         """The step model's prediction of each lesson it models (runs/predict/, tools/predict.py) beside the
-        lesson's measured mean step (its summary), and how far off it was."""
-        def measured(summary, step):  # (the summary's mean step in ms, the prediction's error in %)
+        lesson's measured mean step and exposed communication (its summary), and how far off it was."""
+        def measured(summary, step):  # (the summary's mean step in ms, the prediction's error in %, exposed ms)
             rows = read_csv(summary)[1] if os.path.isfile(summary) else []
             seconds = number(field(rows[0], "step_time_avg_s")) if rows else None
             if seconds is None:
-                return "", ""
+                return "", "", ""
             error = None if step is None or seconds == 0 else 100 * (step - 1e3 * seconds) / (1e3 * seconds)
-            return formatted("%.4f", 1e3 * seconds), formatted("%.2f", error)
+            exposed = number(field(rows[0], "exposed_time_avg_s"))
+            return (formatted("%.4f", 1e3 * seconds), formatted("%.2f", error),
+                    formatted("%.4f", None if exposed is None else 1e3 * exposed))
 
         lines = [csv_line(["lesson", "strategy", "predicted_step_ms", "predicted_exposed_ms", "measured_step_ms",
-                           "error_pct", "yours_step_ms", "yours_error_pct"])]
+                           "error_pct", "measured_exposed_ms", "yours_step_ms", "yours_error_pct"])]
         for lesson in self.predicted:
             predicted = read_csv(f"{self.runs}/predict/{lesson}.csv")[1]
             if not predicted:
@@ -549,7 +552,7 @@ class Report:
             lines.append(csv_line([lesson, field(predicted[0], "strategy"), formatted("%.4f", step),
                                    field(predicted[0], "exposed_ms"),
                                    *measured(f"{self.runs}/{lesson}.summary.csv", step),
-                                   *measured(f"{self.runs}/yours/{lesson}.summary.csv", step)]))
+                                   *measured(f"{self.runs}/yours/{lesson}.summary.csv", step)[:2]]))
         publish(f"{self.data}/predicted.csv", "".join(lines))
 
     def predicted_columns(self):

@@ -9,18 +9,19 @@
 # side by side as the N hosts share this machine's cores, and lesson 05's plan. Per rate and
 # count: the link fitted to lesson 01 across it (rows of 64 KB to 16 MB), the steps a started
 # collective takes (01_collectives --progress), then each lesson measured: its summary's mean
-# step and time in communication calls, the mean of 2 runs on the small shape and 1 on the
-# others. More ranks than cores measure the scheduler rather than the link: the script says so
-# and goes on.
+# step, time in communication calls and exposed communication (the step beyond the slowest
+# rank's time outside the calls), the median of 3 runs on the small shape (a few seconds each)
+# and 1 on the others. More ranks than cores measure the scheduler rather than the link: the
+# script says so and goes on.
 # Prints a table per shape, rate and count: the three predictions (tests's exposed communication in
-# brackets), the measured runs (step/comm, ms), each prediction's step error, and tests's
-# exposed communication against the time in calls (docs/scale.md, "Across two hosts").
+# brackets), the measured runs (step/comm/exposed, ms), each prediction's step error, and tests's
+# exposed communication against the measured one (docs/scale.md, "Across two hosts").
 # Shapes as in scripts/bench_dp.sh: small (the course's), big, and tiny for trying it out.
 #
 #   sudo scripts/predict_cluster.sh [--gbit "1 10"] [--ranks "2 3 4"] [--csv FILE] [small|big|tiny ...]
 #
 # --csv FILE also writes the rows: shape,network,ranks,lesson,async_ms,calls_ms,tests_ms,
-# tests_exposed_ms,step_ms,comm_ms (the measured two, means over the runs). The cluster
+# tests_exposed_ms,step_ms,comm_ms,exposed_ms (the measured three, medians over the runs). The cluster
 # (named "predict") is taken down at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,7 +59,7 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"; scripts/cluster.sh down --name predict >/dev/null 2>&1' EXIT
 rows=$work/rows.csv
-echo "shape,network,ranks,lesson,async_ms,calls_ms,tests_ms,tests_exposed_ms,step_ms,comm_ms" >"$rows"
+echo "shape,network,ranks,lesson,async_ms,calls_ms,tests_ms,tests_exposed_ms,step_ms,comm_ms,exposed_ms" >"$rows"
 
 accum=$(lesson_flags 06_grad_accum | awk '{ print $2 }') # lesson 06's micro-batches, as it runs
 
@@ -83,11 +84,11 @@ predicted() {
         "$work/p.csv"
 }
 
-# Each run of a lesson on the cluster at N ranks: "step_ms comm_ms" a line.
+# Each run of a lesson on the cluster at N ranks: "step_ms comm_ms exposed_ms" a line.
 measured() {
-    local shape=$1 ranks=$2 lesson=$3 runs=1 r
-    [ "$shape" = small ] && runs=2
-    for r in $(seq "$runs"); do
+    local shape=$1 ranks=$2 lesson=$3 runs=1 _
+    [ "$shape" = small ] && runs=3
+    for _ in $(seq "$runs"); do
         rm -f "$work/s.csv"
         # shellcheck disable=SC2046
         "${launch[@]}" build/solutions/"$lesson" train $(shape_flags "$shape") \
@@ -95,7 +96,8 @@ measured() {
             --gen-tokens 0 --threads 1 --summary "$work/s.csv" $(lesson_flags "$lesson") \
             >"$work/log" 2>&1 </dev/null || { cat "$work/log" >&2; return 1; }
         awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 {
-            printf "%.2f %.2f\n", 1e3 * $c["step_time_avg_s"], 1e3 * $c["comm_time_avg_s"] }' "$work/s.csv"
+            printf "%.2f %.2f %.2f\n", 1e3 * $c["step_time_avg_s"], 1e3 * $c["comm_time_avg_s"],
+                1e3 * $c["exposed_time_avg_s"] }' "$work/s.csv"
     done
 }
 
@@ -103,7 +105,7 @@ measured() {
 check_shape() {
     local shape=$1 network=$2 ranks=$3 entry lesson strategy
     echo "== $shape shape ($(shape_flags "$shape")), $network, $ranks ranks on $ranks hosts: predicted and measured, ms =="
-    printf '| lesson | async | calls | tests (exposed) | measured step/comm | step error async / calls / tests | exposed error tests |\n'
+    printf '| lesson | async | calls | tests (exposed) | measured step/comm/exposed | step error async / calls / tests | exposed error tests |\n'
     printf '|---|---|---|---|---|---|---|\n'
     for entry in "${STEP_MODEL_LESSONS[@]}"; do
         lesson=${entry%%:*} strategy=${entry#*:}
@@ -114,14 +116,21 @@ check_shape() {
             measured "$shape" "$ranks" "$lesson"
         } | awk -v lesson="${lesson:0:2} $strategy" -v prefix="$shape,$network,$ranks,$lesson" -v rows="$rows" '
             NR <= 3 { step[NR] = $1; exposed[NR] = $2; next }
-            { runs = runs (runs == "" ? "" : ", ") sprintf("%.2f/%.2f", $1, $2); s += $1; c += $2; n++ }
+            { runs = runs (runs == "" ? "" : ", ") sprintf("%.2f/%.2f/%.2f", $1, $2, $3); n++
+              step_of[n] = $1; comm_of[n] = $2; exposed_of[n] = $3 }
             function error(p, m) { return sprintf("%+.0f%%", 100 * (p / m - 1)) }
+            function median(v,    i, j, t) { # of v[1..n], sorted in place
+                for (i = 2; i <= n; i++)
+                    for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+                return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+            }
             END {
-                s /= n; c /= n
+                s = median(step_of); c = median(comm_of); x = median(exposed_of)
                 printf "| %s | %.2f | %.2f | %.2f (%.2f) | %s | %s / %s / %s | %s |\n", lesson, step[1], step[2],
                     step[3], exposed[3], runs, error(step[1], s), error(step[2], s), error(step[3], s),
-                    error(exposed[3], c)
-                printf "%s,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", prefix, step[1], step[2], step[3], exposed[3], s, c >>rows
+                    error(exposed[3], x)
+                printf "%s,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n", prefix, step[1], step[2], step[3], exposed[3], s, c, x \
+                    >>rows
             }'
     done
     echo

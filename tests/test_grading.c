@@ -200,7 +200,7 @@ static const Mistake mistakes[] = {
      .numbers_pass_in = "dp_reference_n2_fp16", .also_says = {"but expected inf"}},
     /* an overflowed step that changes nothing but still sends the unchanged parameters */
     {.mutant = "10_mixed_precision/overflow_still_gathers",
-     .fails_with = "FAIL dp_reference_n2_fp16_scale-window_4 schedule shards: rank 0, step 5, event 219: blocking "
+     .fails_with = "FAIL dp_reference_n2_fp16_scale-window_4 schedule shards: rank 0, step 5, event 223: blocking "
          "all_gather_fp16", .also_says = {"PASS dp_reference_n2_fp16_scale-window_4 loss: 30 rows",
                                           "an all-gather in a step skipped for an fp16 overflow"}},
     /* the LM head's unit made again for backward though it is still there: on ZeRO-3 one

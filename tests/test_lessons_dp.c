@@ -316,16 +316,17 @@ Test(cluster, predict_cluster_predicts_and_measures_every_lesson)
     snprintf(command, sizeof command, "scripts/predict_cluster.sh --gbit 10 --csv %s tiny 2>&1", path);
     int status = shell_output(command, output, sizeof output), lines = files_lines(path, rows, 16), measured = 0;
     for (int i = 1; i < lines && i < 16; i++) {
-        double predicted[4], step, comm;
+        double predicted[4], step, comm, exposed;
         measured += strncmp(rows[i], "tiny,10gbit,2,", 14) == 0 &&
-                    sscanf(strchr(rows[i] + 14, ','), ",%lf,%lf,%lf,%lf,%lf,%lf",
-                           &predicted[0], &predicted[1], &predicted[2], &predicted[3], &step, &comm) == 6 &&
-                    predicted[0] > 0 && predicted[0] <= predicted[1] + 1e-9 && step > 0;
+                    sscanf(strchr(rows[i] + 14, ','), ",%lf,%lf,%lf,%lf,%lf,%lf,%lf", &predicted[0], &predicted[1],
+                           &predicted[2], &predicted[3], &step, &comm, &exposed) == 7 &&
+                    predicted[0] > 0 && predicted[0] <= predicted[1] + 1e-9 && step > 0 && exposed >= 0 &&
+                    exposed <= comm + 0.01; /* the CSV's rounding */
     }
     shell_remove_dir(dir);
     cr_assert_eq(status, 0, "%s", output);
     cr_expect_str_eq(rows[0],
-                     "shape,network,ranks,lesson,async_ms,calls_ms,tests_ms,tests_exposed_ms,step_ms,comm_ms");
+                     "shape,network,ranks,lesson,async_ms,calls_ms,tests_ms,tests_exposed_ms,step_ms,comm_ms,exposed_ms");
     cr_expect_eq(lines, 10, "expected a header and lessons 02-10:\n%s", output);
     cr_expect_eq(measured, 9, "every row predicted (async at most calls) and measured:\n%s", output);
     cr_expect_not_null(strstr(output, "| 04 overlap | "), "%s", output);
@@ -382,6 +383,27 @@ Test(lessons_dp, a_rank_stopped_while_writing_the_outputs_ends_the_run)
     cr_expect_null(strstr(output, "saved "), "%s", output); /* ended in the first save's 60 s */
     cr_expect_not_null(strstr(output, "rank 1: waited 1 s (--wait-timeout) in "), "%s", output);
     cr_expect_not_null(strstr(output, "): stopped (a signal, or a debugger) saving the resume state, "), "%s", output);
+}
+
+/* A rank whose compute is slow (each matrix product 0.5 ms longer: tests/slow_rank.c) keeps
+ * the other waiting in its collectives: the summary's comm time holds that wait, and its
+ * exposed communication, the step beyond the slowest rank's compute, does not. */
+Test(lessons_dp, waiting_for_a_slow_rank_is_comm_time_but_not_exposed_communication)
+{
+    char output[4096];
+    int status = shell_output(
+        "d=$(mktemp -d) && timeout 120 mpiexec -n 2 env LD_PRELOAD=\"$PWD/build/tests/slow_rank.so\" SLOW_RANK=1 "
+        "SLOW_SGEMM_SECONDS=0.0005 build/solutions/03_flat_ddp train --config tiny --steps 10 --val-every 0 "
+        "--gen-tokens 0 --summary $d/s.csv >/dev/null && awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } "
+        "NR == 2 { print 1e3 * $c[\"comm_time_avg_s\"], 1e3 * $c[\"exposed_time_avg_s\"] }' $d/s.csv; "
+        "s=$?; rm -rf $d; exit $s",
+        output, sizeof output);
+    double comm_ms = -1, exposed_ms = -1;
+    cr_assert_eq(status, 0, "%s", output);
+    cr_assert_eq(sscanf(output, "%lf %lf", &comm_ms, &exposed_ms), 2, "%s", output);
+    cr_expect_geq(comm_ms, 10.0, "rank 0 waits about 20 ms a step: %s", output); /* 40 products a step */
+    cr_expect_geq(exposed_ms, 0.0, "%s", output);
+    cr_expect_lt(exposed_ms, comm_ms / 4, "%s", output);
 }
 
 /* The sweep's CSV is an output like the trainer's: it never replaces an input. */

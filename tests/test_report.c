@@ -87,6 +87,12 @@ Test(report, a_small_run_builds_a_report_chromium_renders_with_every_plot_drawn)
         snprintf(row, sizeof row, "| %s | ", predicted[i]);
         cr_expect_not_null(strstr(output, row), "summary.md predicts no %s:\n%s", predicted[i], output);
     }
+    /* its step and exposed communication, predicted and measured, and the step's error */
+    const char *flat = strstr(output, "| 03_flat_ddp | flat | ");
+    double figures[5];
+    cr_expect(flat != NULL && sscanf(flat + strlen("| 03_flat_ddp | flat | "), "%lf | %lf | %lf | %lf | %lf |",
+                                     &figures[0], &figures[1], &figures[2], &figures[3], &figures[4]) == 5,
+              "%s", output);
     for (size_t i = 0; i < sizeof plots / sizeof *plots; i++)
         expect_plot(plots[i]);
     char ids[2048] = "";

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs 02_naive_ddp at 2 ranks with rank 0 on a slow disk (every fsync takes SECONDS longer:
-# tests/slow_fsync.c), saving midway (--save-every 2) and at the end, with every output and
+# tests/slow_rank.c), saving midway (--save-every 2) and at the end, with every output and
 # --wait-timeout 1, and prints how the job ended ("exit STATUS after S s"), its output and
 # the files it left. With --stop, rank 0 is stopped (SIGSTOP) 2 s after the first step,
 # in the middle of its first save.
@@ -17,8 +17,8 @@ d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
 cp build/solutions/02_naive_ddp "$d/ddp"
 start=$(date +%s)
-timeout 120 mpiexec -disable-auto-cleanup -n 2 env LD_PRELOAD="$PWD/build/tests/slow_fsync.so" \
-    SLOW_FSYNC_RANK=0 SLOW_FSYNC_SECONDS="$slow_seconds" "$d/ddp" train --config course --steps 4 --save-every 2 \
+timeout 120 mpiexec -disable-auto-cleanup -n 2 env LD_PRELOAD="$PWD/build/tests/slow_rank.so" \
+    SLOW_RANK=0 SLOW_FSYNC_SECONDS="$slow_seconds" "$d/ddp" train --config course --steps 4 --save-every 2 \
     --save "$d/model.bin" --csv "$d/run.csv" --comm-log "$d/comm.log" --wait-timeout 1 >"$d/out" 2>&1 &
 job=$!
 if [ "$stop" = --stop ]; then
