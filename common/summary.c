@@ -53,8 +53,8 @@ void summary_print(const RunSummary *s, FILE *out)
     fprintf(out, "  %-22s %10.3f   (activations %.3f)\n", "working buffers (MB)", s->working_mb,
             s->activations_mb);
     if (s->comm_queued_on_gpu)
-        fprintf(out, "  comm time is the host's time queueing NCCL collectives, which run on the GPU beside\n"
-                     "  compute (what they cost shows in the step time);\n");
+        fprintf(out, "  comm time (and so exposed comm) is the host's time queueing NCCL collectives, which\n"
+                     "  run on the GPU beside compute (what they cost shows in the step time);\n");
     else
         fprintf(out, "  comm time is time spent inside communication calls (blocked, not computing);\n"
                      "  exposed comm, the step beyond the slowest rank's time outside them: the rest\n"
