@@ -57,7 +57,7 @@ void summary_print(const RunSummary *s, FILE *out)
                      "  run on the GPU beside compute (what they cost shows in the step time);\n");
     else
         fprintf(out, "  comm time is time spent inside communication calls (blocked, not computing);\n"
-                     "  exposed comm, the step beyond the slowest rank's time outside them: the rest\n"
+                     "  exposed comm is the step beyond the slowest rank's time outside them; the rest\n"
                      "  of comm time is a faster rank waiting for a slower one;\n");
     fprintf(out, "  comm MB counts an all-reduce of n bytes as 2n (reduce-scatter + all-gather)\n");
 }
@@ -70,7 +70,9 @@ const char summary_csv_header[] =
 
 void summary_csv_row(const RunSummary *s, FILE *out)
 {
-    fprintf(out, "%s,%d,%d,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.1f,%.1f,%.6f,%.6g,%.1f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6g,%.6g\n",
+    fprintf(out,
+            "%s,%d,%d,%ld,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.1f,%.1f,%.6f,%.6g,%.1f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,"
+            "%.6g,%.6g\n",
             s->strategy,
             s->ranks, s->threads, s->step_seconds.count, s->step_seconds.mean, running_std(&s->step_seconds),
             s->comm_seconds.mean, running_std(&s->comm_seconds), s->comm_fraction.mean,

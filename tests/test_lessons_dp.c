@@ -325,8 +325,8 @@ Test(cluster, predict_cluster_predicts_and_measures_every_lesson)
     }
     shell_remove_dir(dir);
     cr_assert_eq(status, 0, "%s", output);
-    cr_expect_str_eq(rows[0],
-                     "shape,network,ranks,lesson,async_ms,calls_ms,tests_ms,tests_exposed_ms,step_ms,comm_ms,exposed_ms");
+    cr_expect_str_eq(rows[0], "shape,network,ranks,lesson,async_ms,calls_ms,tests_ms,tests_exposed_ms,step_ms,"
+                              "comm_ms,exposed_ms");
     cr_expect_eq(lines, 10, "expected a header and lessons 02-10:\n%s", output);
     cr_expect_eq(measured, 9, "every row predicted (async at most calls) and measured:\n%s", output);
     cr_expect_not_null(strstr(output, "| 04 overlap | "), "%s", output);
