@@ -109,23 +109,18 @@ check_shape() {
     printf '|---|---|---|---|---|---|---|\n'
     for entry in "${STEP_MODEL_LESSONS[@]}"; do
         lesson=${entry%%:*} strategy=${entry#*:}
+        measured "$shape" "$ranks" "$lesson" >"$work/runs"
         {
             predicted "$shape" "$ranks" "$strategy" async
             predicted "$shape" "$ranks" "$strategy" calls
             predicted "$shape" "$ranks" "$strategy" tests
-            measured "$shape" "$ranks" "$lesson"
-        } | awk -v lesson="${lesson:0:2} $strategy" -v prefix="$shape,$network,$ranks,$lesson" -v rows="$rows" '
+            echo "$(median_of "$work/runs" 1) $(median_of "$work/runs" 2) $(median_of "$work/runs" 3)"
+        } | awk -v lesson="${lesson:0:2} $strategy" -v prefix="$shape,$network,$ranks,$lesson" -v rows="$rows" \
+            -v runs="$(awk '{ printf "%s%s/%s/%s", (NR > 1 ? ", " : ""), $1, $2, $3 }' "$work/runs")" '
             NR <= 3 { step[NR] = $1; exposed[NR] = $2; next }
-            { runs = runs (runs == "" ? "" : ", ") sprintf("%.2f/%.2f/%.2f", $1, $2, $3); n++
-              step_of[n] = $1; comm_of[n] = $2; exposed_of[n] = $3 }
+            { s = $1; c = $2; x = $3 } # the medians of the runs
             function error(p, m) { return sprintf("%+.0f%%", 100 * (p / m - 1)) }
-            function median(v,    i, j, t) { # of v[1..n], sorted in place
-                for (i = 2; i <= n; i++)
-                    for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-                return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-            }
             END {
-                s = median(step_of); c = median(comm_of); x = median(exposed_of)
                 printf "| %s | %.2f | %.2f | %.2f (%.2f) | %s | %s / %s / %s | %s |\n", lesson, step[1], step[2],
                     step[3], exposed[3], runs, error(step[1], s), error(step[2], s), error(step[3], s),
                     error(exposed[3], x)
