@@ -53,6 +53,20 @@ static inline long files_size(const char *path)
     return size;
 }
 
+/* The figure in the named column of a one-row CSV's text (a header line, then the row), as
+ * the lessons' --summary writes it. */
+static inline double files_csv_figure(const char *csv, const char *column)
+{
+    const char *values = strchr(csv, '\n') + 1;
+    int index = 0;
+    for (const char *at = csv; at < values; at += strcspn(at, ",\n") + 1, index++)
+        if (strncmp(at, column, strlen(column)) == 0 && strchr(",\n", at[strlen(column)]) != NULL)
+            break;
+    for (const char *at = values;; at += strcspn(at, ",\n") + 1)
+        if (index-- == 0)
+            return strtod(at, NULL);
+}
+
 /* The file at path holds text, and nothing else. */
 /* The whole text of path into buf (len bytes, its end marked by a 0); the bytes read, or -1
  * when it cannot be read or does not fit. */

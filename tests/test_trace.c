@@ -140,19 +140,6 @@ Test(trace, the_allocators_history_and_the_counters_are_counter_tracks)
     cr_expect_float_eq(json_number(at, "value"), 1.5, 1e-9);
 }
 
-/* The figure named column in a one-row CSV with a header. */
-static double csv_figure(const char *csv, const char *column)
-{
-    const char *values = strchr(csv, '\n') + 1;
-    int index = 0;
-    for (const char *at = csv; at < values; at += strcspn(at, ",\n") + 1, index++)
-        if (strncmp(at, column, strlen(column)) == 0 && strchr(",\n", at[strlen(column)]) != NULL)
-            break;
-    for (const char *at = values;; at += strcspn(at, ",\n") + 1)
-        if (index-- == 0)
-            return strtod(at, NULL);
-}
-
 /* A ZeRO-3 run's memory track ends at the model state the run reports, kind by kind, and its
  * gathered parameters are in use one unit at a time: each acquire's bytes back to 0 at its release. */
 Test(trace, a_zero3_run_shows_its_memory_by_kind_and_each_gathered_unit)
@@ -171,12 +158,13 @@ Test(trace, a_zero3_run_shows_its_memory_by_kind_and_each_gathered_unit)
     for (const char *at = strstr(text, memory); at != NULL; at = strstr(at + 1, memory))
         last = at;
     cr_assert_not_null(last, "no memory track:\n%s", text);
-    cr_expect_float_eq(json_number(last, "parameters"), csv_figure(summary, "params_mb"), 1e-6, "%s", summary);
-    cr_expect_float_eq(json_number(last, "gradients"), csv_figure(summary, "grads_mb"), 1e-6, "%s", summary);
-    cr_expect_float_eq(json_number(last, "adamw_m") + json_number(last, "adamw_v"), csv_figure(summary, "adam_mb"),
-                       1e-6, "%s", summary);
+    cr_expect_float_eq(json_number(last, "parameters"), files_csv_figure(summary, "params_mb"), 1e-6, "%s",
+                       summary);
+    cr_expect_float_eq(json_number(last, "gradients"), files_csv_figure(summary, "grads_mb"), 1e-6, "%s", summary);
+    cr_expect_float_eq(json_number(last, "adamw_m") + json_number(last, "adamw_v"),
+                       files_csv_figure(summary, "adam_mb"), 1e-6, "%s", summary);
     cr_expect_float_eq(json_number(last, "activations") + json_number(last, "backward_scratch"),
-                       csv_figure(summary, "activations_mb"), 1e-6, "%s", summary);
+                       files_csv_figure(summary, "activations_mb"), 1e-6, "%s", summary);
     const char *gathered = "\"name\":\"parameters gathered, in use (MB)\"";
     int samples = 0;
     for (const char *at = strstr(text, gathered); at != NULL; at = strstr(at + 1, gathered), samples++) {

@@ -404,13 +404,18 @@ def read_compute(directory):
     return compute
 
 
+def compute_seconds(compute):
+    """All of one rank's compute in a step, on one rank: data, every use, the optimizer."""
+    return compute["data"] + compute["optimizer"] + sum(seconds for _, _, seconds in compute["uses"])
+
+
 def slowest_compute(directories):
     """The compute of the slowest of several traces (runs side by side, one a rank: a step of
     the ranks together waits for the slowest), as read_compute gives it."""
     computes = [read_compute(directory) for directory in directories]
     if any([(p, u) for p, u, _ in c["uses"]] != [(p, u) for p, u, _ in computes[0]["uses"]] for c in computes):
         raise Refusal(f"the traces {', '.join(directories)} do not run the same units (one shape and lesson, please)")
-    return max(computes, key=lambda c: c["data"] + c["optimizer"] + sum(seconds for _, _, seconds in c["uses"]))
+    return max(computes, key=compute_seconds)
 
 
 def slice_kind(path, name):
@@ -759,7 +764,7 @@ def print_scale(args):
 def scale_text(args):
     units = read_units(args.units)
     compute = stated_compute(units, args.tokens, args.seq, args.tflops * 1e12, args.memory_gbps * 1e9)
-    alone = compute["optimizer"] + sum(d for _, _, d in compute["uses"])  # one rank, nothing to send
+    alone = compute_seconds(compute)  # one rank, nothing to send
     lines = [",".join(SCALE_COLUMNS)]
     for strategy in args.strategies:
         for ranks in args.ranks:
