@@ -78,10 +78,13 @@ subnet() {
     fail "every /24 of 198.18.0.0/15 is in use on this machine"
 }
 
-# A link of `gbit` on both ends of host i's cable: tbf with a bucket of 1 ms at that rate.
+# The links' token bucket, in bytes: 1 ms at the rate, 64 KB at least.
+burst_bytes() { awk -v g="$gbit" 'BEGIN { b = g * 1e9 / 8 / 1000; printf "%d\n", (b < 65536 ? 65536 : b) }'; }
+
+# A link of `gbit` on both ends of host i's cable: tbf with the bucket of burst_bytes.
 shape() {
     local i=$1 burst
-    burst=$(awk -v g="$gbit" 'BEGIN { b = g * 1e9 / 8 / 1000; printf "%d", (b < 65536 ? 65536 : b) }')
+    burst=$(burst_bytes)
     ip netns exec "$switch" tc qdisc replace dev "$name-h$i" root tbf rate "${gbit}gbit" burst "$burst" latency 20ms
     ip netns exec "$name-host$i" tc qdisc replace dev eth0 root tbf rate "${gbit}gbit" burst "$burst" latency 20ms
 }
@@ -99,6 +102,7 @@ up() {
     if [ -f "$state/hosts" ] && [ "$(wc -l <"$state/hosts")" -eq "$hosts" ]; then
         for i in $(seq 1 "$hosts"); do shape "$i"; done
         echo "$gbit" >"$state/link-gbit"
+        burst_bytes >"$state/link-burst"
         echo "cluster $name: already up with $hosts hosts; links now $gbit Gbit/s"
         return
     fi
@@ -127,6 +131,7 @@ up() {
         echo "$net.$i" >>"$state/hosts.new"
     done
     echo "$gbit" >"$state/link-gbit"
+    burst_bytes >"$state/link-burst"
     cat >"$state/env" <<EOF
 # MPICH's launcher (hydra) starts ranks on cluster $name's hosts: source this file, then mpiexec.
 export HYDRA_HOST_FILE=$state/hosts

@@ -6,9 +6,12 @@
 # batch whatever the count (the shape's batch over 2 ranks: 4 rows, 2 on the tiny shape), so
 # N ranks train on N times its rows. Per shape and count: lesson 00's compute traced at one
 # rank's share (at one micro-batch of it for lesson 06; lesson 10's own for lesson 10), N runs
-# side by side as the N hosts share this machine's cores, and lesson 05's plan. Per rate and
-# count: the link fitted to lesson 01 across it (rows of 64 KB to 16 MB), the steps a started
-# collective takes (01_collectives --progress), then each lesson measured: its summary's mean
+# side by side as the N hosts share this machine's cores, and lesson 05's plan. Per count: lesson
+# 01 across links of 100 Gbit/s, faster than TCP between the hosts moves, for what a byte costs
+# without shaping: the links' token bucket (cluster.sh) lets that many bytes through so after a
+# pause. Per rate and count: the link fitted to lesson 01 across it (rows of 64 KB to 16 MB), its
+# bucket, the steps a started collective takes (01_collectives --progress), then each lesson
+# measured: its summary's mean
 # step, time in communication calls and exposed communication (the step beyond the slowest
 # rank's time outside the calls), the median of 3 runs on the small shape (a few seconds each)
 # and 1 on the others. More ranks than cores measure the scheduler rather than the link: the
@@ -79,7 +82,7 @@ predicted() {
     local shape=$1 ranks=$2 strategy=$3 progress=$4 extra=()
     [ "$progress" = tests ] && extra=(--progress-rows "$work/progress.csv")
     predict_from "$strategy" "$work/$shape-$ranks" "$accum" --ranks "$ranks" --progress "$progress" \
-        --links "$work/links.csv" --min-size 64K --max-size 16M "${extra[@]}" --csv "$work/p.csv" >/dev/null
+        "${link_flags[@]}" --min-size 64K --max-size 16M "${extra[@]}" --csv "$work/p.csv" >/dev/null
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["step_ms"], $c["exposed_ms"] }' \
         "$work/p.csv"
 }
@@ -131,15 +134,20 @@ check_shape() {
     echo
 }
 
+collectives=(build/solutions/01_collectives -b 1K -e 16M -f 4 -w 3 -n 10) # the runs the links are fitted to
 for ranks in $rank_counts; do
     for shape in "${shapes[@]}"; do compute_of "$shape" "$ranks"; done
+    scripts/cluster.sh up --name predict --hosts "$ranks" --link-gbit 100 >/dev/null
+    cluster_launcher predict "$ranks"
+    "${launch[@]}" "${collectives[@]}" --csv "$work/unshaped-$ranks.csv" >/dev/null </dev/null
 done
 for rate in $link_rates; do
     for ranks in $rank_counts; do
         scripts/cluster.sh up --name predict --hosts "$ranks" --link-gbit "$rate" >/dev/null
         cluster_launcher predict "$ranks"
-        "${launch[@]}" build/solutions/01_collectives -b 1K -e 16M -f 4 -w 3 -n 10 --csv "$work/links.csv" \
-            >/dev/null </dev/null
+        link_flags=(--links "$work/links.csv" --unshaped-links "$work/unshaped-$ranks.csv"
+            --bucket "$(cat /run/dtc-cluster/predict/link-burst),$rate")
+        "${launch[@]}" "${collectives[@]}" --csv "$work/links.csv" >/dev/null </dev/null
         "${launch[@]}" build/solutions/01_collectives --progress -b 1K -e 4M -f 4 -n 7 -w 2 \
             --csv "$work/progress.csv" >/dev/null </dev/null
         for shape in "${shapes[@]}"; do check_shape "$shape" "${rate}gbit" "$ranks"; done

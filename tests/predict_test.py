@@ -370,6 +370,38 @@ class Progress(unittest.TestCase):
                                  strategy)
 
 
+class Bucket(unittest.TestCase):
+    """A shaped link's token bucket: bytes sent while it holds tokens cost what they do without
+    the shaping; it fills at its rate only while the link is idle, so back to back the link
+    costs what lesson 01 measured."""
+    FITS = {"all_reduce": (0.0, 1e-6)}  # 1 ms a KB: at 2 ranks an all-reduce sends its size once
+    BUCKET = (1000.0, 1e6)  # a KB, filled in 1 ms
+
+    def streams(self, unshaped_beta, chains=None):
+        return predict.Streams(self.FITS, 2, chains, self.BUCKET + ({"all_reduce": (0.0, unshaped_beta)},))
+
+    def test_the_bucket_holds_a_kb_and_fills_only_while_idle(self):
+        streams = self.streams(0.25e-6)
+        first = streams.collective("all_reduce", 1000, 0.0, True)
+        self.assertAlmostEqual(first, 0.25 * MS)  # a full bucket: every byte at a quarter of the cost
+        second = streams.collective("all_reduce", 1000, first, True)
+        self.assertAlmostEqual(second - first, 1 * MS)  # back to back: empty, the fitted cost
+        third = streams.collective("all_reduce", 1000, second + 0.5 * MS, True)
+        self.assertAlmostEqual(third - second - 0.5 * MS, 0.5 * 0.25 * MS + 0.5 * MS)  # half filled
+        fourth = streams.collective("all_reduce", 1000, third + 10 * MS, True)
+        self.assertAlmostEqual(fourth - third - 10 * MS, 0.25 * MS)  # full, and no fuller
+
+    def test_a_link_slower_without_shaping_saves_nothing(self):
+        streams = self.streams(2e-6)
+        self.assertAlmostEqual(streams.collective("all_reduce", 1000, 0.0, True), 1 * MS)
+
+    def test_a_started_collectives_parts_use_the_bucket(self):
+        chains = {("all_reduce", 2): [(1 << 20, ((0, 1), (0, 0)), 0.0)]}  # every byte at its start
+        streams = self.streams(0.25e-6, chains)
+        self.assertIsNone(streams.collective("all_reduce", 2000, 1 * MS, False))
+        self.assertAlmostEqual(streams.wait(10 * MS), 1 * MS + 0.25 * MS + 1 * MS)  # a KB with tokens, one without
+
+
 def trace_text(steps):
     """A lesson 00 trace of `steps` steps, each step's slices 1 ms longer than the last."""
     events, ts = [], 0.0
@@ -457,6 +489,22 @@ class StepTool(unittest.TestCase):
         self.assertEqual((status, out), (2, ""))  # refused before any work
         self.assertIn("is one of this step's inputs", err)
 
+    def test_a_bucket_saves_what_its_bytes_cost_past_the_shaping(self):
+        unshaped = os.path.join(self.dir, "unshaped.csv")
+        with open(unshaped, "w") as f:
+            f.write(csv_text([(c, n, size, predict.seconds(c, n, size, ALPHA, BETA / 4)) for c, n, size, _ in
+                              rows("all_reduce", 2) + rows("reduce_scatter", 2) + rows("all_gather", 2)]))
+        step = ["step", "flat", "--ranks", "2", "--trace", self.dir, "--units", os.path.join(self.dir, "plan.csv"),
+                "--links", os.path.join(self.dir, "links.csv")]
+        # flat's one all-reduce after a backward pass that left the link idle: its first 10 KB
+        # of the 44,400 bytes it sends cost a quarter
+        status, out, err = run_tool(*step, "--bucket", "10K,8", "--unshaped-links", unshaped)
+        self.assertEqual(status, 0, err)
+        saved = 10240 * 0.75 * BETA
+        self.assertIn("step %.3f ms" % (3 * 10 + 1e3 * (time_of("all_reduce", 11100) - saved)), out)
+        status, out, err = run_tool(*step, "--bucket", "10K,8", "--unshaped-links", os.path.join(self.dir, "links.csv"))
+        self.assertIn("step %.3f ms" % (3 * 10 + 1e3 * time_of("all_reduce", 11100)), out)  # no faster without it
+
     def write_progress(self, chain, in_call=0.0):
         """Lesson 01 --progress rows made from `chain`, as 01_collectives --csv writes them, the
         tests taking `in_call` of what they take off the wait."""
@@ -507,10 +555,14 @@ class StepTool(unittest.TestCase):
 
     def test_bad_step_input_is_one_line_and_status_2(self):
         plan, links = os.path.join(self.dir, "plan.csv"), os.path.join(self.dir, "links.csv")
-        for args, words in [(["--accum", "2", "--trace", self.dir, "--units", plan, "--links", links], "--accum"),(["--trace", "/nonexistent", "--units", plan, "--links", links], "cannot read"),
+        for args, words in [(["--accum", "2", "--trace", self.dir, "--units", plan, "--links", links], "--accum"),
+                            (["--trace", "/nonexistent", "--units", plan, "--links", links], "cannot read"),
                             (["--trace", self.dir, "--units", links, "--links", links], "no columns unit"),
                             (["--trace", self.dir, "--units", plan, "--links", plan], "no column backend"),
-                            (["--ranks", "1", "--trace", self.dir, "--units", plan, "--links", links], "2 or more")]:
+                            (["--ranks", "1", "--trace", self.dir, "--units", plan, "--links", links], "2 or more"),
+                            (["--trace", self.dir, "--units", plan, "--links", links, "--bucket", "64K"], "BYTES,GBIT"),
+                            (["--trace", self.dir, "--units", plan, "--links", links, "--bucket", "64K,1"],
+                             "go together")]:
             argv = ["step", "overlap"] + (["--ranks", "2"] if "--ranks" not in args else []) + args
             status, out, err = run_tool(*argv)
             self.assertEqual((status, out), (2, ""), args)

@@ -17,6 +17,7 @@
       and the share of a part's time the rank spends inside the call that moves it (in_call)
   tools/predict.py step STRATEGY --ranks N --trace DIR [--trace DIR ...] --units PLAN.csv
                    --links COLLECTIVES.csv [--progress async|calls|tests] [--progress-rows PROGRESS.csv]
+                   [--bucket BYTES,GBIT --unshaped-links COLLECTIVES.csv]
                    [--accum K] [--tokens T] [--timeline FILE] [--csv FILE] [fit flags]
       one training step of STRATEGY (naive, flat, overlap, bucketed, accumulate, zero1, zero2,
       zero3, mixed: lessons 02-10) on N >= 2 ranks: the compute from lesson 00's --trace DIR
@@ -24,8 +25,11 @@
       by side as the ranks run, the slowest, which every step waits for), the units from
       `05_bucketed_ddp plan --csv PLAN.csv`, each collective priced by the link fitted to
       COLLECTIVES.csv; prints the step, its exposed communication, tokens/s (T: one rank's
-      tokens a step) and the model state per rank, and with --csv the same as a one-row CSV
-      (docs/scale.md, "The step model")
+      tokens a step) and the model state per rank, and with --csv the same as a one-row CSV.
+      With --bucket, the link is shaped by a token bucket of BYTES, filled at GBIT while the
+      link is idle (as the course's cluster shapes its links), whose bytes cost what they do
+      across the same hosts without shaping (fitted to --unshaped-links) (docs/scale.md, "The
+      step model")
   tools/predict.py scale --units PLAN.csv --tokens T --seq T --tflops F --memory-gbps M
                    --node-link GBPS,ALPHA_US --network GBPS,ALPHA_US [--per-node G]
                    [--ranks 8,16,...] [--strategies LIST] [--csv FILE]
@@ -233,54 +237,80 @@ def chain_steps(chain):
     return [share for calls, parts in rounds for share in [0.0] * calls + [1.0 / len(rounds) / parts] * parts]
 
 
+class Link:
+    """The rank's one link, moving one transfer at a time in the order they come; `free`: when
+    the last ends. With a token bucket (`bucket`: its bytes and the rate in bytes a second that
+    fills it while the link is idle, as tc's tbf shapes the course's cluster), the bytes a
+    transfer sends while the bucket holds tokens skip the shaping: each costs `saving` seconds
+    less than the fitted beta says (the fit is made back to back, with the bucket empty). It
+    starts full: the forward pass leaves the link idle longer than the bucket takes to fill."""
+
+    def __init__(self, bucket=None):
+        self.free, self.bucket = 0.0, bucket
+        self.tokens = bucket[0] if bucket else 0.0
+
+    def move(self, at, seconds, sent=0.0, saving=0.0):
+        """A transfer of `seconds` (at the fitted rate) sending `sent` bytes, ready at `at`:
+        (start, end)."""
+        start = max(at, self.free)
+        if self.bucket:
+            size, rate = self.bucket
+            self.tokens = min(size, self.tokens + (start - self.free) * rate)
+            fast = min(sent, self.tokens)
+            self.tokens -= fast
+            seconds -= fast * saving
+        self.free = start + seconds
+        return start, self.free
+
+
 class Chain:
     """A started collective moving step by step (`chain_steps`, each step a fraction of its
-    `own` seconds). A call of the rank's takes its next step if the step before has ended and
-    no step was taken at that call: a step that moves nothing ends there; a part moves on the
-    link once the bytes before it on the link have (`link`, the time the link is free), and the
-    step after it waits for a call after it ends. Of a part's time, the share `in_call` is the
-    rank's own core at work inside the call (copying, reducing): the call returns after it, and
-    the rest moves beside the compute. In a wait, or any blocking call, the steps left run back
-    to back. Each part moved is kept in `moving`."""
+    `own` seconds and of the `sent` bytes, each byte of which `saving` seconds less while the
+    link's bucket holds tokens). A call of the rank's takes its next step if the step before has
+    ended and no step was taken at that call: a step that moves nothing ends there; a part moves
+    on the Link once the bytes before it on the link have, and the step after it waits for a
+    call after it ends. Of a part's time, the share `in_call` is the rank's own core at work
+    inside the call (copying, reducing): the call returns after it, and the rest moves beside
+    the compute. In a wait, or any blocking call, the steps left run back to back. Each part
+    moved is kept in `moving`."""
 
-    def __init__(self, name, own, steps, in_call=0.0):
+    def __init__(self, name, own, steps, in_call=0.0, sent=0.0, saving=0.0):
         self.name, self.own, self.steps, self.in_call = name, own, steps, in_call
+        self.sent, self.saving = sent, saving
         self.taken, self.ready, self.last_call, self.moving = 0, -math.inf, -math.inf, []
 
     def done(self):
         return self.taken == len(self.steps)
 
     def step(self, at, link):
-        """Takes the next step at `at`; returns when the link is free after it."""
-        share = self.steps[self.taken] * self.own
+        """Takes the next step at `at` on the Link `link`."""
+        share = self.steps[self.taken]
         self.taken += 1
         if share == 0:
             self.ready = at
-            return link
-        start = max(at, link)
-        self.ready = start + share
+            return
+        start, self.ready = link.move(at, share * self.own, share * self.sent, self.saving)
         self.moving.append((start, self.ready))
-        return self.ready
 
     def call(self, at, link):
-        """A call at `at`: (when the link is free after it, the seconds the call itself takes)."""
+        """A call at `at`: the seconds the call itself takes."""
         if self.done() or at < self.ready or at <= self.last_call:
-            return link, 0.0
+            return 0.0
         self.last_call = at
-        return self.step(at, link), self.in_call * self.steps[self.taken - 1] * self.own
+        self.step(at, link)
+        return self.in_call * self.steps[self.taken - 1] * self.own
 
     def wait(self, at, link):
         while not self.done():
-            link = self.step(max(at, self.ready), link)
-        return link
+            self.step(max(at, self.ready), link)
 
 
 def predicted_wait(steps, compute, tests):
     """The wait of a lesson 01 --progress row under a chain, alone on its link, in fractions of
     its time alone: the start and `tests` calls spread over `compute`, then the wait (Chain)."""
-    chain, link = Chain("", 1.0, steps), -math.inf
+    chain, link = Chain("", 1.0, steps), Link()
     for k in range(tests + 1):
-        link, _ = chain.call(compute * k / tests if tests else 0.0, link)
+        chain.call(compute * k / tests if tests else 0.0, link)
     chain.wait(compute, link)
     return max(0.0, chain.ready - compute)
 
@@ -452,13 +482,20 @@ class Streams:
     """One step on one rank: a compute stream and a communication stream, each running its
     work in order; a collective starts when it is issued and the stream is free. With `chains`
     (progress "tests"), a started collective moves instead as its Chain says: a step at each
-    communicator call, the rest back to back once it is waited for."""
+    communicator call, the rest back to back once it is waited for. With `bucket` (the link's
+    token bucket: bytes, bytes a second, and the fits of the link without it), see Link."""
 
-    def __init__(self, fits, ranks, chains=None):
+    def __init__(self, fits, ranks, chains=None, bucket=None):
         self.fits, self.ranks, self.chains = fits, ranks, chains
-        self.compute_free = self.comm_free = 0.0
+        self.unshaped = bucket[2] if bucket else None
+        self.link = Link(bucket[:2] if bucket else None)
+        self.compute_free = 0.0
         self.slices = []  # (track, start, end, name): 0 compute, 1 communication
         self.in_flight = []  # started collectives not yet ended: Chains
+
+    @property
+    def comm_free(self):
+        return self.link.free
 
     def compute(self, name, seconds, not_before=0.0):
         start = max(self.compute_free, not_before)
@@ -471,23 +508,30 @@ class Streams:
             raise Refusal(f"no measured rows of {name} to fit")
         return seconds(name, self.ranks, nbytes, *self.fits[name])
 
+    def sent_and_saving(self, name, nbytes):
+        """The bytes a rank sends in a collective, and the seconds a byte of them saves when the
+        link's bucket holds a token for it: the fitted beta less the link's without shaping."""
+        if self.unshaped is None:
+            return 0.0, 0.0
+        if name not in self.unshaped:
+            raise Refusal(f"no measured rows of {name} without shaping to fit")
+        return FACTOR[name](self.ranks) * nbytes, max(0.0, self.fits[name][1] - self.unshaped[name][1])
+
     def collective(self, name, nbytes, issued, blocking):
         """A collective issued at `issued`; a blocking one holds the compute until it ends.
         Returns when it ends, or None for a started one under chains (it ends when waited for)."""
         if self.chains is not None:
             if not blocking:
                 steps, in_call = chain_for(self.chains, name, self.ranks, nbytes)
-                self.in_flight.append(Chain(name, self.own_seconds(name, nbytes), steps, in_call))
-                held = 0.0  # the call's own time, on the rank's core
-                for chain in self.in_flight:  # the start is a call: it moves each one in flight
-                    self.comm_free, seconds_in_call = chain.call(issued, self.comm_free)
-                    held += seconds_in_call
+                self.in_flight.append(Chain(name, self.own_seconds(name, nbytes), steps, in_call,
+                                            *self.sent_and_saving(name, nbytes)))
+                # the start is a call: it moves each one in flight, on the rank's core for its share
+                held = sum(chain.call(issued, self.link) for chain in self.in_flight)
                 self.compute_free = max(self.compute_free, issued) + held
                 return None
             self.wait(issued)  # a blocking call moves what is in flight first
-        start = max(self.comm_free, issued)
-        self.comm_free = start + self.own_seconds(name, nbytes)
-        self.slices.append((1, start, self.comm_free, name))
+        start, end = self.link.move(issued, self.own_seconds(name, nbytes), *self.sent_and_saving(name, nbytes))
+        self.slices.append((1, start, end, name))
         if blocking:
             self.compute_free = max(self.compute_free, self.comm_free)
         return self.comm_free
@@ -499,9 +543,9 @@ class Streams:
         if not self.in_flight:
             return self.comm_free
         for chain in self.in_flight:
-            self.comm_free = chain.wait(waited_at, self.comm_free)
+            chain.wait(waited_at, self.link)
             self.slices += [(1, start, end, chain.name) for start, end in chain.moving]
-        self.comm_free = max([self.comm_free] + [chain.ready for chain in self.in_flight])
+        self.link.free = max([self.link.free] + [chain.ready for chain in self.in_flight])
         self.in_flight = []
         self.compute_free = max(self.compute_free, self.comm_free)
         return self.comm_free
@@ -523,7 +567,7 @@ def groups_of(strategy, units):
     return [([unit], count) for unit, count, _ in units]
 
 
-def simulate(strategy, compute, units, ranks, fits, progress, accum=1, chains=None):
+def simulate(strategy, compute, units, ranks, fits, progress, accum=1, chains=None, bucket=None):
     """The step's two streams under the model: returns the Streams and the compute's own seconds.
 
     As the course's communicator has them: an all-reduce and an all-gather may be started and
@@ -535,7 +579,7 @@ def simulate(strategy, compute, units, ranks, fits, progress, accum=1, chains=No
     07 send after the backward pass; 09 prefetches the next use's all-gather (with "calls", it is
     waited for when needed; with "tests", waited for before the use); 07, 08 and 10 all-gather
     each unit after AdamW."""
-    streams = Streams(fits, ranks, chains if progress == "tests" else None)
+    streams = Streams(fits, ranks, chains if progress == "tests" else None, bucket)
     element = 2 if strategy == "mixed" else 4
     count_of = {unit: count for unit, count, _ in units}
     grad_op = "reduce_scatter" if strategy in ("zero1", "zero2", "zero3", "mixed") else "all_reduce"
@@ -612,8 +656,11 @@ def print_step(args):
         raise Refusal("--accum must be 1 or more, and above 1 only for the strategy accumulate")
     if (args.progress == "tests") != (args.progress_rows is not None):
         raise Refusal("--progress tests and --progress-rows FILE go together (the steps are fitted to FILE)")
+    if (args.bucket is None) != (args.unshaped_links is None):
+        raise Refusal("--bucket and --unshaped-links go together (a byte the bucket lets through costs what it "
+                      "does without shaping)")
     inputs = [os.path.join(trace, "rank_0.json") for trace in args.trace] + [args.units, args.links] + [
-        args.progress_rows] * bool(args.progress_rows)
+        path for path in (args.progress_rows, args.unshaped_links) if path]
     refuse_overwriting(args.timeline, "--timeline", inputs)
     refuse_overwriting(args.csv, "--csv", inputs)
     compute = slowest_compute(args.trace)
@@ -621,7 +668,12 @@ def print_step(args):
     by_collective = read_rows(args.links, args.backend, (args.min_size, args.max_size))
     fits = {collective: fit(rows) for collective, rows in by_collective.items()}
     chains = fit_chains(read_progress(args.progress_rows, args.backend)) if args.progress_rows else None
-    streams, own = simulate(args.strategy, compute, units, args.ranks, fits, args.progress, args.accum, chains)
+    bucket = None
+    if args.bucket:
+        unshaped = read_rows(args.unshaped_links, args.backend, (args.min_size, args.max_size))
+        bucket = args.bucket + ({collective: fit(rows) for collective, rows in unshaped.items()},)
+    streams, own = simulate(args.strategy, compute, units, args.ranks, fits, args.progress, args.accum, chains,
+                            bucket)
     step = streams.compute_free
     lesson, what = STRATEGIES[args.strategy]
     print(f"{args.strategy} (lesson {lesson}: {what}) on {args.ranks} ranks, progress {args.progress}")
@@ -817,6 +869,19 @@ def bytes_given(text):
     return value
 
 
+def bucket_given(text):
+    """BYTES,GBIT: a token bucket's size (K, M, G allowed) and the rate that fills it, as
+    (bytes, bytes a second)."""
+    size, _, gbit = text.partition(",")
+    try:
+        rate = float(gbit) * 1e9 / 8
+    except ValueError:
+        rate = 0.0
+    if not 0 < rate < math.inf:
+        raise argparse.ArgumentTypeError(f"'{text}' is not BYTES,GBIT (a rate above 0 after the comma)")
+    return bytes_given(size), rate
+
+
 def add_fit_flags(parser):
     parser.add_argument("--backend", help="the rows of this backend (mpi, nccl), when the file holds several")
     parser.add_argument("--min-size", type=bytes_given, default=0, help="fit to rows of at least this many bytes")
@@ -853,6 +918,11 @@ def parse_arguments(argv):
                            "for (the bound of MPI without a progress thread); tests: a step at each call, as "
                            "fitted to --progress-rows")
     step.add_argument("--progress-rows", help="01_collectives --progress --csv output, for --progress tests")
+    step.add_argument("--bucket", type=bucket_given,
+                      help="BYTES,GBIT: the link's token bucket (tc's tbf: its burst, its rate), filled while the "
+                           "link is idle, whose bytes skip the shaping; with --unshaped-links")
+    step.add_argument("--unshaped-links", help="01_collectives --csv output across the same hosts with no shaping "
+                                               "(a link of 100 Gbit/s), for --bucket: what a byte costs past it")
     step.add_argument("--accum", type=int, default=1,
                       help="accumulate: micro-batches a step (the trace: lesson 00 at one of them, B/(N K) rows)")
     step.add_argument("--tokens", type=int, default=0, help="tokens one rank trains on a step (B/N x T), for tokens/s")
