@@ -4,13 +4,15 @@
 # then with one rank on each host of a cluster made by scripts/cluster.sh (root), its links
 # shaped to each rate of --gbit. Figures are the medians over BENCH_ROUNDS interleaved rounds
 # (default 3) of the summary's steady state (warm-up steps left out): step time, the time a
-# step spent inside communication calls (communication the compute did not hide), and
-# tokens/s. Shapes as in scripts/bench_dp.sh: small (the course's) and big; tiny (the tiny
+# step spent inside communication calls (communication the compute did not hide, and a rank's
+# wait for the slower one), the exposed communication (the step beyond the slowest rank's time
+# outside the calls: docs/02_naive_ddp.md), and tokens/s. Shapes as in scripts/bench_dp.sh: small (the course's) and big; tiny (the tiny
 # preset, a few steps) for trying it out.
 #
 #   sudo scripts/bench_cluster.sh [--gbit "1 10"] [--csv FILE] [--busbw FILE] [small|big|tiny ...]
 #
-# --csv FILE also writes every median as rows: shape,lesson,network,step_ms,comm_ms,tokens_per_s.
+# --csv FILE also writes every median as rows: shape,lesson,network,step_ms,comm_ms,tokens_per_s,
+# exposed_ms.
 # --busbw FILE also runs lesson 01's all-reduce at 2 ranks on each network and writes its
 # rows with the network and the link's rate in GB/s (empty for shared memory) in front;
 # --busbw-sizes "FLAGS" sets lesson 01's size flags [-b 1M -e 16M -f 4 -n 5].
@@ -46,7 +48,7 @@ for rate in $rates; do networks+=("${rate}gbit"); done
 work=$(mktemp -d)
 trap 'rm -rf "$work"; scripts/cluster.sh down --name bench' EXIT
 rows=$work/rows.csv
-echo "shape,lesson,network,step_ms,comm_ms,tokens_per_s" >"$rows"
+echo "shape,lesson,network,step_ms,comm_ms,tokens_per_s,exposed_ms" >"$rows"
 
 # The launcher for 2 ranks on a network: shared memory, or one rank on each of two hosts whose
 # links carry RATEgbit (the cluster made or reshaped to it). Sets the array $launch.
@@ -57,7 +59,8 @@ launcher_for() {
     cluster_launcher bench
 }
 
-# One run of a lesson on a network; appends "step_ms comm_ms tokens/s" to $work/SHAPE.LESSON.NETWORK.
+# One run of a lesson on a network; appends "step_ms comm_ms tokens/s exposed_ms" to
+# $work/SHAPE.LESSON.NETWORK.
 run_on() {
     local shape=$1 lesson=$2 network=$3 launch
     launcher_for "$network"
@@ -67,7 +70,8 @@ run_on() {
         --val-every 0 --gen-tokens 0 --threads 1 --summary "$work/s.csv" $(lesson_flags "$lesson") \
         >"$work/log" 2>&1 </dev/null || { cat "$work/log" >&2; return 1; }
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 {
-        printf "%.2f %.2f %.0f\n", 1e3 * $c["step_time_avg_s"], 1e3 * $c["comm_time_avg_s"], $c["tokens_per_s"] }' \
+        printf "%.2f %.2f %.0f %.2f\n", 1e3 * $c["step_time_avg_s"], 1e3 * $c["comm_time_avg_s"], $c["tokens_per_s"],
+            1e3 * $c["exposed_time_avg_s"] }' \
         "$work/s.csv" >>"$work/$shape.$lesson.$network"
 }
 
@@ -80,15 +84,16 @@ bench_shape() {
     done
     echo "== $shape shape ($(shape_flags "$shape")), 2 ranks x 1 thread, median of $rounds interleaved rounds =="
     printf '  %-15s' strategy
-    for network in "${networks[@]}"; do printf ' | %-28s' "$network: step ms, comm ms, tok/s"; done
+    for network in "${networks[@]}"; do printf ' | %-37s' "$network: step ms, comm ms, exposed ms, tok/s"; done
     printf '\n'
     for lesson in "${lessons[@]}"; do
         printf '  %-15s' "${lesson#[01]?_}"
         for network in "${networks[@]}"; do
-            local file=$work/$shape.$lesson.$network step comm rate
+            local file=$work/$shape.$lesson.$network step comm rate exposed
             step=$(median_of "$file" 1) comm=$(median_of "$file" 2) rate=$(median_of "$file" 3)
-            printf ' | %8s %8s %10s' "$step" "$comm" "$rate"
-            echo "$shape,${lesson#[01]?_},$network,$step,$comm,$rate" >>"$rows"
+            exposed=$(median_of "$file" 4)
+            printf ' | %8s %8s %8s %10s' "$step" "$comm" "$exposed" "$rate"
+            echo "$shape,${lesson#[01]?_},$network,$step,$comm,$rate,$exposed" >>"$rows"
         done
         printf '\n'
     done

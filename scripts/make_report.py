@@ -50,7 +50,7 @@ PREDICTED_COLUMNS = """lesson:lesson:s strategy:model:s predicted_step_ms:predic
     measured_exposed_ms:measured_exposed_comm_ms:.3f"""
 PREDICTED_YOURS_COLUMNS = " yours_step_ms:your_step_ms:.3f yours_error_pct:your_error_%:+.1f"
 CLUSTER_COLUMNS = """lesson:strategy:s network:network:s step_ms:step_ms:.2f comm_ms:comm_ms:.2f
-    tokens_per_s:tokens/s:.0f vs_shared_memory:tokens/s_vs_shared_memory:.2f"""
+    exposed_ms:exposed_comm_ms:.2f tokens_per_s:tokens/s:.0f vs_shared_memory:tokens/s_vs_shared_memory:.2f"""
 CLUSTER_BUSBW_COLUMNS = """network:network:s size:size_(B):.0f busbw_GBps:busbw_(GB/s):.3f
     link_GBps:link_(GB/s):.3f"""
 BUSBW_COLUMNS = """collective:collective:s size:size_(B):.0f count:count:.0f redop:redop:s in_place:in-place:s
