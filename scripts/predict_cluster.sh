@@ -6,16 +6,16 @@
 # batch whatever the count (the shape's batch over 2 ranks: 4 rows, 2 on the tiny shape), so
 # N ranks train on N times its rows. Per shape and count: lesson 00's compute traced at one
 # rank's share (at one micro-batch of it for lesson 06; lesson 10's own for lesson 10), N runs
-# side by side as the N hosts share this machine's cores, and lesson 05's plan. Per count: lesson
-# 01 across links of 100 Gbit/s, faster than TCP between the hosts moves, for what a byte costs
-# without shaping: the links' token bucket (cluster.sh) lets that many bytes through so after a
-# pause. Per rate and count: the link fitted to lesson 01 across it (rows of 64 KB to 16 MB), its
-# bucket, the steps a started collective takes (01_collectives --progress), then each lesson
-# measured: its summary's mean
-# step, time in communication calls and exposed communication (the step beyond the slowest
-# rank's time outside the calls), the median of 3 runs on the small shape (a few seconds each)
-# and 1 on the others. More ranks than cores measure the scheduler rather than the link: the
-# script says so and goes on.
+# side by side as the N hosts share this machine's cores, and lesson 05's plan. Per count:
+# lesson 01 across links of 100 Gbit/s, faster than TCP between the hosts moves, for what a
+# byte costs without shaping (the links' token bucket, cluster.sh, lets that many bytes
+# through after a pause). Per rate and count: the link fitted to lesson 01 across it (three
+# runs, each row's median; rows of 64 KB to 16 MB), its bucket, the steps a started collective
+# takes (01_collectives --progress, three runs), then each lesson measured: its summary's mean step, time
+# in communication calls and exposed communication (the step beyond the slowest rank's time
+# outside the calls), the median of 3 runs on the small shape (a few seconds each) and 1 on
+# the others. More ranks than cores measure the scheduler rather than the link: the script
+# says so and goes on.
 # Prints a table per shape, rate and count: the three predictions (tests's exposed communication in
 # brackets), the measured runs (step/comm/exposed, ms), each prediction's step error, and tests's
 # exposed communication against the measured one (docs/scale.md, "Across two hosts").
@@ -79,8 +79,8 @@ compute_of() {
 
 # "step_ms exposed_ms" of one prediction at N ranks.
 predicted() {
-    local shape=$1 ranks=$2 strategy=$3 progress=$4 extra=()
-    [ "$progress" = tests ] && extra=(--progress-rows "$work/progress.csv")
+    local shape=$1 ranks=$2 strategy=$3 progress=$4 extra=() run
+    [ "$progress" = tests ] && for run in 1 2 3; do extra+=(--progress-rows "$work/progress-$run.csv"); done
     predict_from "$strategy" "$work/$shape-$ranks" "$accum" --ranks "$ranks" --progress "$progress" \
         "${link_flags[@]}" --min-size 64K --max-size 16M "${extra[@]}" --csv "$work/p.csv" >/dev/null
     awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 { print $c["step_ms"], $c["exposed_ms"] }' \
@@ -134,22 +134,34 @@ check_shape() {
     echo
 }
 
-collectives=(build/solutions/01_collectives -b 1K -e 16M -f 4 -w 3 -n 10) # the runs the links are fitted to
+# Lesson 01 three times across the cluster's links with the flags given, into $work/NAME-1.csv
+# .. NAME-3.csv: the step model fits the link to each row's median over them (a slow minute in
+# one run is left out), and the chains to the rows of all.
+three_runs() {
+    local name=$1 run
+    shift
+    for run in 1 2 3; do
+        "${launch[@]}" build/solutions/01_collectives "$@" --csv "$work/$name-$run.csv" >/dev/null </dev/null
+    done
+}
+links=(-b 1K -e 16M -f 4 -w 3 -n 10) # the rows the links are fitted to
+
 for ranks in $rank_counts; do
     for shape in "${shapes[@]}"; do compute_of "$shape" "$ranks"; done
     scripts/cluster.sh up --name predict --hosts "$ranks" --link-gbit 100 >/dev/null
     cluster_launcher predict "$ranks"
-    "${launch[@]}" "${collectives[@]}" --csv "$work/unshaped-$ranks.csv" >/dev/null </dev/null
+    three_runs "unshaped-$ranks" "${links[@]}"
 done
 for rate in $link_rates; do
     for ranks in $rank_counts; do
         scripts/cluster.sh up --name predict --hosts "$ranks" --link-gbit "$rate" >/dev/null
         cluster_launcher predict "$ranks"
-        link_flags=(--links "$work/links.csv" --unshaped-links "$work/unshaped-$ranks.csv"
-            --bucket "$(cat /run/dtc-cluster/predict/link-burst),$rate")
-        "${launch[@]}" "${collectives[@]}" --csv "$work/links.csv" >/dev/null </dev/null
-        "${launch[@]}" build/solutions/01_collectives --progress -b 1K -e 4M -f 4 -n 7 -w 2 \
-            --csv "$work/progress.csv" >/dev/null </dev/null
+        three_runs links "${links[@]}"
+        three_runs progress --progress -b 1K -e 4M -f 4 -n 7 -w 2
+        link_flags=(--bucket "$(cat /run/dtc-cluster/predict/link-burst),$rate")
+        for run in 1 2 3; do
+            link_flags+=(--links "$work/links-$run.csv" --unshaped-links "$work/unshaped-$ranks-$run.csv")
+        done
         for shape in "${shapes[@]}"; do check_shape "$shape" "${rate}gbit" "$ranks"; done
     done
 done

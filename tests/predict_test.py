@@ -489,6 +489,35 @@ class StepTool(unittest.TestCase):
         self.assertEqual((status, out), (2, ""))  # refused before any work
         self.assertIn("is one of this step's inputs", err)
 
+    def test_of_several_runs_of_lesson_01_each_rows_median_is_fitted(self):
+        measured = rows("all_reduce", 2) + rows("reduce_scatter", 2) + rows("all_gather", 2)
+        runs = []
+        for k, slower in enumerate((1.0, 3.0, 1.0)):  # one run three times as slow, on every row
+            runs.append(os.path.join(self.dir, f"links_{k}.csv"))
+            with open(runs[-1], "w") as f:
+                f.write(csv_text([(c, n, size, t * slower) for c, n, size, t in measured]))
+        step = ["step", "flat", "--ranks", "2", "--trace", self.dir, "--units", os.path.join(self.dir, "plan.csv")]
+        status, out, err = run_tool(*step, *[flag for path in runs for flag in ("--links", path)])
+        self.assertEqual(status, 0, err)
+        self.assertIn("step %.3f ms" % (3 * 10 + 1e3 * time_of("all_reduce", 11100)), out)
+        status, out, err = run_tool(*step, "--links", runs[1])
+        self.assertIn("step %.3f ms" % (3 * 10 + 3e3 * time_of("all_reduce", 11100)), out)
+
+    def test_of_several_progress_runs_the_chains_are_fitted_to_all_rows(self):
+        first = self.write_progress(((2, 1), (4, 1)))
+        second = os.path.join(self.dir, "progress_2.csv")
+        os.rename(first, second)
+        first = self.write_progress(((0, 1), (0, 0)))
+        merged = predict.read_progress_runs([first, second], None)
+        for key, rows in merged.items():
+            self.assertEqual(sorted(rows), sorted(predict.read_progress(first, None)[key]
+                                                  + predict.read_progress(second, None)[key]))
+        step = ["step", "overlap", "--ranks", "2", "--trace", self.dir, "--units", os.path.join(self.dir, "plan.csv"),
+                "--links", os.path.join(self.dir, "links.csv"), "--progress", "tests"]
+        status, out, err = run_tool(*step, "--progress-rows", first, "--progress-rows", second)
+        self.assertEqual(status, 0, err)
+        self.assertIn("progress tests", out)
+
     def test_a_bucket_saves_what_its_bytes_cost_past_the_shaping(self):
         unshaped = os.path.join(self.dir, "unshaped.csv")
         with open(unshaped, "w") as f:

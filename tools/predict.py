@@ -16,7 +16,8 @@
       PROGRESS.csv`, and the largest difference of a row's wait, as a fraction of its time alone;
       and the share of a part's time the rank spends inside the call that moves it (in_call)
   tools/predict.py step STRATEGY --ranks N --trace DIR [--trace DIR ...] --units PLAN.csv
-                   --links COLLECTIVES.csv [--progress async|calls|tests] [--progress-rows PROGRESS.csv]
+                   --links COLLECTIVES.csv [--links ...] [--progress async|calls|tests]
+                   [--progress-rows PROGRESS.csv ...]
                    [--bucket BYTES,GBIT --unshaped-links COLLECTIVES.csv]
                    [--accum K] [--tokens T] [--timeline FILE] [--csv FILE] [fit flags]
       one training step of STRATEGY (naive, flat, overlap, bucketed, accumulate, zero1, zero2,
@@ -24,8 +25,9 @@
       (or the lesson's own on one rank; at one rank's share of the batch; of several, runs side
       by side as the ranks run, the slowest, which every step waits for), the units from
       `05_bucketed_ddp plan --csv PLAN.csv`, each collective priced by the link fitted to
-      COLLECTIVES.csv; prints the step, its exposed communication, tokens/s (T: one rank's
-      tokens a step) and the model state per rank, and with --csv the same as a one-row CSV.
+      COLLECTIVES.csv (of several runs, each row's median over them); prints the step, its
+      exposed communication, tokens/s (T: one rank's tokens a step) and the model state per
+      rank, and with --csv the same as a one-row CSV.
       With --bucket, the link is shaped by a token bucket of BYTES, filled at GBIT while the
       link is idle (as the course's cluster shapes its links), whose bytes cost what they do
       across the same hosts without shaping (fitted to --unshaped-links) (docs/scale.md, "The
@@ -175,6 +177,21 @@ def read_rows(path, backend, sizes=(0, math.inf)):
     return by_collective
 
 
+def read_runs(paths, backend, sizes=(0, math.inf)):
+    """Lesson 01's rows (read_rows) of one or more runs: each collective, rank count and size
+    once, its time the median over the runs that measured it (one slow minute in one run is
+    left out, where a fit of every row would lean towards it)."""
+    times = {}
+    for path in paths:
+        for rows in read_rows(path, backend, sizes).values():
+            for collective, ranks, size, seconds_taken in rows:
+                times.setdefault((collective, ranks, size), []).append(seconds_taken)
+    by_collective = {}
+    for (collective, ranks, size), measured in times.items():
+        by_collective.setdefault(collective, []).append((collective, ranks, size, statistics.median(measured)))
+    return by_collective
+
+
 def worst_error(rows, alpha, beta):
     """The largest relative difference between the model and a row."""
     return max(abs(seconds(c, n, size, alpha, beta) - t) / t for c, n, size, t in rows)
@@ -225,6 +242,16 @@ def read_progress(path, backend):
         rows.setdefault(key, []).append((alone, compute, tests, wait, in_tests))
     if not rows:
         raise Refusal(f"{path}: no rows" + (f" for backend {backend}" if backend is not None else ""))
+    return rows
+
+
+def read_progress_runs(paths, backend):
+    """read_progress of one or more runs, each key's rows of every run together (a chain is
+    then fitted to them all)."""
+    rows = {}
+    for path in paths:
+        for key, measured in read_progress(path, backend).items():
+            rows.setdefault(key, []).extend(measured)
     return rows
 
 
@@ -659,18 +686,18 @@ def print_step(args):
     if (args.bucket is None) != (args.unshaped_links is None):
         raise Refusal("--bucket and --unshaped-links go together (a byte the bucket lets through costs what it "
                       "does without shaping)")
-    inputs = [os.path.join(trace, "rank_0.json") for trace in args.trace] + [args.units, args.links] + [
-        path for path in (args.progress_rows, args.unshaped_links) if path]
+    inputs = [os.path.join(trace, "rank_0.json") for trace in args.trace] + [args.units] + args.links + (
+        args.unshaped_links or []) + (args.progress_rows or [])
     refuse_overwriting(args.timeline, "--timeline", inputs)
     refuse_overwriting(args.csv, "--csv", inputs)
     compute = slowest_compute(args.trace)
     units = read_units(args.units)
-    by_collective = read_rows(args.links, args.backend, (args.min_size, args.max_size))
+    by_collective = read_runs(args.links, args.backend, (args.min_size, args.max_size))
     fits = {collective: fit(rows) for collective, rows in by_collective.items()}
-    chains = fit_chains(read_progress(args.progress_rows, args.backend)) if args.progress_rows else None
+    chains = fit_chains(read_progress_runs(args.progress_rows, args.backend)) if args.progress_rows else None
     bucket = None
     if args.bucket:
-        unshaped = read_rows(args.unshaped_links, args.backend, (args.min_size, args.max_size))
+        unshaped = read_runs(args.unshaped_links, args.backend, (args.min_size, args.max_size))
         bucket = args.bucket + ({collective: fit(rows) for collective, rows in unshaped.items()},)
     streams, own = simulate(args.strategy, compute, units, args.ranks, fits, args.progress, args.accum, chains,
                             bucket)
@@ -912,17 +939,21 @@ def parse_arguments(argv):
                       help="lesson 00's --trace DIR (or the lesson's own on one rank), at one rank's share of the "
                            "batch; again for each run side by side (one a rank): the slowest is the step's")
     step.add_argument("--units", required=True, help="05_bucketed_ddp plan --csv output, for the same shape")
-    step.add_argument("--links", required=True, help="01_collectives --csv output to fit")
+    step.add_argument("--links", required=True, action="append",
+                      help="01_collectives --csv output to fit; again for each run of it: each row's median")
     step.add_argument("--progress", choices=("async", "calls", "tests"), default="async",
                       help="async: a started collective runs beside the compute (NCCL); calls: only when waited "
                            "for (the bound of MPI without a progress thread); tests: a step at each call, as "
                            "fitted to --progress-rows")
-    step.add_argument("--progress-rows", help="01_collectives --progress --csv output, for --progress tests")
+    step.add_argument("--progress-rows", action="append",
+                      help="01_collectives --progress --csv output, for --progress tests; again for each run of "
+                           "it: the chains are fitted to the rows of all")
     step.add_argument("--bucket", type=bucket_given,
                       help="BYTES,GBIT: the link's token bucket (tc's tbf: its burst, its rate), filled while the "
                            "link is idle, whose bytes skip the shaping; with --unshaped-links")
-    step.add_argument("--unshaped-links", help="01_collectives --csv output across the same hosts with no shaping "
-                                               "(a link of 100 Gbit/s), for --bucket: what a byte costs past it")
+    step.add_argument("--unshaped-links", action="append",
+                      help="01_collectives --csv output across the same hosts with no shaping (a link of 100 "
+                           "Gbit/s), for --bucket: what a byte costs past it; again for each run of it")
     step.add_argument("--accum", type=int, default=1,
                       help="accumulate: micro-batches a step (the trace: lesson 00 at one of them, B/(N K) rows)")
     step.add_argument("--tokens", type=int, default=0, help="tokens one rank trains on a step (B/N x T), for tokens/s")
