@@ -11,11 +11,11 @@
 # byte costs without shaping (the links' token bucket, cluster.sh, lets that many bytes
 # through after a pause). Per rate and count: the link fitted to lesson 01 across it (three
 # runs, each row's median; rows of 64 KB to 16 MB), its bucket, the steps a started collective
-# takes (01_collectives --progress, three runs), then each lesson measured: its summary's mean step, time
-# in communication calls and exposed communication (the step beyond the slowest rank's time
-# outside the calls), the median of 3 runs on the small shape (a few seconds each) and 1 on
-# the others. More ranks than cores measure the scheduler rather than the link: the script
-# says so and goes on.
+# takes (three runs of 01_collectives --progress), then each lesson measured: its summary's
+# mean step, time in communication calls and exposed communication (the step beyond the
+# slowest rank's time outside the calls), the median of 3 runs on the small shape (a few
+# seconds each) and 1 on the others. More ranks than cores measure the scheduler rather than
+# the link: the script says so and goes on.
 # Prints a table per shape, rate and count: the three predictions (tests's exposed communication in
 # brackets), the measured runs (step/comm/exposed, ms), each prediction's step error, and tests's
 # exposed communication against the measured one (docs/scale.md, "Across two hosts").
