@@ -6,8 +6,8 @@
 # (default 3) of the summary's steady state (warm-up steps left out): step time, the time a
 # step spent inside communication calls (communication the compute did not hide, and a rank's
 # wait for the slower one), the exposed communication (the step beyond the slowest rank's time
-# outside the calls: docs/02_naive_ddp.md), and tokens/s. Shapes as in scripts/bench_dp.sh: small (the course's) and big; tiny (the tiny
-# preset, a few steps) for trying it out.
+# outside the calls: docs/02_naive_ddp.md), and tokens/s. Shapes as in scripts/bench_dp.sh:
+# small (the course's) and big; tiny (the tiny preset, a few steps) for trying it out.
 #
 #   sudo scripts/bench_cluster.sh [--gbit "1 10"] [--csv FILE] [--busbw FILE] [small|big|tiny ...]
 #
@@ -59,7 +59,7 @@ launcher_for() {
     cluster_launcher bench
 }
 
-# One run of a lesson on a network; appends "step_ms comm_ms tokens/s exposed_ms" to
+# One run of a lesson on a network; appends "step_ms comm_ms exposed_ms tokens/s" to
 # $work/SHAPE.LESSON.NETWORK.
 run_on() {
     local shape=$1 lesson=$2 network=$3 launch
@@ -69,10 +69,8 @@ run_on() {
     "${launch[@]}" "build/solutions/$lesson" train $(shape_flags "$shape") --steps "$(shape_steps "$shape")" \
         --val-every 0 --gen-tokens 0 --threads 1 --summary "$work/s.csv" $(lesson_flags "$lesson") \
         >"$work/log" 2>&1 </dev/null || { cat "$work/log" >&2; return 1; }
-    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 {
-        printf "%.2f %.2f %.0f %.2f\n", 1e3 * $c["step_time_avg_s"], 1e3 * $c["comm_time_avg_s"], $c["tokens_per_s"],
-            1e3 * $c["exposed_time_avg_s"] }' \
-        "$work/s.csv" >>"$work/$shape.$lesson.$network"
+    echo "$(summary_ms "$work/s.csv" step_time_avg_s comm_time_avg_s exposed_time_avg_s)" \
+        "$(printf '%.0f' "$(summary_field "$work/s.csv" tokens_per_s)")" >>"$work/$shape.$lesson.$network"
 }
 
 bench_shape() {
@@ -90,8 +88,8 @@ bench_shape() {
         printf '  %-15s' "${lesson#[01]?_}"
         for network in "${networks[@]}"; do
             local file=$work/$shape.$lesson.$network step comm rate exposed
-            step=$(median_of "$file" 1) comm=$(median_of "$file" 2) rate=$(median_of "$file" 3)
-            exposed=$(median_of "$file" 4)
+            step=$(median_of "$file" 1) comm=$(median_of "$file" 2) exposed=$(median_of "$file" 3)
+            rate=$(median_of "$file" 4)
             printf ' | %8s %8s %8s %10s' "$step" "$comm" "$exposed" "$rate"
             echo "$shape,${lesson#[01]?_},$network,$step,$comm,$rate,$exposed" >>"$rows"
         done

@@ -98,9 +98,7 @@ measured() {
             --batch $((ranks * $(rank_rows "$shape"))) --steps "$(shape_steps "$shape")" --val-every 0 \
             --gen-tokens 0 --threads 1 --summary "$work/s.csv" $(lesson_flags "$lesson") \
             >"$work/log" 2>&1 </dev/null || { cat "$work/log" >&2; return 1; }
-        awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 {
-            printf "%.2f %.2f %.2f\n", 1e3 * $c["step_time_avg_s"], 1e3 * $c["comm_time_avg_s"],
-                1e3 * $c["exposed_time_avg_s"] }' "$work/s.csv"
+        summary_ms "$work/s.csv" step_time_avg_s comm_time_avg_s exposed_time_avg_s
     done
 }
 

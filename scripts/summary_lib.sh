@@ -91,6 +91,17 @@ summary_field() {
     awk -F, -v name="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i } NR == 2 { print $c }' "$1"
 }
 
+# Fields of a one-row summary CSV by column name, each a time in seconds, as milliseconds
+# ("%.2f"), on one line.
+summary_ms() {
+    local file=$1
+    shift
+    awk -F, -v names="$*" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i } NR == 2 {
+        n = split(names, name, " ")
+        for (k = 1; k <= n; k++) printf "%s%.2f", (k > 1 ? " " : ""), 1e3 * $c[name[k]]
+        printf "\n" }' "$file"
+}
+
 # The median of the numbers on standard input, one per line.
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 

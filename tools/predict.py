@@ -192,6 +192,13 @@ def read_runs(paths, backend, sizes=(0, math.inf)):
     return by_collective
 
 
+def fitted_runs(paths, args):
+    """{collective: (alpha, beta)} fitted to lesson 01's runs at `paths` (read_runs), of the
+    backend and sizes the fit flags (args) ask for."""
+    by_collective = read_runs(paths, args.backend, (args.min_size, args.max_size))
+    return {collective: fit(rows) for collective, rows in by_collective.items()}
+
+
 def worst_error(rows, alpha, beta):
     """The largest relative difference between the model and a row."""
     return max(abs(seconds(c, n, size, alpha, beta) - t) / t for c, n, size, t in rows)
@@ -692,13 +699,9 @@ def print_step(args):
     refuse_overwriting(args.csv, "--csv", inputs)
     compute = slowest_compute(args.trace)
     units = read_units(args.units)
-    by_collective = read_runs(args.links, args.backend, (args.min_size, args.max_size))
-    fits = {collective: fit(rows) for collective, rows in by_collective.items()}
+    fits = fitted_runs(args.links, args)
     chains = fit_chains(read_progress_runs(args.progress_rows, args.backend)) if args.progress_rows else None
-    bucket = None
-    if args.bucket:
-        unshaped = read_runs(args.unshaped_links, args.backend, (args.min_size, args.max_size))
-        bucket = args.bucket + ({collective: fit(rows) for collective, rows in unshaped.items()},)
+    bucket = args.bucket + (fitted_runs(args.unshaped_links, args),) if args.bucket else None
     streams, own = simulate(args.strategy, compute, units, args.ranks, fits, args.progress, args.accum, chains,
                             bucket)
     step = streams.compute_free
