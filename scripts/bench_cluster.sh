@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Data-parallel and ZeRO lessons on two hosts against the same two ranks on one: what a
-# network link costs each strategy. Each lesson runs at 2 ranks x 1 thread on shared memory,
+# Lessons 02-05 and 07-10 on two hosts against the same two ranks on one: what a network
+# link costs each strategy. Each lesson runs at 2 ranks x 1 thread on shared memory,
 # then with one rank on each host of a cluster made by scripts/cluster.sh (root), its links
 # shaped to each rate of --gbit. Figures are the medians over BENCH_ROUNDS interleaved rounds
 # (default 3) of the summary's steady state (warm-up steps left out): step time, the time a

@@ -20,8 +20,8 @@
 # --small does the same on the tiny preset with a few steps each (well under a minute): for
 # trying the report out, and what the report's test runs.
 #
-# --cluster "1 10" (root; make run CLUSTER="1 10") also runs the data-parallel and ZeRO
-# lessons across a network: at 2 ranks on shared memory, then one rank on each of two hosts
+# --cluster "1 10" (root; make run CLUSTER="1 10") also runs lessons 02-05 and
+# 07-10 across a network: at 2 ranks on shared memory, then one rank on each of two hosts
 # of a cluster on this machine (scripts/cluster.sh) with links of each rate in Gbit/s, and
 # lesson 01's all-reduce over the same links (scripts/bench_cluster.sh, on the course config,
 # 3 interleaved rounds; --small: the tiny preset, 1 round). Into cluster.csv and
