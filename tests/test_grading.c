@@ -137,7 +137,9 @@ static const Mistake mistakes[] = {
     {.mutant = "09_zero3/used_before_gathered", .fails_with = "FAIL dp_reference_n2 loss"},
     {.mutant = "09_zero3/no_prefetch", .fails_with = "FAIL dp_reference_n2 schedule prefetch:",
      .numbers_pass_in = "dp_reference_n2"},
-    {.mutant = "09_zero3/wait_after_compute", .fails_with = "FAIL dp_reference_n2 schedule gathers:"},
+    /* the buffer still arriving is read: new memory starts as NaN, so the numbers see it first */
+    {.mutant = "09_zero3/wait_after_compute", .fails_with = "FAIL dp_reference_n2 loss: 1 rows but expected 30",
+     .also_says = {"09_zero3: step 1: the loss is"}},
     {.mutant = "09_zero3/keeps_full_parameters", .fails_with = "FAIL dp_reference_n2 schedule model_state:",
      .numbers_pass_in = "dp_reference_n2"},
     {.mutant = "09_zero3/three_slots",
@@ -367,6 +369,23 @@ Test(grading, every_solution_is_clean_under_the_sanitizers)
     for (const char *at = output; (at = strstr(at, "PASS sanitize")) != NULL; at++)
         lessons++;
     cr_expect_eq(lessons, 11, "%s", output);
+}
+
+/* ZeRO-3's gathers rule on a log whose only fault is a wait after the compute it guards (the
+ * mistake's own run stops at its NaN loss before any rule is read): the log as run passes,
+ * the one with that wait moved fails on the rule, and every other rule still passes. */
+Test(grading, a_wait_after_the_compute_it_guards_fails_the_gathers_rule)
+{
+    static char output[16384];
+    int status = shell_output("tests/scenarios/late_wait_log.sh", output, sizeof output);
+    cr_assert_eq(status, 0, "%s", output);
+    const char *moved = strstr(output, "\n--\n");
+    cr_assert_not_null(moved, "%s", output);
+    const char *fail = strstr(output, "FAIL");
+    cr_expect(fail > moved, "the log as run failed: %.*s", (int)(moved - output), output);
+    cr_expect_not_null(strstr(moved, "FAIL  schedule gathers: rank 0, step 1, event "), "%s", moved);
+    cr_expect_not_null(strstr(moved, ": forward_start 1: unit 1 computes before its all-gather (event "), "%s", moved);
+    cr_expect(fail != NULL && strstr(fail + 4, "FAIL") == NULL, "more than the gathers rule failed:\n%s", moved);
 }
 
 /* The schedule checker reads a log and nothing else: hand it one that is not a log. */
