@@ -3,7 +3,8 @@
  *   compute       time some compute event was running
  *   comm exposed  time in communication (calls and waits) while no compute ran
  *   comm overlap  time in communication while compute also ran (another stream or thread)
- *   idle          the rest of the span from the first to the last event
+ *   idle          the rest of the span: the counted steps' slices when the steps are
+ *                 marked, else from the first to the last event
  *   overlap %     comm overlap / all communication time
  * and the count and total time of each communication call.
  * A trace marked "timing":"host" (the CPU backend's) was timed on the rank's one thread: a
@@ -521,7 +522,7 @@ static void write_html(FILE *out, RankTrace *ranks, Breakdown *b, int n)
                 per_step(b[r].compute, s), per_step(b[r].exposed, s), per_step(b[r].overlap, s),
                 per_step(b[r].idle, s), b[r].comm > 0 ? 100 * b[r].overlap / b[r].comm : 0.0);
     }
-    fprintf(out, "</table>\n<h2>Communication calls, per rank (whole run)</h2>\n<table border=\"1\"><tr><th>rank</th>"
+    fprintf(out, "</table>\n<h2>Communication calls, per rank (counted steps)</h2>\n<table border=\"1\"><tr><th>rank</th>"
                  "<th>call</th><th>calls</th><th>total ms</th><th>ms per call</th></tr>\n");
     for (int r = 0; r < n; r++)
         for (int i = 0; i < ranks[r].num_ops; i++) {
