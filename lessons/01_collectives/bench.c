@@ -42,7 +42,7 @@ static const Flag bench_flags[] = {
      0, 1e9, 0},
     {"table", FLAG_SWITCH, OPT(table), "fixed sizes, a row each: backend, workers, size (1, 10, 100, 1000 MB), seconds",
      0, 1, 0},
-    {"verify-ring", FLAG_SWITCH, OPT(verify_ring), "check the ring all-reduce against the library on uneven counts", 0,
+    {"verify-ring", FLAG_SWITCH, OPT(verify_ring), "check the ring all-reduce against exact sums on uneven counts", 0,
      1, 0},
     {"progress", FLAG_SWITCH, OPT(progress),
      "how far a started all_reduce and all_gather get while the rank computes and tests them, and the time inside "
