@@ -389,7 +389,7 @@ Test(grading, a_wait_after_the_compute_it_guards_fails_the_gathers_rule)
     const char *moved = strstr(output, "\n--\n");
     cr_assert_not_null(moved, "%s", output);
     const char *fail = strstr(output, "FAIL");
-    cr_expect(fail > moved, "the log as run failed: %.*s", (int)(moved - output), output);
+    cr_expect(fail != NULL && fail > moved, "the log as run failed: %.*s", (int)(moved - output), output);
     cr_expect_not_null(strstr(moved, "FAIL  schedule gathers: rank 0, step 1, event "), "%s", moved);
     cr_expect_not_null(strstr(moved, ": forward_start 1: unit 1 computes before its all-gather (event "), "%s", moved);
     cr_expect(fail != NULL && strstr(fail + 4, "FAIL") == NULL, "more than the gathers rule failed:\n%s", moved);
