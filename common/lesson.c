@@ -18,9 +18,14 @@ static void print_usage(const Lesson *lesson, FILE *out)
     fprintf(out, "  %s\n", lesson->title);
 }
 
-static void print_help(const Lesson *lesson, TrainConfig *cfg)
+/* MODE --help: train's usage, or the mode's own line; then the flags. */
+static void print_help(const Lesson *lesson, const char *mode, TrainConfig *cfg)
 {
-    print_usage(lesson, stdout);
+    if (strcmp(mode, "train") == 0)
+        print_usage(lesson, stdout);
+    else
+        printf("usage: %s %s [flags]   (train's --save, --save-every, --resume, --summary, --comm-log and\n"
+               "  --trace are refused here: they name what only train writes)\n", lesson->name, mode);
     FlagSet sets[2] = {{"training (defaults of this preset in brackets)", train_flags, cfg}, lesson->flags};
     cli_print_help(sets, lesson->flags.flags != NULL ? 2 : 1);
 }
@@ -29,11 +34,12 @@ int lesson_parse(const Lesson *lesson, int argc, char **argv, int first, TrainCo
 {
     char err[512];
     int num_extra = lesson->flags.flags != NULL ? 1 : 0;
+    const char *mode = first >= 2 ? argv[first - 1] : "train";
     if (cli_wants_help(argc, argv, first)) {
         const char *preset = cli_find(argc, argv, first, "config");
         int status = train_config_preset(cfg, preset ? preset : "course", err, sizeof err) == 0 ? 1 : -1;
         if (verbose && status > 0)
-            print_help(lesson, cfg);
+            print_help(lesson, mode, cfg);
         else if (verbose)
             fprintf(stderr, "%s: %s\n", lesson->name, err);
         return status;
@@ -43,7 +49,8 @@ int lesson_parse(const Lesson *lesson, int argc, char **argv, int first, TrainCo
             fprintf(stderr, "%s: %s\n", lesson->name, err);
         return -1;
     }
-    if (lesson->configure != NULL && lesson->configure(cfg, lesson->flags.target, err, sizeof err) != 0) {
+    if ((lesson->configure != NULL && lesson->configure(cfg, lesson->flags.target, err, sizeof err) != 0) ||
+        (strcmp(mode, "train") != 0 && train_config_refuse_train_outputs(cfg, mode, 1, err, sizeof err) != 0)) {
         if (verbose)
             fprintf(stderr, "%s: %s\n", lesson->name, err);
         return -1;
@@ -168,7 +175,7 @@ static int print_main_help(const Lesson *lesson)
         fprintf(stderr, "%s: %s\n", lesson->name, err);
         return 1;
     }
-    print_help(lesson, &cfg);
+    print_help(lesson, "train", &cfg);
     if (lesson->other_modes != NULL)
         printf("\n%s MODE --help lists the flags of another mode (%s).\n", lesson->name, lesson->other_modes);
     return 0;

@@ -38,7 +38,9 @@ typedef struct {
 /* The whole program for `train`; other modes are the lesson's own. Returns the exit status. */
 int lesson_main(int argc, char **argv, const Lesson *lesson);
 
-/* Parses argv[first..] into cfg (preset, training flags, the lesson's flags). Returns 1 on
+/* Parses argv[first..] into cfg (preset, training flags, the lesson's flags). argv[first - 1]
+ * is the mode when first >= 2: a mode other than train refuses the flags naming what only
+ * train writes (train_config_refuse_train_outputs; --csv is the mode's own). Returns 1 on
  * --help (printing it if verbose), -1 on bad input (printing one line if verbose), else 0. */
 int lesson_parse(const Lesson *lesson, int argc, char **argv, int first, TrainConfig *cfg, int verbose);
 

@@ -25,6 +25,11 @@ static int prompt_tokens(const GPTConfig *cfg, const Tokenizer *tokenizer, const
     int capacity = cfg->max_seq_len - 1, n = 0;
     if (tokenizer != NULL && tokenizer->end_of_text >= 0)
         tokens[n++] = tokenizer->end_of_text;
+    if (capacity - n < 1) {
+        snprintf(err, err_len, "--max-seq %d leaves no room for the sample's prompt and a token after it",
+                 cfg->max_seq_len);
+        return -1;
+    }
     if (tokenizer != NULL) {
         int pieces = tokenizer_encode_longest(tokenizer, prompt, tokens + n, capacity - n);
         if (pieces < 0) {
@@ -89,11 +94,16 @@ static size_t append_token(const Tokenizer *tokenizer, int id, char *out, size_t
 int generate_text(GPT *model, const Tokenizer *tokenizer, const char *prompt, int max_new, uint64_t seed,
                   char *out, size_t out_len, char *err, size_t err_len)
 {
-    int T = model->cfg.max_seq_len, V = model->cfg.vocab_size;
-    int tokens[T];
+    int max_seq = model->cfg.max_seq_len, V = model->cfg.vocab_size;
+    int tokens[max_seq];
     memset(tokens, 0, sizeof tokens);
     int length = prompt_tokens(&model->cfg, tokenizer, prompt, tokens, err, err_len);
-    if (length <= 0 || gpt_set_batch(model, 1, T, err, err_len) != 0)
+    if (length <= 0)
+        return -1;
+    /* the positions the sample can fill, and no more: a row's probabilities do not depend on
+     * the positions after it (causal attention), so a longer sequence only costs time */
+    int T = length + max_new < max_seq ? length + max_new : max_seq;
+    if (gpt_set_batch(model, 1, T, err, err_len) != 0)
         return -1;
     int first_shown = tokenizer != NULL && tokenizer->end_of_text >= 0; /* not the end-of-text token */
     int stop = tokenizer != NULL ? tokenizer->end_of_text : '\n';

@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "le32.h"
+#include "paths.h"
 
 /* The header's vocabulary and end-of-text token, checked. */
 static int read_header(Tokenizer *t, FILE *file, const char *path, char *err, size_t err_len)
@@ -69,15 +70,13 @@ static int read_pieces(Tokenizer *t, FILE *file, size_t body_bytes, const char *
 int tokenizer_read(Tokenizer *tokenizer, const char *path, char *err, size_t err_len)
 {
     *tokenizer = (Tokenizer){0};
-    FILE *file = fopen(path, "rb");
-    if (file == NULL) {
-        snprintf(err, err_len, "%s: %s", path, strerror(errno));
+    FILE *file = open_input(path, "tokenizer", err, err_len);
+    if (file == NULL)
         return -1;
-    }
     struct stat info;
-    int status = fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode) ? 0 : -1;
+    int status = fstat(fileno(file), &info) == 0 ? 0 : -1;
     if (status != 0)
-        snprintf(err, err_len, "%s: not a regular file", path);
+        snprintf(err, err_len, "%s: %s", path, strerror(errno));
     if (status == 0)
         status = read_header(tokenizer, file, path, err, err_len);
     if (status == 0)
@@ -122,7 +121,7 @@ int tokenizer_encode_longest(const Tokenizer *tokenizer, const char *text, int *
     int count = 0;
     for (size_t at = 0, left = strlen(text); left > 0; count++) {
         int id = longest_token_at(tokenizer, text + at, left);
-        if (id < 0 || count == capacity)
+        if (id < 0 || count >= capacity)
             return -1;
         tokens[count] = id;
         size_t length;

@@ -10,11 +10,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Room for a file's path in the trace folder: trace_check_dir refuses a folder whose files'
+ * paths do not fit, so no path is ever cut short. */
+enum { TRACE_PATH_MAX = 4096 };
+
 /* The timeline being written; its events are the record's (events.h). */
 static struct {
     int active, rank, world;
     double clock_offset; /* added to every time: rank 0's clock (comm_clock_offset) */
-    char path[1024];
+    char path[TRACE_PATH_MAX];
 } trace;
 
 static const char *const track_names[NUM_TRACKS] = {"compute", "communication", "waits"};
@@ -35,12 +39,14 @@ int trace_check_dir(const char *dir, int world, char *err, size_t err_len)
         snprintf(err, err_len, "--trace %s: not a folder this run can write into", dir);
         return -1;
     }
-    char path[1100];
+    char path[TRACE_PATH_MAX];
     for (int rank = -1; rank < world; rank++) {
-        if (rank < 0)
-            snprintf(path, sizeof path, "%s/merged.json", dir);
-        else
-            snprintf(path, sizeof path, "%s/rank_%d.json", dir, rank);
+        int length = rank < 0 ? snprintf(path, sizeof path, "%s/merged.json", dir)
+                              : snprintf(path, sizeof path, "%s/rank_%d.json", dir, rank);
+        if (length < 0 || (size_t)length >= sizeof path) {
+            snprintf(err, err_len, "--trace: the folder's path is too long (%zu characters)", strlen(dir));
+            return -1;
+        }
         if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
             snprintf(err, err_len, "--trace %s: %s exists and is not a regular file", dir, path);
             return -1;
@@ -210,7 +216,7 @@ static int write_merged(FILE *out, const char *path, const void *what, char *err
 
 int trace_write_merged(const char *dir, int world, const char *lines, size_t length, char *err, size_t err_len)
 {
-    char path[1100];
+    char path[TRACE_PATH_MAX];
     snprintf(path, sizeof path, "%s/merged.json", dir);
     MergedTrace merged = {lines, length, world};
     return write_file_atomically(path, write_merged, &merged, err, err_len);

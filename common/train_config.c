@@ -125,23 +125,53 @@ int train_config_refuse_overwrite(const TrainConfig *cfg, char *err, size_t err_
         snprintf(err, err_len, "--save: the path is too long to name a resume state beside it");
         return -1;
     }
-    const char *inputs[] = {cfg->train_path, cfg->val_path, cfg->init_from, cfg->resume_path};
-    const char *outputs[] = {cfg->save_path, cfg->csv_path, cfg->summary_path, cfg->comm_log_path,
-                             has_state ? state_path : NULL};
-    const char *output_flags[] = {"--save", "--csv", "--summary", "--comm-log", "--save-every's state"};
-    for (int i = 0; i < 4; i++)
+    enum { INPUTS = 5, OUTPUTS = 5 };
+    const char *inputs[INPUTS] = {cfg->train_path, cfg->val_path, cfg->init_from, cfg->resume_path,
+                                  cfg->tokenizer_path};
+    const char *outputs[OUTPUTS] = {cfg->save_path, cfg->csv_path, cfg->summary_path, cfg->comm_log_path,
+                                    has_state ? state_path : NULL};
+    const char *output_flags[OUTPUTS] = {"--save", "--csv", "--summary", "--comm-log", "--save-every's state"};
+    for (int i = 0; i < INPUTS; i++)
         if (is_trace_output(cfg->trace_dir, inputs[i])) {
             snprintf(err, err_len, "--trace %s would overwrite the input file %s; choose another folder",
                      cfg->trace_dir, inputs[i]);
             return -1;
         }
-    for (int o = 0; o < 5; o++)
-        for (int i = 0; i < 4; i++)
+    for (int o = 0; o < OUTPUTS; o++) {
+        for (int i = 0; i < INPUTS; i++)
             if (same_file(outputs[o], inputs[i])) {
                 snprintf(err, err_len, "%s %s would overwrite an input file; choose another path",
                          output_flags[o], outputs[o]);
                 return -1;
             }
+        /* two outputs on one file: one would be lost under the other */
+        const char *writer = is_trace_output(cfg->trace_dir, outputs[o]) ? "--trace" : NULL;
+        for (int other = 0; other < o && writer == NULL; other++)
+            if (same_file(outputs[o], outputs[other]))
+                writer = output_flags[other];
+        if (writer != NULL) {
+            snprintf(err, err_len, "%s %s names a file that %s writes too; choose another path", output_flags[o],
+                     outputs[o], writer);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int train_config_refuse_train_outputs(const TrainConfig *cfg, const char *mode, int writes_csv, char *err,
+                                      size_t err_len)
+{
+    const struct { int given; const char *flag; } unused[] = {
+        {cfg->save_path != NULL, "--save"},         {cfg->save_every > 0, "--save-every"},
+        {cfg->resume_path != NULL, "--resume"},     {cfg->summary_path != NULL, "--summary"},
+        {cfg->comm_log_path != NULL, "--comm-log"}, {cfg->trace_dir != NULL, "--trace"},
+        {cfg->csv_path != NULL && !writes_csv, "--csv"},
+    };
+    for (size_t i = 0; i < sizeof unused / sizeof unused[0]; i++)
+        if (unused[i].given) {
+            snprintf(err, err_len, "%s: %s is train's: this mode writes no such file", mode, unused[i].flag);
+            return -1;
+        }
     return 0;
 }
 

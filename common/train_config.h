@@ -49,9 +49,17 @@ typedef struct {
 } TrainConfig;
 
 /* -1 with "FLAG PATH would overwrite an input file; ..." when an output the flags name (--save,
- * --csv, --summary, --comm-log, the resume state) is one of the run's inputs (--train, --val,
- * --init-from, --resume). */
+ * --csv, --summary, --comm-log, the resume state, --trace's files) is one of the run's inputs
+ * (--train, --val, --init-from, --resume, --tokenizer), or with "... names a file that FLAG
+ * writes too" when two outputs are one file. */
 int train_config_refuse_overwrite(const TrainConfig *cfg, char *err, size_t err_len);
+
+/* -1 with "MODE: FLAG is train's: ..." when a mode that does not train as train does (a
+ * profile, a plan, a sweep) is given a flag naming what only train writes or reads back
+ * (--save, --save-every, --resume, --summary, --comm-log, --trace; --csv unless writes_csv),
+ * so that no one waits for a file that never comes. */
+int train_config_refuse_train_outputs(const TrainConfig *cfg, const char *mode, int writes_csv, char *err,
+                                      size_t err_len);
 
 /* With --save PATH and --save-every, the resume state's path (PATH.state) into out: 1; 0
  * when the run writes none; -1 when it does not fit. */

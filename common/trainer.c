@@ -24,7 +24,7 @@ static int load_resumed(Trainer *tr, char *err, size_t err_len)
     if (resume_load(cfg->resume_path, tr->settings, tr->model.num_params, state, err, err_len) != 0)
         return -1;
     size_t batch_tokens = (size_t)cfg->batch_size * cfg->seq_len;
-    if (state->steps_done > cfg->steps || state->data_position + batch_tokens + 1 > tr->train.num_tokens) {
+    if (state->steps_done > cfg->steps || state->data_position > tr->train.num_tokens - batch_tokens - 1) {
         snprintf(err, err_len, "--resume %s: its step (%d) or data position (%llu) is past this run's end",
                  cfg->resume_path, state->steps_done, (unsigned long long)state->data_position);
         return -1;
@@ -563,7 +563,10 @@ static void collect_state(Trainer *tr, ResumeState *state)
 static int save_resumable(Trainer *tr, int steps_done, char *err, size_t err_len)
 {
     char state_path[4096];
-    train_config_state_path(&tr->cfg, state_path, sizeof state_path);
+    if (train_config_state_path(&tr->cfg, state_path, sizeof state_path) != 1) { /* setup refuses both */
+        snprintf(err, err_len, "--save-every: no --save path, or one too long, to name the resume state");
+        return -1;
+    }
     ResumeState state = {0};
     int failed = resume_alloc(&state, tr->model.num_params) != 0;
     if (failed)

@@ -102,8 +102,12 @@ summary_ms() {
         printf "\n" }' "$file"
 }
 
-# The median of the numbers on standard input, one per line.
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# The median of the numbers on standard input, one per line (of an even count, the mean of
+# the middle two).
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { h = int((NR + 1) / 2)
+        if (NR == 0 || NR % 2) print v[h]; else printf "%.10g\n", (v[h] + v[h + 1]) / 2 }'
+}
 
 # Whether lesson 00 (a CUDA build's, $1) can run on a GPU: prints its one-step profile, or
 # why not (its last line is the reason), and returns that run's status.

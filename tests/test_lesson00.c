@@ -287,6 +287,38 @@ Test(lesson00, inputs_and_outputs_that_cannot_work_are_refused_before_training)
     snprintf(args, sizeof args, "train --config tiny --trace %s/fifo", work_dir);
     assert_one_line_error(args, 1, "not a folder this run can write into");
     assert_one_line_error("train --config tiny --gen-tokens 3 --prompt ''", 1, "--prompt must be 1..15 bytes long");
+    snprintf(args, sizeof args, "train --config tiny --tokenizer %s/fifo", work_dir);
+    assert_one_line_error(args, 1, "fifo: not a regular file (a tokenizer must be one)");
+    assert_one_line_error("train --config tiny --seq 1 --max-seq 1 --gen-tokens 3", 1,
+                          "--max-seq 1 leaves no room for the sample's prompt");
+}
+
+/* A sample reads no position past its last token: a long --max-seq costs it nothing (the
+ * whole sequence of 65536 positions would take gigabytes and most of a minute). */
+Test(lesson00, the_sample_runs_only_over_the_positions_it_fills, .timeout = 30)
+{
+    char output[8192];
+    int status = shell_output(SOLUTION " train --config tiny --steps 1 --max-seq 65536 --gen-tokens 5 "
+                              "--mem-limit 64", output, sizeof output);
+    cr_expect_eq(status, 0, "%s", output);
+    cr_expect_not_null(strstr(output, "\nsample: "), "%s", output);
+}
+
+/* Modes that do not train write none of train's files: a flag naming one is refused, not
+ * left for someone to wait for. */
+Test(lesson00, modes_that_do_not_train_refuse_trains_outputs)
+{
+    char args[512];
+    snprintf(args, sizeof args, "profile --config tiny --csv %s/p.csv", work_dir);
+    assert_one_line_error(args, 2, "profile: --csv is train's");
+    snprintf(args, sizeof args, "profile --config tiny --trace %s/t", work_dir);
+    assert_one_line_error(args, 2, "profile: --trace is train's");
+    snprintf(args, sizeof args, "estimate --config tiny --summary %s/s.csv", work_dir);
+    assert_one_line_error(args, 2, "estimate: --summary is train's");
+    char command[512];
+    snprintf(command, sizeof command, "test ! -e %s/p.csv && test ! -e %s/t && test ! -e %s/s.csv", work_dir,
+             work_dir, work_dir);
+    cr_expect_eq(run(command), 0, "a refused mode wrote a file");
 }
 
 Test(lesson00, never_overwrites_an_input)
@@ -299,6 +331,23 @@ Test(lesson00, never_overwrites_an_input)
     /* the trace's own files count too: DIR/merged.json and DIR/rank_N.json */
     snprintf(args, sizeof args, "train --config tiny --val %s/rank_0.json --trace %s", work_dir, work_dir);
     assert_one_line_error(args, 1, "would overwrite the input file");
+    /* the sample's tokenizer is an input too */
+    snprintf(args, sizeof args, "train --config tiny --tokenizer data/generated/val.bin --summary data/generated/val.bin");
+    assert_one_line_error(args, 1, "--summary data/generated/val.bin would overwrite an input");
+}
+
+/* Two outputs on one file: the second written would leave nothing of the first. */
+Test(lesson00, two_outputs_on_one_file_are_refused)
+{
+    char args[512];
+    snprintf(args, sizeof args, "train --config tiny --csv %s/o.csv --summary %s/o.csv", work_dir, work_dir);
+    assert_one_line_error(args, 1, "--summary");
+    assert_one_line_error(args, 1, "names a file that --csv writes too");
+    snprintf(args, sizeof args, "train --config tiny --save %s/m --save-every 1 --comm-log %s/m.state", work_dir,
+             work_dir);
+    assert_one_line_error(args, 1, "--save-every's state");
+    snprintf(args, sizeof args, "train --config tiny --csv %s/t/rank_0.json --trace %s/t", work_dir, work_dir);
+    assert_one_line_error(args, 1, "names a file that --trace writes too");
 }
 
 Test(lesson00, profile_reports_oom_at_the_memory_limit)

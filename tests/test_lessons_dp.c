@@ -421,6 +421,23 @@ Test(lessons_dp, the_bucket_sweep_never_overwrites_an_input)
     cr_expect_null(strstr(output, "the input was changed"), "%s", output);
 }
 
+/* The sweep trains many times and saves none of them: train's --save-every (which once
+ * wrote a state under no name and crashed), --save, --summary or --trace are refused. */
+Test(lessons_dp, the_bucket_sweep_refuses_trains_outputs)
+{
+    static const char *const flags[] = {"--save /tmp/dtc_sweep_never --save-every 1", "--summary /tmp/dtc_sweep_never",
+                                        "--trace /tmp/dtc_sweep_never", "--resume /tmp/dtc_sweep_never"};
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
+        char command[512], output[4096];
+        snprintf(command, sizeof command,
+                 "build/solutions/05_bucketed_ddp sweep --config tiny --steps 2 --sizes 1 %s", flags[i]);
+        cr_expect_eq(shell_output(command, output, sizeof output), 2, "%s:\n%s", command, output);
+        cr_expect_not_null(strstr(output, "sweep: --"), "%s:\n%s", command, output);
+        cr_expect_not_null(strstr(output, "is train's"), "%s:\n%s", command, output);
+    }
+    cr_expect_neq(access("/tmp/dtc_sweep_never", F_OK), 0, "the refused sweep wrote its output");
+}
+
 Test(lessons_dp, lesson_00_refuses_more_than_one_rank)
 {
     char output[4096];

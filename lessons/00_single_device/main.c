@@ -40,11 +40,15 @@ static int measure(const char *mode, int argc, char **argv)
     int parsed = lesson_parse(&with_profile, argc, argv, 2, &cfg, 1);
     if (parsed != 0)
         return parsed > 0 ? 0 : 2;
+    char err[512];
+    if (train_config_refuse_train_outputs(&cfg, mode, 0, err, sizeof err) != 0) { /* it prints: no --csv either */
+        fprintf(stderr, "00_single_device: %s\n", err);
+        return 2;
+    }
     if (strcmp(mode, "estimate") == 0) {
         print_estimate_csv(&cfg, stdout);
         return 0;
     }
-    char err[512];
     Comm *comm = comm_init(&argc, &argv, err, sizeof err);
     if (comm == NULL)
         return comm_init_failed("00_single_device", err);
