@@ -14,6 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
+no_arguments "$@"
 echo "CPU: $(grep -m 1 '^model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//') (family $(grep -m 1 '^cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ') model $(grep -m 1 '^model[[:space:]]*:' /proc/cpuinfo | cut -d: -f2 | tr -d ' '))"
 echo
 scripts/bench_kernels.sh

@@ -25,9 +25,9 @@ usage() { header_help "$0"; }
 rates="1 10" csv="" busbw="" busbw_sizes="-b 1M -e 16M -f 4 -n 5" shapes=()
 while [ $# -gt 0 ]; do
     case $1 in
-        --gbit) rates=${2:-} && shift ;;
-        --csv) csv=${2:-} && shift ;;
-        --busbw) busbw=${2:-} && shift ;;
+        --gbit) needs_value bench_cluster --gbit $# && rates=$2 && shift ;;
+        --csv) needs_value bench_cluster --csv $# && csv=$(from_caller "$2") && shift ;;
+        --busbw) needs_value bench_cluster --busbw $# && busbw=$(from_caller "$2") && shift ;;
         --busbw-sizes) busbw_sizes=${2:-} && shift ;;
         -h | --help) usage && exit 0 ;;
         small | big | tiny) shapes+=("$1") ;;

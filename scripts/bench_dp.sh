@@ -15,6 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
+help_if_asked "$@"
 unset OPENBLAS_CORETYPE
 rounds=${BENCH_ROUNDS:-3}
 ranks=2

@@ -12,6 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
+no_arguments "$@"
 repeats=${BENCH_ROUNDS:-3}
 binary=build/cuda/solutions/00_single_device
 

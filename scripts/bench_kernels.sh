@@ -17,6 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
+help_if_asked "$@"
 unset OPENBLAS_CORETYPE
 rounds=${BENCH_ROUNDS:-3}
 lesson=build/solutions/00_single_device

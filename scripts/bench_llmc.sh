@@ -28,11 +28,11 @@ case ${1:-} in
 esac
 build_into="" built=""
 case ${1:-} in
---build-into) build_into=${2:?bench_llmc: --build-into needs a folder}; shift 2 ;;
---built) built=${2:?bench_llmc: --built needs a folder}; shift 2 ;;
+--build-into) build_into=$(from_caller "${2:?bench_llmc: --build-into needs a folder}"); shift 2 ;;
+--built) built=$(from_caller "${2:?bench_llmc: --built needs a folder}"); shift 2 ;;
 esac
 [ $# -eq 1 ] || { header_help "$0" >&2; exit 2; }
-llmc=$1 gpu_build=${DTC_GPU_BUILD:-build/cuda}
+llmc=$(from_caller "$1") gpu_build=${DTC_GPU_BUILD:-build/cuda}
 [ -z "$built" ] || { [ -x "$built/llmc_tf32" ] && [ -x "$built/llmc_fp32" ]; } ||
     { echo "bench_llmc: --built $built holds no llmc_tf32 and llmc_fp32 (--build-into makes them)" >&2; exit 2; }
 [ -z "$build_into" ] || [ ! -e "$build_into/llmc_tf32" ] ||

@@ -16,6 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
+no_arguments "$@"
 unset OPENBLAS_CORETYPE
 repeats=${BENCH_ROUNDS:-3}
 work=$(mktemp -d)

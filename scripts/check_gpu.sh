@@ -23,15 +23,16 @@
 # Exit status: 0 when every part passes, 1 when one fails, 2 on bad input or without a GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-source scripts/summary_lib.sh # header_help, gpu_probe
+source scripts/summary_lib.sh # header_help, gpu_probe, from_caller
 gpu_build=${DTC_GPU_BUILD:-build/cuda}
+[ -z "${LLMC_BUILT:-}" ] || LLMC_BUILT=$(from_caller "$LLMC_BUILT")
 
 parts=tests,grade,sanitize,trace,bench out=reports/gpu_check llmc=""
 while [ $# -gt 0 ]; do
     case $1 in
     --parts) parts=${2:?check_gpu: --parts needs a list like tests,grade}; shift 2 ;;
-    --out) out=${2:?check_gpu: --out needs a folder}; shift 2 ;;
-    --llmc) llmc=${2:?check_gpu: --llmc needs an llm.c checkout}; shift 2 ;;
+    --out) out=$(from_caller "${2:?check_gpu: --out needs a folder}"); shift 2 ;;
+    --llmc) llmc=$(from_caller "${2:?check_gpu: --llmc needs an llm.c checkout}"); shift 2 ;;
     -h | --help) header_help "$0"; exit 0 ;;
     *) echo "check_gpu: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac

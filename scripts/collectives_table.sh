@@ -5,6 +5,11 @@
 # about the network or memory: see docs/01_collectives.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/summary_lib.sh
+help_if_asked "$@"
+for n in "$@"; do
+    [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 2 ] || { echo "collectives_table: '$n' is not a count of ranks (2 or more)" >&2; exit 2; }
+done
 ranks=("$@")
 [ ${#ranks[@]} -eq 0 ] && ranks=(2 4)
 cores=$(nproc)

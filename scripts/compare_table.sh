@@ -6,23 +6,34 @@
 # (parameters, gradients, AdamW m and v); a field a summary lacks shows as "-".
 #
 #   scripts/compare_table.sh [--csv OUT] SUMMARY.csv...
+#
+# OUT may not be one of the summaries; it is written whole or not at all.
 set -euo pipefail
+source "$(dirname "$0")/summary_lib.sh" # header_help, write_whole
+help_if_asked "$@"
 out=
 if [ "${1:-}" = --csv ]; then
-    out=$2
+    out=${2:?compare_table: --csv needs a file}
     shift 2
 fi
-[ $# -gt 0 ] || { echo "usage: compare_table.sh [--csv OUT] SUMMARY.csv..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: compare_table.sh [--csv OUT] SUMMARY.csv... (see --help)" >&2; exit 2; }
+for summary in "$@"; do
+    [ -f "$summary" ] || { echo "compare_table: $summary: no such file" >&2; exit 2; }
+    [ -z "$out" ] || [ ! "$out" -ef "$summary" ] ||
+        { echo "compare_table: --csv $out would overwrite the summary it reads; choose another path" >&2; exit 2; }
+done
 # The CSV takes the first summary's columns; each row is matched by column name, since a
 # summary from elsewhere (PyTorch's) has fewer columns or another order.
-if [ -n "$out" ]; then
+rows_together() {
     awk -F, 'FNR == 1 { delete col; for (i = 1; i <= NF; i++) col[$i] = i
                         if (NR == 1) { n = split($0, names, ","); print }
                         next }
         { line = ""
           for (i = 1; i <= n; i++) line = line (i > 1 ? "," : "") ((names[i] in col) ? $col[names[i]] : "")
-          print line }' "$@" >"$out"
-fi
+          print line }' "$@"
+}
+[ -z "$out" ] || write_whole "$out" rows_together "$@"
+
 awk -F, '
     FNR == 1 { delete col; for (i = 1; i <= NF; i++) col[$i] = i; next }
     function get(name) { return (name in col) ? $col[name] : "" }

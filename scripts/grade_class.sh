@@ -45,12 +45,12 @@ submissions="" lessons="" out=grades jobs=$(nproc)
 while [ $# -gt 0 ]; do
     case $1 in
     --lessons) lessons=${2:?grade_class: --lessons needs a list like 00,02}; shift 2 ;;
-    --out) out=${2:?grade_class: --out needs a folder}; shift 2 ;;
+    --out) out=$(from_caller "${2:?grade_class: --out needs a folder}"); shift 2 ;;
     --jobs) jobs=${2:?grade_class: --jobs needs a number}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     -*) echo "grade_class: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) [ -z "$submissions" ] || { echo "grade_class: one SUBMISSIONS_DIR only (see --help)" >&2; exit 2; }
-       submissions=$1; shift ;;
+       submissions=$(from_caller "$1"); shift ;;
     esac
 done
 [ -n "$submissions" ] || { usage >&2; exit 2; }

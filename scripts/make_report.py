@@ -15,7 +15,7 @@ prepared data the plots are drawn from, REPORT_DIR/data/*.csv. gnuplot draws eve
 (scripts/report/*.gp); this script only picks columns and lays out the page. Each file is
 written whole: into a temporary file beside it, renamed over the previous one only once it
 is complete, so a run that fails leaves the earlier report's file as it was. REPORT_DIR
-must not be RUNS_DIR.
+must not be RUNS_DIR nor hold it.
 """
 import csv
 import html
@@ -756,9 +756,13 @@ def parse_arguments(arguments):
 
 
 def check_inputs(runs, report, lessons):
-    """Refuses a report into the runs folder, and a run that is not all there."""
-    if os.path.exists(runs) and os.path.exists(report) and os.path.samefile(runs, report):
-        raise Stop(f"make_report: {report} is the runs folder {runs}: write the report into a folder of its own", 2)
+    """Refuses a report into the runs folder or around it (the report clears files of its own
+    folders that an earlier report drew), and a run that is not all there."""
+    if os.path.exists(runs) and os.path.exists(report):
+        runs_real, report_real = os.path.realpath(runs), os.path.realpath(report)
+        if os.path.commonpath([runs_real, report_real]) == report_real:
+            raise Stop(f"make_report: {report} is or holds the runs folder {runs}: write the report into a folder "
+                       "of its own", 2)
     if shutil.which("gnuplot") is None:
         raise Stop("make_report: gnuplot is missing (make setup installs gnuplot-nox)")
     needed = ["comparison.csv", "collectives.csv", "bucket_sweep.csv", "zero_memory.csv", "shard_plan.csv"]

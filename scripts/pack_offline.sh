@@ -31,7 +31,7 @@ source scripts/summary_lib.sh # header_help
 out=dtc-offline.tar.gz data=all
 while [ $# -gt 0 ]; do
     case $1 in
-    --out) out=${2:?pack_offline: --out needs a file name}; shift 2 ;;
+    --out) out=$(from_caller "${2:?pack_offline: --out needs a file name}"); shift 2 ;;
     --data) data=${2:?pack_offline: --data needs all or shards}; shift 2 ;;
     -h | --help) header_help "$0"; exit 0 ;;
     *) echo "pack_offline: unknown argument $1 (see --help)" >&2; exit 2 ;;

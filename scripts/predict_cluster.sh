@@ -34,9 +34,9 @@ usage() { header_help "$0"; }
 link_rates="1 10" rank_counts=2 csv="" shapes=()
 while [ $# -gt 0 ]; do
     case $1 in
-        --gbit) link_rates=${2:-} && shift ;;
-        --ranks) rank_counts=${2:-} && shift ;;
-        --csv) csv=${2:-} && shift ;;
+        --gbit) needs_value predict_cluster --gbit $# && link_rates=$2 && shift ;;
+        --ranks) needs_value predict_cluster --ranks $# && rank_counts=$2 && shift ;;
+        --csv) needs_value predict_cluster --csv $# && csv=$(from_caller "$2") && shift ;;
         -h | --help) usage && exit 0 ;;
         small | big | tiny) shapes+=("$1") ;;
         *) echo "predict_cluster: unknown argument '$1' (see --help)" >&2 && exit 2 ;;

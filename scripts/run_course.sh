@@ -42,8 +42,8 @@ while [ $# -gt 0 ]; do
     --small) small=1; shift ;;
     --student) student=1; shift ;;
     --cluster) cluster=${2:?run_course: --cluster needs the link rates in Gbit/s, e.g. \"1 10\"}; shift 2 ;;
-    --runs) runs=${2:?run_course: --runs needs a folder}; shift 2 ;;
-    --report) report=${2:?run_course: --report needs a folder}; shift 2 ;;
+    --runs) runs=$(from_caller "${2:?run_course: --runs needs a folder}"); shift 2 ;;
+    --report) report=$(from_caller "${2:?run_course: --report needs a folder}"); shift 2 ;;
     -h | --help) header_help "$0"; exit 0 ;;
     *) echo "run_course: unknown argument $1 (--small, --student, --cluster RATES, --runs DIR, --report DIR)" >&2
        exit 2 ;;

@@ -14,10 +14,11 @@
 # 8 sequences of 1024 tokens a rank and step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/summary_lib.sh # from_caller
 out=runs/scale format=png
 while [ $# -gt 0 ]; do
     case $1 in
-    --out) out=${2:?scale_figures: --out needs a folder}; shift 2 ;;
+    --out) out=$(from_caller "${2:?scale_figures: --out needs a folder}"); shift 2 ;;
     --svg) format=svg; shift ;;
     -h | --help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale_figures: unknown argument $1 (--out DIR, --svg)" >&2; exit 2 ;;

@@ -20,6 +20,7 @@ write_whole() {
 # rates (Gbit/s, space-separated) that are not numbers, or a user who is not root.
 check_cluster_run() {
     local program=$1 rate
+    [ -n "${2// /}" ] || { echo "$program: no rate given" >&2; exit 2; }
     for rate in $2; do
         [[ $rate =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "$program: '$rate' is not a rate in Gbit/s" >&2; exit 2; }
     done
@@ -79,6 +80,25 @@ cluster_launcher() {
 
 # A script's --help: its header comment, from line 2 to the line before its first `set -`.
 header_help() { sed -n '2,/^set -/p' "$1" | sed '$d' | sed 's/^# \{0,1\}//'; }
+
+# PATH as the user meant it: the scripts work from the course's top folder (each goes there
+# first), so a relative path given to one is taken from the folder it was started in
+# (OLDPWD, until the script changes folder again). Empty stays empty.
+from_caller() { case $1 in "" | /*) printf '%s\n' "$1" ;; *) printf '%s\n' "${OLDPWD:-$PWD}/$1" ;; esac; }
+
+# -h or --help as a script's first argument: its header (header_help), then exit 0.
+help_if_asked() { case ${1:-} in -h | --help) header_help "$0"; exit 0 ;; esac; }
+
+# PROGRAM's FLAG with COUNT ($#) words left, the flag's included: refused (status 2) when no
+# value follows it.
+needs_value() { [ "$3" -ge 2 ] || { echo "$1: $2 needs a value (see --help)" >&2; exit 2; }; }
+
+# For a script that takes no arguments: help_if_asked, and anything else refused (status 2)
+# before it starts.
+no_arguments() {
+    help_if_asked "$@"
+    [ $# -eq 0 ] || { echo "$(basename "$0" .sh): takes no arguments, not '$1' (see --help)" >&2; exit 2; }
+}
 
 # The distinct values of a CSV column (by name), in order of first appearance, space-separated.
 distinct() {

@@ -12,12 +12,14 @@
 # --config picks the preset (default course).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/summary_lib.sh # header_help
 check=0 csv="" config=course
 while [ $# -gt 0 ]; do
     case $1 in
     --check) check=1; shift ;;
-    --csv) csv=${2:?zero_memory: --csv needs a file}; shift 2 ;;
+    --csv) csv=$(from_caller "${2:?zero_memory: --csv needs a file}"); shift 2 ;;
     --config) config=${2:?zero_memory: --config needs a preset}; shift 2 ;;
+    -h | --help) header_help "$0"; exit 0 ;;
     -*) echo "zero_memory: unknown option $1 (--check, --csv FILE, --config NAME)" >&2; exit 2 ;;
     *) break ;;
     esac

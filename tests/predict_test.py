@@ -63,6 +63,14 @@ class Model(unittest.TestCase):
             self.assertAlmostEqual(predict.seconds("all_reduce", 4, size, alpha, beta),
                                    predict.seconds("all_reduce", 4, size, ALPHA, BETA), delta=1e-12)
 
+    def test_rows_that_cannot_tell_latency_from_bandwidth_are_refused(self):
+        # 2 ranks: 2 steps and 1024 bytes a step; 4 ranks: 6 steps and 3072: one proportion
+        measured = [("all_reduce", 2, 1024, 1e-4), ("all_reduce", 4, 2048, 3e-4)]
+        with self.assertRaisesRegex(predict.Refusal, "all_reduce: its rows cannot tell latency from bandwidth"):
+            predict.fit(measured)
+        with self.assertRaisesRegex(predict.Refusal, "all_gather: a fit needs rows of at least two sizes"):
+            predict.fit([("all_gather", 2, 1024, 1e-4), ("all_gather", 2, 1024, 2e-4)])
+
     def test_a_negative_latency_is_fitted_as_none(self):
         measured = [("all_gather", 2, size, size * BETA) for size in SIZES]  # bandwidth alone
         measured[0] = ("all_gather", 2, SIZES[0], SIZES[0] * BETA * 0.5)  # small message faster than the line
@@ -108,6 +116,13 @@ class CommandLine(unittest.TestCase):
             self.assertEqual((status, out), (2, ""), args)
             self.assertEqual(len(err.splitlines()), 1, err)
             self.assertTrue(err.startswith("predict: "), err)
+
+    def test_a_size_that_is_not_a_number_is_refused(self):
+        for size in ("nan", "inf"):
+            status, out, err = run_tool("collective", "all_reduce", "--ranks", "2", "--size", size, "--from", self.path)
+            self.assertEqual((status, out), (2, ""), size)
+            self.assertEqual(len(err.splitlines()), 1, err)
+            self.assertIn(f"'{size}'", err)
 
     def test_a_broken_csv_is_one_line_and_status_2(self):
         for text in (HEADER + "mpi,2,all_reduce\n", HEADER + "mpi,2,all_reduce,1024,256,float,sum,-1,1,nan,0,0,0,\n",
@@ -265,7 +280,8 @@ class Step(unittest.TestCase):
     def test_bad_memory_input_is_one_line_and_status_2(self):
         for args, words in [(["--params", "7.5X"], "not a parameter count"), (["--params", "0"], "at least one"),
                             (["--params", "1B", "--ranks", "0"], "1 or more"),
-                            (["--params", "1B", "--format", "fp8"], "invalid choice")]:
+                            (["--params", "1B", "--format", "fp8"], "invalid choice"),
+                            (["--params", "inf"], "not a parameter count"), (["--params", "nan"], "not a parameter count")]:
             status, out, err = run_tool("memory", *args)
             self.assertEqual(status, 2, args)
             self.assertIn(words, err)
@@ -566,15 +582,33 @@ class StepTool(unittest.TestCase):
         self.assertLessEqual(steps["async"], steps["tests"])
         self.assertLessEqual(steps["tests"], steps["calls"])
 
+    def test_a_trace_the_model_cannot_read_is_one_line_and_status_2(self):
+        plan, links = os.path.join(self.dir, "plan.csv"), os.path.join(self.dir, "links.csv")
+        good = trace_text(4)
+        for text, words in [(good.replace('"forward unit 2"', '"forward unit x"'), "does not know"),
+                            (good.replace('"dur": 2000.0', '"dur": "2000"'), "a slice without a time"),
+                            (good.replace('"backward unit', '"forward unit'), "no backward slices")]:
+            with open(os.path.join(self.dir, "rank_0.json"), "w") as f:
+                f.write(text)
+            status, out, err = run_tool("step", "flat", "--ranks", "2", "--trace", self.dir, "--units", plan,
+                                        "--links", links)
+            self.assertEqual((status, out), (2, ""), words)
+            self.assertEqual(len(err.strip().splitlines()), 1, err)
+            self.assertIn(words, err)
+
     def test_bad_progress_input_is_one_line_and_status_2(self):
         plan, links = os.path.join(self.dir, "plan.csv"), os.path.join(self.dir, "links.csv")
         step = ["step", "overlap", "--ranks", "2", "--trace", self.dir, "--units", plan, "--links", links]
         progress = self.write_progress(((0, 1), (0, 0)))
+        zero_size = os.path.join(self.dir, "zero.csv")
+        with open(progress) as f, open(zero_size, "w") as out:
+            out.write(f.read().replace(",65536,", ",0,"))
         for args, words in [(step + ["--progress", "tests"], "go together"),
                             (step + ["--progress-rows", progress], "go together"),
                             (step + ["--progress", "tests", "--progress-rows", links], "no column alone_us"),
                             (["progress", links], "no column alone_us"),
                             (["progress", "/nonexistent"], "cannot read"),
+                            (["progress", zero_size], "a size above 0"),
                             (step + ["--ranks", "4", "--progress", "tests", "--progress-rows", progress],
                              "no --progress rows of all_reduce at 4 ranks")]:
             status, out, err = run_tool(*args)
@@ -584,6 +618,9 @@ class StepTool(unittest.TestCase):
 
     def test_bad_step_input_is_one_line_and_status_2(self):
         plan, links = os.path.join(self.dir, "plan.csv"), os.path.join(self.dir, "links.csv")
+        out_file, nccl = os.path.join(self.dir, "out.csv"), os.path.join(self.dir, "nccl.csv")
+        with open(nccl, "w") as f:  # another backend's run: its rows are not the same link's
+            f.write(csv_text(rows("all_reduce", 2) + rows("reduce_scatter", 2) + rows("all_gather", 2), "nccl"))
         for args, words in [(["--accum", "2", "--trace", self.dir, "--units", plan, "--links", links], "--accum"),
                             (["--trace", "/nonexistent", "--units", plan, "--links", links], "cannot read"),
                             (["--trace", self.dir, "--units", links, "--links", links], "no columns unit"),
@@ -591,7 +628,12 @@ class StepTool(unittest.TestCase):
                             (["--ranks", "1", "--trace", self.dir, "--units", plan, "--links", links], "2 or more"),
                             (["--trace", self.dir, "--units", plan, "--links", links, "--bucket", "64K"], "BYTES,GBIT"),
                             (["--trace", self.dir, "--units", plan, "--links", links, "--bucket", "64K,1"],
-                             "go together")]:
+                             "go together"),
+                            (["--trace", self.dir, "--units", plan, "--links", links, "--tokens", "-512"], "--tokens"),
+                            (["--trace", self.dir, "--units", plan, "--links", links, "--csv", out_file,
+                              "--timeline", out_file], "one would be lost"),
+                            (["--trace", self.dir, "--units", plan, "--links", links, "--links", nccl],
+                             "several backends")]:
             argv = ["step", "overlap"] + (["--ranks", "2"] if "--ranks" not in args else []) + args
             status, out, err = run_tool(*argv)
             self.assertEqual((status, out), (2, ""), args)
@@ -647,7 +689,8 @@ class Scale(unittest.TestCase):
         for args, words in [(["--strategies", "flat,ring"], "no strategy ring"),
                             (["--network", "50"], "GBPS,ALPHA_US"),
                             (["--ranks", "1,8"], "2 or more"),
-                            (["--tflops", "0"], "above 0")]:
+                            (["--tflops", "0"], "above 0"), (["--tflops", "nan"], "above 0"),
+                            (["--network", "inf,1"], "above 0")]:
             base = {"--units": "/nonexistent", "--tokens": "1", "--seq": "1", "--tflops": "1", "--memory-gbps": "1",
                     "--node-link": "1,1", "--network": "1,1"}
             base.update(dict(zip(args[::2], args[1::2])))

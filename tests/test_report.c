@@ -208,20 +208,31 @@ Test(report, an_incomplete_run_is_refused_naming_what_is_missing)
     cr_expect(!file_exists(command), "no page from an incomplete run");
 }
 
-/* The report into the runs folder itself would mix its files into the run's: refused with
- * exit status 2 before anything is written, however the folder is named. */
-Test(report, a_report_folder_that_is_the_runs_folder_is_refused)
+/* The report into the runs folder itself would mix its files into the run's, and a report
+ * folder holding the runs (its data/ the runs, say) would clear the runs' cluster files as
+ * an earlier report's: refused with exit status 2 before anything is written, however the
+ * folder is named. */
+Test(report, a_report_folder_that_is_or_holds_the_runs_folder_is_refused)
 {
-    char command[512], output[4096];
-    make_in_dir("runs", NULL);
-    make_in_dir("runs/comparison.csv", "");
-    snprintf(command, sizeof command, "scripts/make_report.py %s/runs %s/runs/.", dir, dir);
-    cr_expect_eq(shell_output(command, output, sizeof output), 2, "%s", output);
-    cr_expect_not_null(strstr(output, "is the runs folder"), "%s", output);
-    cr_expect_eq(strchr(output, '\n'), output + strlen(output) - 1, "more than one line: %s", output);
-    snprintf(command, sizeof command, "%s/runs", dir);
-    cr_assert_eq(files_list(command, output, sizeof output), 0);
-    cr_expect_str_eq(output, "comparison.csv\n", "something was written into the runs folder");
+    static const char *const layouts[][2] = {{"runs", "runs/."}, {"report/data", "report"}};
+    make_in_dir("report", NULL);
+    for (int i = 0; i < 2; i++) {
+        char command[512], output[4096], path[256];
+        snprintf(path, sizeof path, "%s", layouts[i][0]);
+        make_in_dir(path, NULL);
+        snprintf(path, sizeof path, "%s/comparison.csv", layouts[i][0]);
+        make_in_dir(path, "");
+        snprintf(path, sizeof path, "%s/cluster.csv", layouts[i][0]);
+        make_in_dir(path, "");
+        snprintf(command, sizeof command, "scripts/make_report.py %s/%s %s/%s", dir, layouts[i][0], dir,
+                 layouts[i][1]);
+        cr_expect_eq(shell_output(command, output, sizeof output), 2, "%s", output);
+        cr_expect_not_null(strstr(output, "is or holds the runs folder"), "%s", output);
+        cr_expect_eq(strchr(output, '\n'), output + strlen(output) - 1, "more than one line: %s", output);
+        snprintf(command, sizeof command, "%s/%s", dir, layouts[i][0]);
+        cr_assert_eq(files_list(command, output, sizeof output), 0);
+        cr_expect_str_eq(output, "cluster.csv\ncomparison.csv\n", "the runs folder changed: %s", layouts[i][0]);
+    }
 }
 
 /* Every file a run leaves, but empty: the report gets as far as its first plot, where gnuplot

@@ -116,13 +116,16 @@ def fit(rows):
     # each row: steps * alpha + bytes * beta = t, divided by t so that every row weighs the same
     terms = [(STEPS[c](n) / t, FACTOR[c](n) * size / t) for c, n, size, t in rows]
     if len({size for _, _, size, _ in rows}) < 2:
-        raise Refusal("a fit needs rows of at least two sizes")
+        raise Refusal(f"{rows[0][0]}: a fit needs rows of at least two sizes")
     saa = sum(a * a for a, _ in terms)
     sab = sum(a * b for a, b in terms)
     sbb = sum(b * b for _, b in terms)
     sa = sum(a for a, _ in terms)  # the right-hand side is 1 in every row
     sb = sum(b for _, b in terms)
     determinant = saa * sbb - sab * sab
+    if not determinant > 0:  # every row's steps and bytes in one proportion: no line through them
+        raise Refusal(f"{rows[0][0]}: its rows cannot tell latency from bandwidth (the same bytes a step "
+                      "in every row)")
     alpha = (sa * sbb - sb * sab) / determinant
     beta = (sb * saa - sa * sab) / determinant
     if alpha < 0:  # a latency below zero is noise: the best fit with none
@@ -177,10 +180,24 @@ def read_rows(path, backend, sizes=(0, math.inf)):
     return by_collective
 
 
+def refuse_mixed_backends(paths, backend, columns, what):
+    """With no --backend, the runs at paths must share their one backend: each file alone is
+    checked by read_table, and MPI's rows and NCCL's are not one link's."""
+    if backend is not None or len(paths) < 2:
+        return
+    found = set()
+    for path in paths:
+        found |= {row["backend"] for _, row in read_table(path, None, columns, what)}
+    if len(found) > 1:
+        raise Refusal(f"{', '.join(paths)} hold several backends ({', '.join(sorted(found))}): choose one with "
+                      "--backend")
+
+
 def read_runs(paths, backend, sizes=(0, math.inf)):
     """Lesson 01's rows (read_rows) of one or more runs: each collective, rank count and size
     once, its time the median over the runs that measured it (one slow minute in one run is
     left out, where a fit of every row would lean towards it)."""
+    refuse_mixed_backends(paths, backend, NEEDED_COLUMNS, "01_collectives --csv")
     times = {}
     for path in paths:
         for rows in read_rows(path, backend, sizes).values():
@@ -246,6 +263,8 @@ def read_progress(path, backend):
             raise Refusal(f"{path}:{line}: ranks, size, tests and the times must be numbers")
         if not (0 < alone < math.inf and all(0 <= t < math.inf for t in (compute, wait, in_tests)) and tests >= 0):
             raise Refusal(f"{path}:{line}: a row needs a time alone above 0, times and tests of 0 or more")
+        if key[1] < 2 or key[2] <= 0:
+            raise Refusal(f"{path}:{line}: a row needs 2 or more ranks and a size above 0")
         rows.setdefault(key, []).append((alone, compute, tests, wait, in_tests))
     if not rows:
         raise Refusal(f"{path}: no rows" + (f" for backend {backend}" if backend is not None else ""))
@@ -255,6 +274,7 @@ def read_progress(path, backend):
 def read_progress_runs(paths, backend):
     """read_progress of one or more runs, each key's rows of every run together (a chain is
     then fitted to them all)."""
+    refuse_mixed_backends(paths, backend, PROGRESS_COLUMNS, "01_collectives --progress --csv")
     rows = {}
     for path in paths:
         for key, measured in read_progress(path, backend).items():
@@ -444,6 +464,8 @@ def read_compute(directory):
         raise Refusal(f"{path}: cannot read: {error.strerror}")
     except (ValueError, KeyError, TypeError, AttributeError):
         raise Refusal(f"{path}: not a trace (--trace DIR writes one)")
+    if not all(isinstance(e.get(key), (int, float)) and math.isfinite(e[key]) for e in slices for key in ("ts", "dur")):
+        raise Refusal(f"{path}: a slice without a time (ts) and a duration (dur) in numbers")
     starts = sorted(e["ts"] for e in slices if str(e.get("name")).startswith("step#"))
     if len(starts) < 2:
         raise Refusal(f"{path}: needs 2 or more traced steps (the first is left out)")
@@ -463,8 +485,9 @@ def read_compute(directory):
             compute[kind[0]] += duration
         else:
             compute["uses"].append((kind[0], kind[1], duration))
-    if not any(p == "forward" for p, _, _ in compute["uses"]):
-        raise Refusal(f"{path}: no forward slices per unit (is it lesson 00's --trace?)")
+    for needed in ("forward", "backward"):
+        if not any(p == needed for p, _, _ in compute["uses"]):
+            raise Refusal(f"{path}: no {needed} slices per unit (is it lesson 00's --trace?)")
     return compute
 
 
@@ -485,7 +508,7 @@ def slowest_compute(directories):
 def slice_kind(path, name):
     """(pass, unit) of a compute slice's name: ("forward", 3), ("embedding", 0), ("data", None)."""
     words = str(name).split()
-    if len(words) == 3 and words[0] in ("forward", "backward") and words[1] == "unit":
+    if len(words) == 3 and words[0] in ("forward", "backward") and words[1] == "unit" and words[2].isdigit():
         return (words[0], int(words[2]))
     if name == "backward embedding unit 0":
         return ("embedding", 0)
@@ -686,6 +709,11 @@ def model_state_bytes(strategy, units, ranks):
 def print_step(args):
     if args.ranks < 2:
         raise Refusal("--ranks must be 2 or more (one rank sends nothing)")
+    if args.tokens < 0:
+        raise Refusal("--tokens must be 0 (no tokens/s) or more")
+    if args.timeline and args.csv and (args.timeline == args.csv or (
+            os.path.exists(args.csv) and os.path.exists(args.timeline) and os.path.samefile(args.csv, args.timeline))):
+        raise Refusal(f"--timeline and --csv name one file ({args.csv}): one would be lost under the other")
     if args.accum < 1 or (args.accum > 1 and args.strategy != "accumulate"):
         raise Refusal("--accum must be 1 or more, and above 1 only for the strategy accumulate")
     if (args.progress == "tests") != (args.progress_rows is not None):
@@ -814,7 +842,7 @@ def link_given(text):
         gbytes_per_s, alpha_us = (float(v) for v in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not GBPS,ALPHA_US (e.g. 450,2)")
-    if not (gbytes_per_s > 0 and alpha_us >= 0):
+    if not (0 < gbytes_per_s < math.inf and 0 <= alpha_us < math.inf):
         raise argparse.ArgumentTypeError(f"'{text}': the bandwidth must be above 0 and alpha not below 0")
     return gbytes_per_s, alpha_us
 
@@ -837,8 +865,9 @@ def print_scale(args):
     unknown = [name for name in args.strategies if name not in STRATEGIES]
     if unknown:
         raise Refusal(f"--strategies: no strategy {unknown[0]} ({', '.join(STRATEGIES)})")
-    if min(args.tokens, args.seq, args.per_node) < 1 or min(args.tflops, args.memory_gbps) <= 0:
-        raise Refusal("--tokens, --seq, --per-node, --tflops and --memory-gbps must be above 0")
+    if min(args.tokens, args.seq, args.per_node) < 1 or not min(args.tflops, args.memory_gbps) > 0 or not \
+            math.isfinite(args.tflops + args.memory_gbps):
+        raise Refusal("--tokens, --seq, --per-node, --tflops and --memory-gbps must be numbers above 0")
     refuse_overwriting(args.csv, "--csv", [args.units])
     print_and_keep(scale_text(args), args.csv)
 
@@ -886,9 +915,12 @@ def with_suffix(text, scales, what):
     """A number, times the scale its last letter names (scales: letter -> factor), if any."""
     scale = scales.get(text[-1:].upper(), 1)
     try:
-        return float(text[:-1] if scale != 1 else text) * scale
+        value = float(text[:-1] if scale != 1 else text) * scale
     except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"'{text}' is not {what}")
+    return value
 
 
 def bytes_given(text):
