@@ -171,7 +171,8 @@ static void describe_peers(int fd, const Comm *comm, double now)
 {
     const PeerState *me = &comm->board[comm->local_rank];
     char line[512];
-    int all_waiting = 1;
+    /* NCCL's set-up (ncclCommInitRank) waits for every rank, in no order of collectives */
+    int all_waiting = 1, joining_nccl = me->in_call && strncmp(me->op, "nccl", 4) == 0;
     for (int p = 0; p < comm->node_size; p++)
         if (p != comm->local_rank) {
             const PeerState *peer = &comm->board[p];
@@ -179,10 +180,16 @@ static void describe_peers(int fd, const Comm *comm, double now)
             safe_write(fd, line);
             char state = process_state(peer->pid);
             all_waiting &= peer->in_call && state != 0 && state != 'T' && state != 't' && state != 'Z';
+            joining_nccl &= strcmp(peer->op, me->op) == 0;
         }
-    if (all_waiting && comm->node_size > 1)
+    if (all_waiting && joining_nccl && comm->node_size > 1) {
+        safe_format(line, sizeof line, "  every rank here is waiting in %s: NCCL cannot connect the ranks "
+                    "(build/cuda/tools/doctor says why)\n", me->op);
+        safe_write(fd, line);
+    } else if (all_waiting && comm->node_size > 1) {
         safe_write(fd, "  every rank here is waiting: the collectives they started did not match "
                        "(were they started in the same order on every rank?)\n");
+    }
     if (comm->node_size < comm->size) {
         safe_format(line, sizeof line, "  (%d rank(s) on other hosts: not seen from here)\n",
                     comm->size - comm->node_size);

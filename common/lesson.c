@@ -103,6 +103,7 @@ int lesson_train(const Lesson *lesson, Comm *comm, const TrainConfig *cfg, RunSu
     char err[512] = "";
     Trainer tr;
     memset(&tr, 0, sizeof tr); /* torn down even when the device never opened */
+    comm_set_wait_timeout(comm, cfg->wait_timeout); /* opening the device waits for the peers too */
     const Kernels *kernels = device_open(cfg->device, cfg->comm_backend, cfg->tf32, cfg->threads, comm, err,
                                            sizeof err);
     Strategy strategy = *lesson->strategy;

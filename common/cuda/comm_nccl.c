@@ -289,9 +289,12 @@ static int nccl_sendrecv(Comm *comm, const float *send, size_t send_count, int t
         return -1;
     /* one group: NCCL posts both halves together, so a ring of these cannot deadlock */
     NCCL_CALL(comm, "sendrecv", ncclGroupStart());
-    NCCL_CALL(comm, "sendrecv", ncclSend(send, send_count, ncclFloat, to, state->nccl, state->stream));
-    NCCL_CALL(comm, "sendrecv", ncclRecv(recv, recv_count, ncclFloat, from, state->nccl, state->stream));
-    NCCL_CALL(comm, "sendrecv", ncclGroupEnd());
+    ncclResult_t posted = ncclSend(send, send_count, ncclFloat, to, state->nccl, state->stream);
+    if (posted == ncclSuccess)
+        posted = ncclRecv(recv, recv_count, ncclFloat, from, state->nccl, state->stream);
+    ncclResult_t ended = ncclGroupEnd(); /* the group closed whatever failed inside it */
+    NCCL_CALL(comm, "sendrecv", posted);
+    NCCL_CALL(comm, "sendrecv", ended);
     return compute_waits(comm, "sendrecv", begin, started, 0, 0);
 }
 
@@ -376,7 +379,10 @@ static int create_streams(NcclState *state, Comm *comm, char *err, size_t err_le
 
 static int join_nccl(NcclState *state, const ncclUniqueId *id, Comm *comm, char *err, size_t err_len)
 {
+    /* it waits for every rank to join: a peer that never does ends the run at --wait-timeout */
+    comm_begin_wait(comm, "ncclCommInitRank", 1);
     ncclResult_t result = ncclCommInitRank(&state->nccl, comm->size, *id, comm->rank);
+    comm_end_wait(comm);
     if (result == ncclSuccess)
         return 0;
     const char *detail = ncclGetLastError(NULL); /* NCCL's own account, when it kept one */

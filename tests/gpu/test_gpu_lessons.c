@@ -179,6 +179,25 @@ Test(gpu_lessons, ranks_each_shown_their_own_gpu_get_nccl)
     check_gpu_lesson("mpiexec -n 2 tests/gpu/own_gpu_per_rank.sh", "02_naive_ddp", "auto", "", "2 rank(s) over nccl");
 }
 
+/* A rank that never joins NCCL (the emulated NCCL's DTC_EMU_NCCL_HANG_RANK: a peer NCCL cannot
+ * reach) holds the others in ncclCommInitRank, which waits for every rank: the run ends at
+ * --wait-timeout, saying so, instead of waiting forever. A real GPU cannot be asked for the
+ * fault, so there the test skips. */
+Test(gpu_lessons, a_rank_that_never_joins_nccl_ends_the_run_at_the_wait_timeout)
+{
+    require_gpu();
+    if (getenv("DTC_EMU_GPUS") == NULL)
+        cr_skip_test("the fault is made by the emulated NCCL (make test-emu)");
+    static char output[65536];
+    int status = run_program(output, sizeof output, "env DTC_EMU_NCCL_HANG_RANK=1 timeout 120 mpiexec -n 2 "
+                             "%s/solutions/02_naive_ddp train --config tiny --device cuda --comm nccl --wait-timeout 3",
+                             gpu_build_dir());
+    cr_expect(status != 0 && status != 124, "exit %d (124: still waiting after 120 s):\n%s", status, output);
+    cr_expect_not_null(strstr(output, "waited 3 s (--wait-timeout)"), "%s", output);
+    cr_expect_not_null(strstr(output, "every rank here is waiting in ncclCommInitRank: NCCL cannot connect the ranks"),
+                       "%s", output);
+}
+
 Test(gpu_lessons, nccl_at_1_rank_runs_every_collective_correctly)
 {
     require_gpu();
@@ -259,12 +278,15 @@ Test(gpu_lessons, check_gpu_refuses_bad_input_before_any_work)
     FILE *log = fopen(log_path, "w");
     cr_assert_not_null(log, "cannot write %s", log_path);
     fclose(log);
-    char there_already[128];
+    char there_already[128], no_llmc[4200], here[4096];
     snprintf(there_already, sizeof there_already, "check_gpu: %s is there already: choose another --out\n", log_path);
+    cr_assert_not_null(getcwd(here, sizeof here));
+    /* a relative path is taken from the folder the script was started in, and named whole */
+    snprintf(no_llmc, sizeof no_llmc, "check_gpu: --llmc %s/tests: no train_gpt2_fp32.cu there\n", here);
     const char *const refused[][2] = {
         {"--parts tests,bogus", "check_gpu: 'bogus' is not a part (tests, grade, sanitize, trace, bench)\n"},
         {"--parts grade --out ", there_already},
-        {"--llmc tests --parts tests --out ", "check_gpu: --llmc tests: no train_gpt2_fp32.cu there\n"},
+        {"--llmc tests --parts tests --out ", no_llmc},
     };
     static char output[4096];
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
