@@ -18,14 +18,17 @@ static void print_usage(const Lesson *lesson, FILE *out)
     fprintf(out, "  %s\n", lesson->title);
 }
 
-/* MODE --help: train's usage, or the mode's own line; then the flags. */
+/* MODE --help: the usage (a lesson whose modes it does not list: the mode's line), then the
+ * flags. */
 static void print_help(const Lesson *lesson, const char *mode, TrainConfig *cfg)
 {
-    if (strcmp(mode, "train") == 0)
+    if (strcmp(mode, "train") == 0 || lesson->other_usage != NULL)
         print_usage(lesson, stdout);
     else
-        printf("usage: %s %s [flags]   (train's --save, --save-every, --resume, --summary, --comm-log and\n"
-               "  --trace are refused here: they name what only train writes)\n", lesson->name, mode);
+        printf("usage: %s %s [flags]\n  %s\n", lesson->name, mode, lesson->title);
+    if (strcmp(mode, "train") != 0)
+        printf("  %s writes none of train's files: --save, --save-every, --resume, --summary, --comm-log and\n"
+               "  --trace are refused here\n", mode);
     FlagSet sets[2] = {{"training (defaults of this preset in brackets)", train_flags, cfg}, lesson->flags};
     cli_print_help(sets, lesson->flags.flags != NULL ? 2 : 1);
 }

@@ -22,7 +22,7 @@
 # says so and exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/summary_lib.sh # header_help, median, gpu_profile_medians
+source scripts/summary_lib.sh # header_help, median, gpu_profile_medians, from_caller
 case ${1:-} in
 -h | --help) header_help "$0"; exit 0 ;;
 esac

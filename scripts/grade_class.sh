@@ -38,7 +38,7 @@
 # machine grade those again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/summary_lib.sh # header_help
+source scripts/summary_lib.sh # header_help, from_caller
 usage() { header_help "$0"; }
 
 submissions="" lessons="" out=grades jobs=$(nproc)

@@ -26,7 +26,7 @@
 # On the node:  tar xf dtc-offline.tar.gz && cd dtc && source offline/env.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/summary_lib.sh # header_help
+source scripts/summary_lib.sh # header_help, from_caller
 
 out=dtc-offline.tar.gz data=all
 while [ $# -gt 0 ]; do

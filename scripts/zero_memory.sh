@@ -12,7 +12,7 @@
 # --config picks the preset (default course).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/summary_lib.sh # header_help
+source scripts/summary_lib.sh # header_help, from_caller
 check=0 csv="" config=course
 while [ $# -gt 0 ]; do
     case $1 in
