@@ -616,6 +616,16 @@ class StepTool(unittest.TestCase):
             self.assertIn(words, err)
             self.assertEqual(len(err.strip().splitlines()), 1, err)
 
+    def test_a_collective_the_step_does_not_send_is_not_fitted(self):
+        links = os.path.join(self.dir, "with_broadcast.csv")
+        with open(links, "w") as f:  # a broadcast measured at one size: no fit, and none needed
+            f.write(csv_text(rows("all_reduce", 2) + rows("reduce_scatter", 2) + rows("all_gather", 2)
+                             + [("broadcast", 2, 1024, 1e-5), ("broadcast", 2, 1024, 2e-5)]))
+        status, out, err = run_tool("step", "flat", "--ranks", "2", "--trace", self.dir, "--units",
+                                    os.path.join(self.dir, "plan.csv"), "--links", links)
+        self.assertEqual(status, 0, err)
+        self.assertIn("step %.3f ms" % (3 * 10 + 1e3 * time_of("all_reduce", 11100)), out)
+
     def test_bad_step_input_is_one_line_and_status_2(self):
         plan, links = os.path.join(self.dir, "plan.csv"), os.path.join(self.dir, "links.csv")
         out_file, nccl = os.path.join(self.dir, "out.csv"), os.path.join(self.dir, "nccl.csv")

@@ -209,11 +209,15 @@ def read_runs(paths, backend, sizes=(0, math.inf)):
     return by_collective
 
 
+STEP_COLLECTIVES = ("all_reduce", "reduce_scatter", "all_gather")  # what the strategies send
+
+
 def fitted_runs(paths, args):
-    """{collective: (alpha, beta)} fitted to lesson 01's runs at `paths` (read_runs), of the
-    backend and sizes the fit flags (args) ask for."""
+    """{collective: (alpha, beta)} of the step's collectives, fitted to lesson 01's runs at
+    `paths` (read_runs), of the backend and sizes the fit flags (args) ask for; the rows of
+    others (a broadcast) are not the step's business."""
     by_collective = read_runs(paths, args.backend, (args.min_size, args.max_size))
-    return {collective: fit(rows) for collective, rows in by_collective.items()}
+    return {collective: fit(rows) for collective, rows in by_collective.items() if collective in STEP_COLLECTIVES}
 
 
 def worst_error(rows, alpha, beta):
