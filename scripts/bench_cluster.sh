@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
         --gbit) needs_value bench_cluster --gbit $# && rates=$2 && shift ;;
         --csv) needs_value bench_cluster --csv $# && csv=$(from_caller "$2") && shift ;;
         --busbw) needs_value bench_cluster --busbw $# && busbw=$(from_caller "$2") && shift ;;
-        --busbw-sizes) busbw_sizes=${2:-} && shift ;;
+        --busbw-sizes) needs_value bench_cluster --busbw-sizes $# && busbw_sizes=$2 && shift ;;
         -h | --help) usage && exit 0 ;;
         small | big | tiny) shapes+=("$1") ;;
         *) echo "bench_cluster: unknown argument '$1' (see --help)" >&2 && exit 2 ;;

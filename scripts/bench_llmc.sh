@@ -22,10 +22,8 @@
 # says so and exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/summary_lib.sh # header_help, median, gpu_profile_medians, from_caller
-case ${1:-} in
--h | --help) header_help "$0"; exit 0 ;;
-esac
+source scripts/summary_lib.sh # help_if_asked, header_help, median, gpu_profile_medians, from_caller
+help_if_asked "$@"
 build_into="" built=""
 case ${1:-} in
 --build-into) build_into=$(from_caller "${2:?bench_llmc: --build-into needs a folder}"); shift 2 ;;

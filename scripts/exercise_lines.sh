@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
-case ${1:-} in -h | --help) header_help "$0"; exit 0 ;; esac
+help_if_asked "$@"
 tree=.
 if [ $# -gt 0 ]; then
     git rev-parse --verify -q "$1^{commit}" >/dev/null || { echo "exercise_lines: $1 is not a git revision" >&2; exit 2; }

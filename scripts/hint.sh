@@ -14,10 +14,10 @@
 # Exit status: 0, or 2 on bad input.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/summary_lib.sh # header_help
+source scripts/summary_lib.sh # help_if_asked
 
 [ $# -ge 1 ] && [ -n "$1" ] || { echo "hint: which lesson? (make hint LESSON=NN)" >&2; exit 2; }
-case $1 in -h|--help) header_help "$0"; exit 0 ;; esac
+help_if_asked "$@"
 number=$1
 shift
 action=next tier=0
