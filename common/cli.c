@@ -98,6 +98,28 @@ static size_t split_flag(const char *arg, const char **inline_value)
     return equals != NULL ? (size_t)(equals - arg - 2) : strlen(arg + 2);
 }
 
+/* "-L": a flag spelled by its letter. */
+static int by_letter(const char *arg)
+{
+    return arg[0] == '-' && arg[1] != '-' && arg[1] != '\0' && arg[2] == '\0';
+}
+
+/* The flag of the sets that arg spells ("--name", "--name=value" or "-L"), or NULL; in
+ * *inline_value the text after '=' (NULL when there is none). */
+static const Flag *flag_spelled(const char *arg, const FlagSet *sets, int num_sets, void **target,
+                                const char **inline_value)
+{
+    *inline_value = NULL;
+    if (by_letter(arg))
+        return find_flag(sets, num_sets, NULL, arg[1], target);
+    char name[64];
+    size_t length = split_flag(arg, inline_value);
+    if (length >= sizeof name)
+        return NULL;
+    snprintf(name, sizeof name, "%.*s", (int)length, arg + 2);
+    return find_flag(sets, num_sets, name, 0, target);
+}
+
 int cli_parse(int argc, char **argv, int first, const FlagSet *sets, int num_sets,
               char *err, size_t err_len)
 {
@@ -111,28 +133,25 @@ int cli_parse_operands(int argc, char **argv, int first, const FlagSet *sets, in
     *num_operands = 0;
     for (int i = first; i < argc; i++) {
         const char *arg = argv[i], *text = NULL;
-        int by_letter = arg[0] == '-' && arg[1] != '-' && arg[1] != '\0' && arg[2] == '\0';
-        if (strncmp(arg, "--", 2) != 0 && !by_letter && *num_operands < max_operands) {
+        int letter = by_letter(arg);
+        if (strncmp(arg, "--", 2) != 0 && !letter && *num_operands < max_operands) {
             operands[(*num_operands)++] = arg;
             continue;
         }
-        if (strncmp(arg, "--", 2) != 0 && !by_letter) {
+        if (strncmp(arg, "--", 2) != 0 && !letter) {
             snprintf(err, err_len, "unexpected argument '%s' (%s; see --help)", arg,
                      max_operands > 0 ? "one too many" : "flags start with --");
             return -1;
         }
-        char name[64];
-        size_t length = by_letter ? 1 : split_flag(arg, &text);
-        snprintf(name, sizeof name, "%.*s", (int)(length < sizeof name ? length : sizeof name - 1), arg + 2);
         void *target;
-        const Flag *flag = by_letter ? find_flag(sets, num_sets, NULL, arg[1], &target)
-                           : length < sizeof name ? find_flag(sets, num_sets, name, 0, &target) : NULL;
+        const Flag *flag = flag_spelled(arg, sets, num_sets, &target, &text);
         if (flag == NULL) {
-            snprintf(err, err_len, "unknown flag %s%.*s (see --help)", by_letter ? "" : "--",
-                     (int)(by_letter ? 2 : length), by_letter ? arg : arg + 2);
+            const char *unused;
+            snprintf(err, err_len, "unknown flag %s%.*s (see --help)", letter ? "" : "--",
+                     (int)(letter ? 2 : split_flag(arg, &unused)), letter ? arg : arg + 2);
             return -1;
         }
-        snprintf(name, sizeof name, "%s", flag->name);
+        const char *name = flag->name;
         if (flag->type == FLAG_SWITCH) {
             if (text != NULL) {
                 snprintf(err, err_len, "flag --%s takes no value (given '%s')", name, text);
@@ -160,11 +179,27 @@ int cli_is_help(const char *arg)
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
 }
 
-int cli_wants_help(int argc, char **argv, int first)
+/* 1 when arg is one of the sets' flags that takes its value from the next argument. */
+static int takes_next_argument(const char *arg, const FlagSet *sets, int num_sets)
 {
-    for (int i = first; i < argc; i++)
+    void *target;
+    const char *inline_value;
+    if (strncmp(arg, "--", 2) != 0 && !by_letter(arg))
+        return 0;
+    const Flag *flag = flag_spelled(arg, sets, num_sets, &target, &inline_value);
+    return flag != NULL && flag->type != FLAG_SWITCH && inline_value == NULL;
+}
+
+int cli_wants_help(int argc, char **argv, int first, const FlagSet *sets, int num_sets)
+{
+    for (int i = first; i < argc; i++) {
         if (cli_is_help(argv[i]))
             return 1;
+        /* the value cli_parse would take: the next argument, unless it starts with "--" */
+        if (sets != NULL && i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0 &&
+            takes_next_argument(argv[i], sets, num_sets))
+            i++;
+    }
     return 0;
 }
 

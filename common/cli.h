@@ -40,8 +40,10 @@ int cli_parse_operands(int argc, char **argv, int first, const FlagSet *sets, in
 
 /* 1 when arg is --help or -h. */
 int cli_is_help(const char *arg);
-/* 1 when any of argv[first..] asks for help: it wins over every other flag, right or wrong. */
-int cli_wants_help(int argc, char **argv, int first);
+/* 1 when any of argv[first..] asks for help: it wins over every other flag, right or wrong.
+ * A "-h" that is the value of a flag the sets know ("--prompt -h") is that value, as
+ * cli_parse takes it, not a request; with no sets (NULL) every argument counts. */
+int cli_wants_help(int argc, char **argv, int first, const FlagSet *sets, int num_sets);
 
 /* The value of the last `--name value` or `--name=value` in argv, or NULL. Used to apply a
  * preset before parsing. */

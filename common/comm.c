@@ -123,22 +123,26 @@ static void finalize_mpi(Comm *comm)
     watchdog_disarm(DEADLINE_WAIT);
 }
 
-void comm_finalize(Comm *comm)
+int comm_finalize(Comm *comm)
 {
     if (comm == NULL)
-        return;
+        return 0;
     if (comm->size > 1) { /* every rank's traffic done before any starts MPI's clean-up */
         comm_begin_wait(comm, "barrier at exit", 0);
         MPI_Barrier(comm->world);
         comm_end_wait(comm);
     }
     comm_board_leave(comm);
-    if (comm->ops->release != NULL)
-        comm->ops->release(comm);
+    int status = comm->ops->release != NULL ? comm->ops->release(comm) : 0;
+    if (status != 0) {
+        fprintf(stderr, "%s\n", comm->error);
+        fflush(stderr);
+    }
     MPI_Comm_free(&comm->node);
     if (comm->we_initialised_mpi)
         finalize_mpi(comm);
     free(comm);
+    return status;
 }
 
 int comm_rank(const Comm *comm) { return comm->rank; }

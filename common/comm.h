@@ -61,7 +61,9 @@ void comm_end_alone(Comm *comm);
  * "; 2 rank(s) on 1 other host(s)" when there are others): mpiexec names a rank that dies by
  * its process id. */
 void comm_describe_processes(const Comm *comm, char *out, size_t out_len);
-void comm_finalize(Comm *comm);
+/* Ends the communicator (collective; NULL does nothing): 0, or -1 where the backend's end
+ * met a failure, which it prints (the run's exit status should say so too). */
+int comm_finalize(Comm *comm);
 
 int comm_rank(const Comm *comm);
 int comm_size(const Comm *comm);

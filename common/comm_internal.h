@@ -40,7 +40,9 @@ typedef struct {
     int (*broadcast)(Comm *comm, float *buffer, size_t count, int root);
     int (*sendrecv)(Comm *comm, const float *send, size_t send_count, int to, float *recv, size_t recv_count,
                     int from);
-    void (*release)(Comm *comm); /* frees what the backend added to the Comm */
+    /* frees what the backend added to the Comm: 0, or -1 with comm->error set where its end
+     * met a failure (an error of work nothing has waited for yet) */
+    int (*release)(Comm *comm);
 } CommOps;
 
 struct Comm {

@@ -97,12 +97,13 @@ static MPI_Op sum_op(Comm *comm, const char *operation, CommType type)
     return sums_16[format];
 }
 
-static void release_mpi(Comm *comm)
+static int release_mpi(Comm *comm)
 {
     (void)comm;
     for (int format = 0; format < 2; format++)
         if (sums_16[format] != MPI_OP_NULL)
             MPI_Op_free(&sums_16[format]);
+    return 0;
 }
 
 static int mpi_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)

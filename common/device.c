@@ -13,15 +13,17 @@
 
 #ifdef DTC_CUDA
 
+/* Every rank of the run on a GPU that no other rank uses (set when the GPUs open). */
+static int own_gpu_each;
+
 /* auto: NCCL when each rank has a GPU of its own, one rank alone too: there NCCL's
  * collectives are copies on the GPU, where MPI would carry every buffer through host memory
  * (lesson 10 at 1 rank on an H200: 219 of its 255 ms a step). */
-static int wants_nccl(const char *comm_backend, Comm *comm)
+static int wants_nccl(const char *comm_backend)
 {
     if (strcmp(comm_backend, "auto") != 0)
         return strcmp(comm_backend, "nccl") == 0;
-    char why[192];
-    return every_rank_has_own_gpu(comm, why, sizeof why);
+    return own_gpu_each;
 }
 
 static int open_gpu(int tf32, Comm *comm, char *err, size_t err_len)
@@ -39,7 +41,9 @@ static const Kernels *open_cuda(const char *comm_backend, int tf32, Comm *comm, 
     /* every rank takes the same branch: NCCL's start is collective */
     if (!comm_all_ok(comm, open_gpu(tf32, comm, err, err_len) != 0, "the device set-up", err, err_len))
         return NULL;
-    if (wants_nccl(comm_backend, comm) && strcmp(comm_backend_name(comm), "nccl") != 0 &&
+    char why[192];
+    own_gpu_each = every_rank_has_own_gpu(comm, why, sizeof why);
+    if (wants_nccl(comm_backend) && strcmp(comm_backend_name(comm), "nccl") != 0 &&
         comm_use_nccl(comm, err, err_len) != 0)
         return NULL;
     return &cuda_kernels;
@@ -64,9 +68,15 @@ size_t device_alloc_failures(const Kernels *kernels)
     return kernels == &cuda_kernels ? cuda_alloc_failures() : 0;
 }
 
-double device_peak_flops(const Kernels *kernels, int tf32)
+int device_gpu_per_rank(const Kernels *kernels)
 {
-    return kernels == &cuda_kernels ? gpu_peak_flops(cuda_device_index(), tf32) : 0.0;
+    return strcmp(kernels->device_name, cuda_kernels.device_name) == 0 && own_gpu_each;
+}
+
+double device_peak_flops(const Kernels *kernels, ProductFormat format)
+{
+    GpuPeakFormat column = format == PRODUCTS_FP32 ? GPU_PEAK_FP32 : format == PRODUCTS_TF32 ? GPU_PEAK_TF32 : GPU_PEAK_16BIT;
+    return kernels == &cuda_kernels ? gpu_peak_flops(cuda_device_index(), column) : 0.0;
 }
 
 #else
@@ -99,14 +109,26 @@ size_t device_alloc_failures(const Kernels *kernels)
     return 0;
 }
 
-double device_peak_flops(const Kernels *kernels, int tf32)
+int device_gpu_per_rank(const Kernels *kernels)
 {
     (void)kernels;
-    (void)tf32;
+    return 0;
+}
+
+double device_peak_flops(const Kernels *kernels, ProductFormat format)
+{
+    (void)kernels;
+    (void)format;
     return 0.0;
 }
 
 #endif
+
+const char *product_format_name(ProductFormat format)
+{
+    static const char *const names[] = {"fp32", "TF32 tensor-core", "bf16 tensor-core", "fp16 tensor-core"};
+    return names[format];
+}
 
 const Kernels *device_open(const char *device, const char *comm_backend, int tf32, int threads, Comm *comm,
                            char *err, size_t err_len)

@@ -26,8 +26,18 @@ int device_memory_info(const Kernels *kernels, size_t *used_bytes, size_t *total
  * --mem-limit refusals (mem_limit_refusals). Always 0 on the CPU. */
 size_t device_alloc_failures(const Kernels *kernels);
 
-/* The device's peak dense FLOP/s for the matrix products' number format (fp32, or TF32 on
- * tensor cores), from its data sheet; 0 when unknown (every CPU; GPUs not in the table). */
-double device_peak_flops(const Kernels *kernels, int tf32);
+/* 1 when the run is on GPUs and each rank has one of its own (the same answer on every
+ * rank); 0 on the CPU and where ranks share a GPU. */
+int device_gpu_per_rank(const Kernels *kernels);
+
+/* The number format the matrix products run in: the yardstick of MFU is its peak. */
+typedef enum { PRODUCTS_FP32, PRODUCTS_TF32, PRODUCTS_BF16, PRODUCTS_FP16 } ProductFormat;
+
+/* "fp32", "TF32 tensor-core", "bf16 tensor-core" or "fp16 tensor-core". */
+const char *product_format_name(ProductFormat format);
+
+/* The device's peak dense FLOP/s in that format, from its data sheet; 0 when unknown (every
+ * CPU; GPUs not in the table). */
+double device_peak_flops(const Kernels *kernels, ProductFormat format);
 
 #endif

@@ -38,7 +38,8 @@ int lesson_parse(const Lesson *lesson, int argc, char **argv, int first, TrainCo
     char err[512];
     int num_extra = lesson->flags.flags != NULL ? 1 : 0;
     const char *mode = first >= 2 ? argv[first - 1] : "train";
-    if (cli_wants_help(argc, argv, first)) {
+    FlagSet known[2] = {{"training", train_flags, cfg}, lesson->flags};
+    if (cli_wants_help(argc, argv, first, known, num_extra + 1)) {
         const char *preset = cli_find(argc, argv, first, "config");
         int status = train_config_preset(cfg, preset ? preset : "course", err, sizeof err) == 0 ? 1 : -1;
         if (verbose && status > 0)
@@ -217,6 +218,5 @@ int lesson_main(int argc, char **argv, const Lesson *lesson)
         else
             status = lesson_train(lesson, comm, &cfg, NULL) == 0 ? 0 : 1;
     }
-    comm_finalize(comm);
-    return status;
+    return comm_finalize(comm) != 0 && status == 0 ? 1 : status;
 }

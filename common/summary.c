@@ -27,6 +27,19 @@ static double tokens_per_second(const RunSummary *s)
     return s->step_seconds.mean > 0 ? s->tokens_per_step / s->step_seconds.mean : 0.0;
 }
 
+static void print_utilisation(const RunSummary *s, FILE *out)
+{
+    if (s->gpus == 0)
+        return;
+    if (s->peak_flops <= 0) {
+        fprintf(out, "  %-22s %10s   (%s)\n", "MFU", "n/a", s->mfu_unknown);
+        return;
+    }
+    double mfu = tokens_per_second(s) * s->flops_per_token / s->peak_flops;
+    fprintf(out, "  %-22s %9.1f%%   (of %.1f TFLOP/s: %d GPU(s) at the %s peak, dense)\n", "MFU", 100.0 * mfu,
+            s->peak_flops / 1e12, s->gpus, s->peak_format);
+}
+
 void summary_print(const RunSummary *s, FILE *out)
 {
     fprintf(out, "summary: %s, %d rank(s) x %d thread(s), steps %d-%d (the first %d are warm-up)\n",
@@ -41,6 +54,7 @@ void summary_print(const RunSummary *s, FILE *out)
     fprintf(out, "  %-22s %10.4f %10.4f\n", "comm fraction", s->comm_fraction.mean,
             running_std(&s->comm_fraction));
     fprintf(out, "  %-22s %10.0f\n", "tokens/s", tokens_per_second(s));
+    print_utilisation(s, out);
     fprintf(out, "  %-22s %10.3f   (%.2f x the parameter bytes; mean over the steps)\n", "comm MB per step", s->comm_bytes.mean / 1e6,
             s->param_bytes > 0 ? s->comm_bytes.mean / s->param_bytes : 0.0);
     fprintf(out, "  %-22s %10.1f   (tracked allocations; peak RSS %.1f MB)\n", "peak memory/rank (MB)",

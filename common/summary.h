@@ -34,6 +34,12 @@ typedef struct {
     /* NCCL: the collectives run on the GPU beside compute, so comm time is only the host's
      * time queueing them (their cost shows in the step time) */
     int comm_queued_on_gpu;
+    /* MFU on GPUs: the model's FLOPs a token (gpt_flops_per_token) against the summed peaks
+     * of the run's GPUs in the products' format; gpus 0 on the CPU (no line printed), and
+     * peak_flops 0 with mfu_unknown saying why where there is no peak to measure against. */
+    int gpus;
+    double flops_per_token, peak_flops;
+    const char *peak_format, *mfu_unknown;
 } RunSummary;
 
 /* Steps left out of the averages at the start of a run of `steps`: caches, page faults and

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "device.h"
 #include "events.h"
 #include "paths.h"
 #include "replicas.h"
@@ -136,6 +137,9 @@ static int setup_strategy(Trainer *tr, const Strategy *strategy, const void *opt
                  tr->cfg.accum_steps);
         return -1;
     }
+    /* what is allocated from here on is the strategy's, not the model's (the grader's
+     * memory rules tell the model's backward scratch from a student's by it) */
+    events_mark("strategy_setup", -1, NULL, 0);
     return strategy->setup != NULL ? strategy->setup(&tr->run, err, err_len) : 0;
 }
 
@@ -654,9 +658,38 @@ static int check_replicas(Trainer *tr, const float *host, char *err, size_t err_
     return identical == 1 ? 0 : -1;
 }
 
+static ProductFormat products_format(const TrainConfig *cfg)
+{
+    if (cfg->matmuls_16bit)
+        return cfg->matmul_format == FORMAT_FP16 ? PRODUCTS_FP16 : PRODUCTS_BF16;
+    return cfg->tf32 ? PRODUCTS_TF32 : PRODUCTS_FP32;
+}
+
+/* MFU's yardstick on GPUs: the sum of their peaks, each rank's GPU counted once. Ranks that
+ * share a GPU get none (its peak would count once a rank); so does a run where a rank's GPU
+ * is not in the table of data sheets. The CPU's peak is measured, by lesson 00's profile. */
+static void summarise_peak(Trainer *tr)
+{
+    RunSummary *s = &tr->summary;
+    const Kernels *kernels = tr->model.kernels;
+    s->gpus = strcmp(kernels->device_name, "cuda") == 0 ? tr->world : 0;
+    s->mfu_unknown = "the ranks share a GPU";
+    if (!device_gpu_per_rank(kernels))
+        return;
+    ProductFormat format = products_format(&tr->cfg);
+    double peak = device_peak_flops(kernels, format);
+    int unknown = max_over_ranks(tr, peak > 0 ? 0.0 : 1.0) > 0;
+    comm_check(tr->comm, comm_sum_double(tr->comm, &peak));
+    s->peak_flops = unknown ? 0.0 : peak;
+    s->peak_format = product_format_name(format);
+    s->flops_per_token = gpt_flops_per_token(&tr->cfg.model, tr->cfg.seq_len);
+    s->mfu_unknown = "no data-sheet peak known for this GPU";
+}
+
 static int summarise(Trainer *tr, char *err, size_t err_len)
 {
     RunSummary *s = &tr->summary;
+    summarise_peak(tr);
     s->peak_tracked_mb = max_over_ranks(tr, mem_peak_total() / 1e6);
     s->peak_rss_mb = max_over_ranks(tr, mem_peak_rss() / 1e6);
     s->params_mb = max_over_ranks(tr, mem_in_use(MEM_PARAMS) / 1e6);

@@ -1293,12 +1293,12 @@ static const Flag flags[] = {
 /* Returns -1 to go on, or an exit status (0 after --help). */
 static int parse_args(int argc, char **argv, Options *opt)
 {
-    if (cli_wants_help(argc, argv, 1)) {
+    FlagSet set = {"reviews", flags, opt};
+    if (cli_wants_help(argc, argv, 1, &set, 1)) {
         print_usage(stdout);
         return 0;
     }
     char err[256];
-    FlagSet set = {"reviews", flags, opt};
     if (cli_parse(argc, argv, 1, &set, 1, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", PROGRAM, err);
         return EXIT_BAD_USAGE;

@@ -65,14 +65,14 @@ static const Flag flags[] = {
 /* Returns -1 to continue, or an exit code (0 for --help). */
 static int parse_args(int argc, char **argv, Options *opt)
 {
-    if (cli_wants_help(argc, argv, 1)) {
+    FlagSet set = {"import", flags, opt};
+    if (cli_wants_help(argc, argv, 1, &set, 1)) {
         print_usage(stdout);
         return 0;
     }
     const char *files[2];
     int num_files = 0;
     char err[256];
-    FlagSet set = {"import", flags, opt};
     if (cli_parse_operands(argc, argv, 1, &set, 1, files, 2, &num_files, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", PROGRAM, err);
         return EXIT_BAD_USAGE;

@@ -779,14 +779,24 @@ static void check_gradient_blocks(Check *check, const Span *span, int stage, lon
         total += block_bytes(check, i, e->buffer);
         blocks++;
         if (total >= full)
-            broke(check, "no_full_buffer", e, "by unit %d's, backward has written gradients into %d buffers "
+            broke(check, "no_full_buffer", e, "by unit %d's, backward has written gradients into %d buffer%s "
                   "this step, %ld bytes together: the whole gradient is %ld; ZeRO-%d keeps no whole gradient, in "
-                  "one buffer or in many", e->unit, blocks, total, full, stage);
+                  "one buffer or in many", e->unit, blocks, blocks == 1 ? "" : "s", total, full, stage);
     }
 }
 
+/* A block the model allocated for itself: before the strategy's set-up began on its rank. */
+static int the_models_own(const Check *check, size_t at)
+{
+    for (size_t i = 0; i < at; i++)
+        if (check->log->events[i].rank == check->log->events[at].rank && is(&check->log->events[i], "strategy_setup"))
+            return 0;
+    return 1;
+}
+
 /* 08-10: no buffer as large as the whole gradient exists during a step, but the
- * parameters (ZeRO-2 keeps them whole), the data and the activations; and the buffers
+ * parameters (ZeRO-2 keeps them whole), the data, the activations and the model's own
+ * backward scratch (a strategy's scratch is held to the rule); and the buffers
  * backward writes gradients into are smaller than it together. In mixed precision (10) the
  * whole gradient is 16-bit, half as large, and as large as an fp32 shard of the optimizer
  * state at 2 ranks: those (measured by model_state) are allowed too, and on ZeRO-1 the
@@ -796,15 +806,14 @@ static int rule_no_full_buffer(Check *check, int stage, int mixed)
 {
     long fp32_full = check->num_params * (long)sizeof(float), full = mixed ? check->num_params * 2 : fp32_full;
     const char *allowed[] = {stage < 3 ? "parameters" : "", stage < 2 ? "gradients" : "", "data", "activations",
-                             "backward_scratch", mixed ? "adamw_m" : "", mixed ? "adamw_v" : "",
-                             mixed ? "master_weights" : ""};
+                             mixed ? "adamw_m" : "", mixed ? "adamw_v" : "", mixed ? "master_weights" : ""};
     Span span = {0};
     while (next_step(check, &span)) {
         for (size_t i = 0; i < span.end; i++) {
             const Event *e = &check->log->events[i];
             if (e->rank != span.rank || !is(e, "alloc") || e->bytes < full)
                 continue;
-            int ok = 0;
+            int ok = strcmp(e->kind, "backward_scratch") == 0 && the_models_own(check, i);
             for (size_t a = 0; a < sizeof allowed / sizeof allowed[0]; a++)
                 ok |= strcmp(e->kind, allowed[a]) == 0;
             int freed_before_step = 0;

@@ -417,7 +417,8 @@ static int compare_files(const Options *options, Table *expected, Table *actual)
 
 int main(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv, 1)) {
+    const FlagSet known = {"comparison", flags, NULL}; /* to tell a flag's value from a request */
+    if (cli_wants_help(argc, argv, 1, &known, 1)) {
         fputs(usage, stdout);
         return 0;
     }

@@ -42,8 +42,10 @@ wrote (a symbolic link to the expected values, say) counts as missing.
 A lesson whose files in lessons/ do not compile grades as one failed check that quotes the
 compiler's first error ("lesson 04: FAIL (does not compile: FILE:LINE:COL: error: ...)");
 the compiler's warnings, which never fail a grade, are listed after the verdict.
-Graded from your own build (no BINARY), a lesson's result also says how many of its hints
-you have seen (make hint): "hints seen: 1 of 3", never part of the score.
+Graded from your own build (no BINARY, and not in a class's sandbox), a lesson's result also
+says how many of its hints you have seen (make hint): "hints seen: 1 of 3", never part of the
+score. Each run starts with none of the files it writes there: what an earlier run left under
+the same names is never read as its.
 Exit status: 0 when every check passes, 1 when one fails, 2 on bad input.
 """
 import csv
@@ -63,11 +65,15 @@ import results  # beside this file: results.json, written and read
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 FIGURES = ("loss", "grad_norm", "val_loss")  # what a training check compares, each at its tolerance
-SANITIZER_OPTIONS = {"ASAN_OPTIONS": "detect_leaks=0:halt_on_error=1",
-                     "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1"}
+# Set whole here: they override what a program compiles in (__asan_default_options), so a
+# report always reaches the run's output and always fails the run.
+SANITIZER_OPTIONS = {"ASAN_OPTIONS": "detect_leaks=0:halt_on_error=1:log_path=stderr:exitcode=1",
+                     "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:log_path=stderr:exitcode=1:suppressions="}
 SANITIZER_KIND = re.compile(r"ERROR: AddressSanitizer: [A-Za-z-]+|runtime error: .*")
 INNERMOST_FRAME = re.compile(r"^ *#0 ")
 FRAME_ADDRESS = re.compile(r"^ *#0 0x[0-9a-f]* ")
+# a lesson's error, as it prints it: its name first
+LESSON_ERROR = re.compile(r"^[0-9][0-9]_[a-z0-9_]+: ")
 # mpiexec's banner about a rank that ended says nothing the lesson's own lines do not
 NOT_THE_LESSONS = re.compile(r"^=|^$|YOUR APPLICATION TERMINATED|This typically refers to a problem"
                              r"|Please see the FAQ page")
@@ -238,16 +244,21 @@ def signal_report(returncode):
     return f"grade: the run was ended by signal {-returncode} ({signal.strsignal(-returncode)})\n"
 
 
+def remove(path):
+    """Whatever is at path, gone: a file, a link (not what it points at) or a folder."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    elif os.path.lexists(path):
+        os.unlink(path)
+
+
 def own_outputs(transcript, *paths):
     """A run's output that is not a regular file it wrote is not read: a link could point at
     the expected values. Outside the sandbox nothing can have made one."""
     for path in paths:
         if os.path.islink(path) or (os.path.exists(path) and not os.path.isfile(path)):
             transcript.line(f"  (the run's {os.path.basename(path)} is not a regular file it wrote: not read)")
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
+            remove(path)
 
 
 def nonempty(path):
@@ -255,9 +266,12 @@ def nonempty(path):
 
 
 def own_last_lines(path, count=6):
-    """The last lines a failed run wrote itself, indented."""
-    kept = [line for line in file_lines(path) if not NOT_THE_LESSONS.search(line)][-count:]
-    return "".join(f"  {line}\n" for line in kept)
+    """The last lines a failed run wrote itself, indented; the lesson's own error lines
+    ("08_zero2: ranks ended with ...") first, whatever it printed after them."""
+    own = [line for line in file_lines(path) if not NOT_THE_LESSONS.search(line)]
+    errors = [line for line in own if LESSON_ERROR.match(line)][-count:]
+    rest = [line for line in own if not LESSON_ERROR.match(line)][-(count - len(errors)):] if len(errors) < count else []
+    return "".join(f"  {line}\n" for line in errors + rest)
 
 
 def timed_out(status):
@@ -333,7 +347,7 @@ def sanitizer_build(binary):
     """The sanitizer build of a lesson binary: .../build/X -> .../build/sanitize/X."""
     if binary.startswith("build/"):
         return "build/sanitize/" + binary.removeprefix("build/")
-    before, found, after = binary.partition("/build/")
+    before, found, after = binary.rpartition("/build/")
     return f"{before}/build/sanitize/{after}" if found else binary
 
 
@@ -381,6 +395,10 @@ class Check:
         return ""
 
     def start(self, *added, stdout_path=None):
+        # what an earlier run left under these names (another lesson's check of the same
+        # name, or a link a run made) is never read as this run's
+        remove(self.actual)
+        remove(self.log)
         words = ifs_words(self.command(self.lesson.binary)) + list(added)
         return student_run(self.lesson.grading, words, self.out, stdout_path)
 
@@ -419,6 +437,11 @@ class Train(Check):
 
 
 class Estimate(Check):
+    def __init__(self, words, lesson):
+        super().__init__(words, lesson)
+        # the grader writes the run's standard output itself: where the run cannot reach
+        self.actual = f"{lesson.grading.work}/{self.name}.csv"
+
     def command(self, binary):
         return spaced(f"{binary} estimate --config {self.preset} {' '.join(self.words[2:])}")
 
@@ -646,8 +669,9 @@ def graded(check):
 def grade_lesson(grading, number, binary):
     """Grades one lesson: returns how many checks it had, and how many of them failed."""
     folder = lesson_folder(number)
-    # your own build: how many of the lesson's hints you have seen, beside the result (never scored)
-    hints = "" if binary else f"   hints seen: {hints_seen(number)}"
+    # your own build: how many of the lesson's hints you have seen, beside the result (never
+    # scored); a class's submissions are not yours (they run in the sandbox)
+    hints = "" if binary or os.environ.get("GRADE_SANDBOX") else f"   hints seen: {hints_seen(number)}"
     binary = (binary or f"{grading.build}/lessons/{folder}").removeprefix("./")
     lesson = types.SimpleNamespace(grading=grading, number=number, folder=folder, binary=binary)
     path = checks_file(folder)

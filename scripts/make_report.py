@@ -399,12 +399,13 @@ class Report:
     def yours_row(self, lesson):
         """Your last loss against the reference's at the same step, and the largest relative
         difference over the steps both ran (your steps past the reference's last are not compared).
-        A NaN loss makes it nan; a loss that is not a number, or a reference loss of 0, leaves it
-        unknown: the table shows "-"."""
+        A NaN loss makes it nan; a loss that is not a number, a reference loss of 0, or no step
+        that both ran leaves it unknown: the table shows "-"."""
         reference = {field(row, "step"): field(row, "loss") for row in read_csv(f"{self.runs}/{lesson}.csv")[1]}
         mine = read_csv(f"{self.runs}/yours/{lesson}.csv")[1]
         last = last_reference = ""
-        worst = 0.0
+        compared = [row for row in mine if field(row, "step") in reference]
+        worst = 0.0 if compared else None
         for row in mine:
             last, last_reference = field(row, "loss"), reference.get(field(row, "step"), "")
             if field(row, "step") not in reference:

@@ -268,6 +268,5 @@ int main(int argc, char **argv)
     comm_check(comm, comm_all_reduce(comm, &f, 1, REDUCE_SUM));
     if (comm_rank(comm) == 0)
         printf("comm_check: world size %d, %s\n", comm_size(comm), f == 0.0f ? "all correct" : "FAILURES");
-    comm_finalize(comm);
-    return f == 0.0f ? 0 : 1;
+    return comm_finalize(comm) == 0 && f == 0.0f ? 0 : 1;
 }

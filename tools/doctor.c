@@ -150,9 +150,9 @@ static const Flag flags[] = {
  * one-line reason naming the flag. */
 static ParseResult parse_flags(int argc, char **argv, Options *options, char *error, size_t error_len)
 {
-    if (cli_wants_help(argc, argv, 1))
-        return PARSED_HELP;
     FlagSet set = {"doctor", flags, options};
+    if (cli_wants_help(argc, argv, 1, &set, 1))
+        return PARSED_HELP;
     if (cli_parse(argc, argv, 1, &set, 1, error, error_len) != 0)
         return PARSED_ERROR;
     if (options->bytes % 4 != 0) {
@@ -667,6 +667,5 @@ int main(int argc, char **argv)
         status = diagnose(&ctx, &options);
     }
     watchdog_disarm(DEADLINE_STEP);
-    comm_finalize(ctx.comm);
-    return status;
+    return comm_finalize(ctx.comm) != 0 && status == 0 ? 1 : status;
 }

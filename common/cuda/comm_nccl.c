@@ -298,20 +298,25 @@ static int nccl_sendrecv(Comm *comm, const float *send, size_t send_count, int t
     return compute_waits(comm, "sendrecv", begin, started, 0, 0);
 }
 
-static void nccl_release(Comm *comm)
+static int nccl_release(Comm *comm)
 {
     mpi_ops.release(comm); /* host buffers went through MPI, which may hold an operation */
     NcclState *state = state_of(comm);
     if (state == NULL)
-        return;
-    cudaStreamSynchronize(state->stream);
-    ncclCommDestroy(state->nccl);
+        return 0;
+    /* The stream's last work and NCCL's own end can report an error that no wait has seen:
+     * a collective that failed on the GPU. It is the run's failure too, so it is said. */
+    cudaError_t synced = cudaStreamSynchronize(state->stream);
+    ncclResult_t destroyed = ncclCommDestroy(state->nccl);
     cudaEventDestroy(state->compute_mark);
     cudaEventDestroy(state->comm_mark);
     cudaStreamDestroy(state->stream);
     free(state);
     comm->backend_state = NULL;
     comm->ops = &mpi_ops;
+    if (synced != cudaSuccess)
+        return cuda_failed(comm, "the NCCL stream's last work", synced);
+    return destroyed != ncclSuccess ? nccl_failed(comm, "ncclCommDestroy", destroyed) : 0;
 }
 
 static const CommOps nccl_ops = {

@@ -55,13 +55,12 @@ static int measure(const char *mode, int argc, char **argv)
     int status = comm_size(comm) > 1 ? 2 : run_profile(&cfg, &opts, comm);
     if (status == 2)
         fprintf(stderr, "00_single_device: profile runs on one device; start it without mpiexec\n");
-    comm_finalize(comm);
-    return status;
+    return comm_finalize(comm) != 0 && status == 0 ? 1 : status;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (argv[1][0] == '-' && cli_wants_help(argc, argv, 1))) {
+    if (argc < 2 || (argv[1][0] == '-' && cli_wants_help(argc, argv, 1, NULL, 0))) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }

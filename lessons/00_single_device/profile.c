@@ -206,8 +206,9 @@ static Peak device_peak(const Kernels *kernels, int tf32, int threads)
         snprintf(peak.what, sizeof peak.what, "%d x one core's measured %s FMA peak", threads,
                  core.vectors ? core.vectors : "(none)");
     } else {
-        peak.flops_per_s = device_peak_flops(kernels, tf32);
-        snprintf(peak.what, sizeof peak.what, "%s peak, dense", tf32 ? "TF32 tensor-core" : "fp32");
+        ProductFormat format = tf32 ? PRODUCTS_TF32 : PRODUCTS_FP32;
+        peak.flops_per_s = device_peak_flops(kernels, format);
+        snprintf(peak.what, sizeof peak.what, "%s peak, dense", product_format_name(format));
     }
     return peak;
 }

@@ -292,9 +292,9 @@ static int check_options(const BenchOptions *o, char *err, size_t err_len)
 int bench_parse(int argc, char **argv, BenchOptions *o, char *err, size_t err_len)
 {
     *o = bench_defaults();
-    if (cli_wants_help(argc, argv, 1))
-        return 1;
     FlagSet set = {"flags", bench_flags, o};
+    if (cli_wants_help(argc, argv, 1, &set, 1))
+        return 1;
     if (cli_parse(argc, argv, 1, &set, 1, err, err_len) != 0 || check_options(o, err, err_len) != 0)
         return -1;
     return device_check_choice(o->device, o->comm_backend, 0, err, err_len);

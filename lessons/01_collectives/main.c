@@ -90,6 +90,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "01_collectives: %s\n", err);
         result = 1;
     }
-    comm_finalize(comm);
-    return result;
+    return comm_finalize(comm) != 0 && result == 0 ? 1 : result;
 }

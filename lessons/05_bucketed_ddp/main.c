@@ -166,6 +166,5 @@ int main(int argc, char **argv)
     TrainConfig cfg;
     int parsed = lesson_parse(&lesson, argc, argv, 2, &cfg, comm_rank(comm) == 0);
     int status = parsed != 0 ? (parsed > 0 ? 0 : 2) : sweep(comm, &cfg, cli_find(argc, argv, 2, "steps") != NULL);
-    comm_finalize(comm);
-    return status;
+    return comm_finalize(comm) != 0 && status == 0 ? 1 : status;
 }

@@ -10,8 +10,8 @@
  * it; the figures (loss, gradient norm, bytes) as one batch of the whole share gives.
  *
  * Lesson 05's reference does the buckets: its hooks (bucketed_ddp_parts.h) are yours to
- * call, and the table below uses its set-up, start, waits and clean-up as they are; the rest
- * is yours to design.
+ * call, and the table below uses its set-up, start, waits and clean-up (a state of yours that
+ * wraps lesson 05's wraps them too); the rest is yours to design.
  * `make hint LESSON=06` when you are stuck. */
 #include "grad_accum.h"
 #include "bucketed_ddp_parts.h"
@@ -33,7 +33,7 @@ static void grad_accum_grads_ready(RunContext *run, int unit)
 
 const Strategy grad_accum = {
     .name = "grad_accum",
-    .setup = bucketed_ddp_setup, /* lesson 05's plan, broadcast, waits and clean-up, as they are */
+    .setup = bucketed_ddp_setup, /* lesson 05's plan, broadcast, waits and clean-up */
     .start = bucketed_ddp_start,
     .forward_backward = grad_accum_forward_backward,
     .grads_ready = grad_accum_grads_ready,

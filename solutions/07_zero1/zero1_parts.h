@@ -36,11 +36,23 @@ typedef struct {
 /* Rank 0's parameters to every rank (the later stages start the same way). */
 void zero1_start(RunContext *run);
 /* What a resumable checkpoint needs (strategy.h): the whole of AdamW's m and v from every
- * rank's shards, and back, each rank keeping its own. Lessons 08 and 09 use them as they are. */
+ * rank's shards, and back, each rank keeping its own. Lessons 08 and 09 use them as they are.
+ * They read run->state as a Zero1: a state of your own that holds one keeps it first (or
+ * has hooks of its own that pass them its Zero1). */
 int zero1_gather_optimizer(RunContext *run, float *m, float *v);
 void zero1_load_optimizer(RunContext *run, const float *m, const float *v, int adam_steps);
 
-/* The steps of ZeRO-1's optimizer step, for the stages that build on it. */
+/* The steps of ZeRO-1's optimizer step, for the stages that build on it.
+ * reduce_scatter_unit: the unit's gradients (unit_grads, left as they are) copied into
+ *   `padded`, padding zeroed, reduce-scattered with the mean over ranks into this rank's
+ *   piece of grad_shard; a blocking collective, `padded` overwritten.
+ * sharded_grad_norm: the norm of the whole gradient from every rank's grad_shard; a
+ *   collective (every rank calls it).
+ * update_owned: AdamW on the elements of the unit this rank owns; unit_params is the
+ *   unit's start in the whole parameters. The step's adamw_begin_step is the caller's, once
+ *   a step, before the first unit.
+ * all_gather_unit: every rank's updated piece of the unit into unit_params (the unit's
+ *   start); a blocking collective, through `piece` and `padded`. */
 void reduce_scatter_unit(RunContext *run, Zero1 *zero, int unit, const float *unit_grads);
 float sharded_grad_norm(RunContext *run, Zero1 *zero);
 void update_owned(RunContext *run, Zero1 *zero, int unit, float *unit_params, AdamWHyper hyper, float scale);

@@ -9,10 +9,11 @@
  * collective, whenever the host enters MPI: the MPI calls below (the profiling interface)
  * run every stream's queue first.
  *
- * Two faults a test can ask for, to see what meets them (tools/doctor's tests): on the rank
- * that DTC_EMU_NCCL_HANG_RANK names, ncclCommInitRank never returns (a peer NCCL cannot
- * reach); on the one DTC_EMU_NCCL_WRONG_RANK names, every all-reduce's first element comes
- * back one too large. */
+ * Three faults a test can ask for, to see what meets them: on the rank that
+ * DTC_EMU_NCCL_HANG_RANK names, ncclCommInitRank never returns (a peer NCCL cannot reach);
+ * on the one DTC_EMU_NCCL_WRONG_RANK names, every all-reduce's first element comes back one
+ * too large (tools/doctor's tests); on the one DTC_EMU_NCCL_DESTROY_FAILS_RANK names,
+ * ncclCommDestroy reports an error (as NCCL does one that its work met asynchronously). */
 #include "emu.h"
 
 #include "float16.h"
@@ -107,12 +108,15 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *result)
 ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {
     emu_flush_all();
+    int rank;
+    PMPI_Comm_rank(comm->mpi, &rank);
+    int fails = faulty("DTC_EMU_NCCL_DESTROY_FAILS_RANK", rank);
     PMPI_Comm_free(&comm->mpi);
     free(comm);
     for (int format = 0; format < 2; format++)
         if (sums_16[format] != MPI_OP_NULL)
             PMPI_Op_free(&sums_16[format]);
-    return ncclSuccess;
+    return fails ? ncclInternalError : ncclSuccess;
 }
 
 /* One rank alone may abort (after a timeout), so nothing collective here; the duplicate

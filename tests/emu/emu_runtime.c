@@ -646,7 +646,9 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     if (!valid_device(device))
         return fail_with(cudaErrorInvalidDevice);
     memset(prop, 0, sizeof *prop);
-    snprintf(prop->name, sizeof prop->name, "Emulated GPU");
+    /* DTC_EMU_GPU_NAME: the name a real GPU reports, to pick its data-sheet peaks */
+    const char *name = getenv("DTC_EMU_GPU_NAME");
+    snprintf(prop->name, sizeof prop->name, "%s", name != NULL && name[0] != '\0' ? name : "Emulated GPU");
     prop->major = 9;
     prop->minor = 0;
     prop->multiProcessorCount = 132;

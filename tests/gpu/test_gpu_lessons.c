@@ -298,3 +298,57 @@ Test(gpu_lessons, check_gpu_refuses_bad_input_before_any_work)
     remove(log_path);
     rmdir(dir);
 }
+
+/* The summary's MFU line on a GPU run: lesson_flags (a lesson and its flags) under `launch`;
+ * the line must hold `expected`. */
+static void check_mfu_line(const char *launch, const char *lesson_flags, const char *expected)
+{
+    static char output[65536];
+    int status = run_program(output, sizeof output, "timeout 300 %s %s/solutions/%s --config tiny --device cuda "
+                             "--steps 2 --val-every 0 --gen-tokens 0", launch, gpu_build_dir(), lesson_flags);
+    cr_expect_eq(status, 0, "%s %s: exit %d\n%s", launch, lesson_flags, status, output);
+    const char *line = strstr(output, "\n  MFU ");
+    cr_expect(line != NULL && strstr(line, expected) != NULL && strchr(line + 1, '\n') > strstr(line, expected),
+              "%s %s: no MFU line holding '%s':\n%s", launch, lesson_flags, expected, output);
+}
+
+/* MFU is measured against the peak of the products' own number format, summed over the
+ * ranks' GPUs: lesson 10's bf16 and fp16 products against the 16-bit tensor-core peak,
+ * --tf32 against TF32's, an NVL board against its own (lower) figures; ranks sharing a GPU
+ * and a GPU without a data sheet get "n/a" and the reason. The emulated GPU takes a real
+ * GPU's name (DTC_EMU_GPU_NAME) to pick the figures; a real GPU is what it is. */
+Test(gpu_lessons, mfu_is_against_the_peak_of_the_products_format)
+{
+    require_gpu();
+    if (getenv("DTC_EMU_GPUS") == NULL) {
+        check_mfu_line("", "10_mixed_precision train", "at the bf16 tensor-core peak, dense)");
+        return;
+    }
+    check_mfu_line("env DTC_EMU_GPU_NAME='NVIDIA H200 NVL'", "10_mixed_precision train",
+                   "(of 835.5 TFLOP/s: 1 GPU(s) at the bf16 tensor-core peak, dense)");
+    check_mfu_line("env DTC_EMU_GPU_NAME='NVIDIA H100 80GB HBM3'", "10_mixed_precision train --fp16",
+                   "(of 989.4 TFLOP/s: 1 GPU(s) at the fp16 tensor-core peak, dense)");
+    check_mfu_line("env DTC_EMU_GPU_NAME='NVIDIA H100 80GB HBM3' mpiexec -n 2", "02_naive_ddp train --comm nccl --tf32",
+                   "(of 989.4 TFLOP/s: 2 GPU(s) at the TF32 tensor-core peak, dense)");
+    check_mfu_line("env DTC_EMU_GPU_NAME='NVIDIA H100 PCIe'", "00_single_device train",
+                   "(of 51.2 TFLOP/s: 1 GPU(s) at the fp32 peak, dense)");
+    check_mfu_line("env DTC_EMU_GPU_NAME='NVIDIA H100 80GB HBM3' CUDA_VISIBLE_DEVICES=0 mpiexec -n 2",
+                   "02_naive_ddp train --comm mpi", "n/a   (the ranks share a GPU)");
+    check_mfu_line("", "00_single_device train", "n/a   (no data-sheet peak known for this GPU)");
+}
+
+/* NCCL's end can report an error of work nothing waited for (the emulated NCCL's
+ * DTC_EMU_NCCL_DESTROY_FAILS_RANK makes ncclCommDestroy fail on rank 1): the run says so and
+ * ends with status 1, not 0. A real GPU cannot be asked for the fault. */
+Test(gpu_lessons, a_failure_at_ncclcommdestroy_fails_the_run)
+{
+    require_gpu();
+    if (getenv("DTC_EMU_GPUS") == NULL)
+        cr_skip_test("the fault is made by the emulated NCCL (make test-emu)");
+    static char output[65536];
+    int status = run_program(output, sizeof output, "env DTC_EMU_NCCL_DESTROY_FAILS_RANK=1 timeout 300 mpiexec -n 2 "
+                             "%s/solutions/02_naive_ddp train --config tiny --device cuda --comm nccl --steps 2 "
+                             "--gen-tokens 0", gpu_build_dir());
+    cr_expect_eq(status, 1, "exit %d:\n%s", status, output);
+    cr_expect_not_null(strstr(output, "ncclCommDestroy failed on rank 1 of 2: NCCL: "), "%s", output);
+}
