@@ -7,15 +7,20 @@
 #
 # SUBMISSIONS_DIR holds one entry per student, named by the student: a folder, a git
 # repository (a folder with .git, or NAME.git), a NAME.tar.gz / NAME.tgz / NAME.tar or a
-# NAME.zip. An archive with an entry that could land outside it (an absolute name, a `..`
-# part, a link) is refused and the student gets 0, with the reason in the feedback.
+# NAME.zip. Two entries for one student (bob/ and bob.zip) are refused before any grading.
+# An archive with an entry that could land outside it (an absolute name, a `..` part, a
+# link) is refused and the student gets 0, with the reason in the feedback. Of a folder, its
+# files are taken (not its links); of a git repository, the files of its last commit as
+# committed, read with nothing of the repository's run (no filter, hook or setting of its
+# own) and its links and submodules left out (a `..` or absolute name refuses it, as above).
 #
 # From a submission only the exercise files are taken: for each lesson, the files that
-# solutions/NN_name/ holds, found under a `lessons/` folder anywhere in it. Everything else
-# is ignored and listed in the feedback. Each student's lessons are built in the sandbox
-# against a copy of the course (common/, the given files, the Makefile) and graded by
-# scripts/grade.sh with every run in the sandbox; the expected values, the instructor's
-# files and the other submissions are never in view of the student's code.
+# solutions/NN_name/ holds, found under a `lessons/` folder anywhere in it (not one reached
+# through a link that leads outside the submission). Everything else is ignored and listed in
+# the feedback. Each student's lessons are built in the sandbox against a copy of the course
+# (common/, the given files, the Makefile) and graded by scripts/grade.sh with every run in
+# the sandbox; the expected values, the instructor's files and the other submissions are never
+# in view of the student's code.
 #
 # A submission may also hand in runs made on the student's own machine (a GPU, say): the
 # --csv of a graded check, as runs/NN_name/CHECK.csv (dp_reference_n2.csv, train_reference.csv:
@@ -25,7 +30,8 @@
 # made them. A build graded here shows that.
 #
 # Writes into DIR (default grades/):
-#   gradebook.csv            student, one column per lesson (checks passed), total, and
+#   gradebook.csv            student (quoted as CSV quotes a name with a comma, a quote or
+#                            a line break), one column per lesson (checks passed), total, and
 #                            submitted_runs (of the runs handed in, how many match)
 #   STUDENT/feedback.txt     what was taken and ignored, build messages, every check's message
 #   STUDENT/results.json     the same results in Gradescope's results.json format
@@ -40,6 +46,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh # header_help, from_caller
 usage() { header_help "$0"; }
+
+# The student's name: the entry's, less what it came as.
+student_name() {
+    local name
+    name=$(basename "$1")
+    name=${name%.tar.gz} name=${name%.tgz} name=${name%.tar} name=${name%.zip}
+    echo "${name%.git}"
+}
 
 submissions="" lessons="" out=grades jobs=$(nproc)
 while [ $# -gt 0 ]; do
@@ -65,33 +79,78 @@ for n in "${numbers[@]}"; do names+=("$(scripts/lesson_binary.sh "$n")") || exit
 submissions=$(realpath "$submissions")
 out=$(realpath -m "$out")
 case $out/ in "$submissions"/*) echo "grade_class: --out $out is inside the submissions" >&2; exit 2 ;; esac
-mapfile -t entries < <(find "$submissions" -mindepth 1 -maxdepth 1 | sort)
+mapfile -d '' -t entries < <(find "$submissions" -mindepth 1 -maxdepth 1 -print0 | sort -z)
 [ ${#entries[@]} -gt 0 ] || { echo "grade_class: no submissions in $submissions" >&2; exit 2; }
-scripts/sandbox.sh --root . -- true || { echo "grade_class: the sandbox cannot start here (above: why)" >&2; exit 2; }
+declare -A entry_of=() # each student's entry: two would share one folder of grades
+for entry in "${entries[@]}"; do
+    student=$(student_name "$entry")
+    [ -n "$student" ] || { echo "grade_class: $(basename "$entry") names no student" >&2; exit 2; }
+    [ -z "${entry_of[$student]:-}" ] || { echo "grade_class: $(basename "${entry_of[$student]}") and" \
+        "$(basename "$entry") are both $student's submission: keep one of them" >&2; exit 2; }
+    entry_of[$student]=$entry
+done
+# The sandbox tried as a user id claimed for it: the default one may be a running grader's, which
+# ends whatever runs as it.
+if ! probe=$(scripts/sandbox.sh --claim $$) || ! scripts/sandbox.sh --root . --uid "$probe" -- true; then
+    echo "grade_class: the sandbox cannot start here (above: why)" >&2
+    exit 2
+fi
+scripts/sandbox.sh --uid "$probe" --end
 mkdir -p "$out"
 
 # The course, built once: every student's build starts from these objects.
 make --no-print-directory -s data grading-tools BUILT="${names[*]}" built-lessons
 make --no-print-directory -s SANITIZE=1 BUILT="${names[*]}" built-lessons
 
+# The regular files under folder $1 (no link is followed or copied) into folder $2.
+copy_files() {
+    mkdir -p "$2" && (cd "$1" && find . -type f -print0 | tar --null -T - -cf -) | tar -x -C "$2" --no-same-owner
+}
+
+# git on the repository $1, reading neither the system's nor the grader's configuration.
+student_git() { GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git --no-pager --git-dir="$1" "${@:2}"; }
+
+# The files of the last commit of the git repository $1 (its .git folder, or a bare one) into
+# folder $2, as committed, with no command of the repository's run. git reads a copy of the
+# repository's regular files that keeps none of its configuration (where a filter, a hook, a
+# file-system monitor or a remote to fetch missing objects from is named) but its object
+# format, nor its alternates or commondir (which name another repository); it writes blobs
+# only, with `git cat-file`, which applies no filter. A link or a submodule is left out (said
+# on stderr); a name with a `..` part, or an absolute one, refuses the whole repository.
+receive_git() {
+    local repo=$2.git to=$2 format entry info path
+    copy_files "$1" "$repo" && mkdir -p "$repo/refs" && rm -f "$repo/commondir" "$repo"/objects/info/*alternates ||
+        return 1
+    format=$(git config --file "$repo/config" extensions.objectformat) || true
+    [ "$format" = sha256 ] || format=sha1
+    printf '[core]\n\trepositoryformatversion = 1\n\tbare = true\n[extensions]\n\tobjectformat = %s\n' "$format" \
+        >"$repo/config"
+    student_git "$repo" ls-tree -r -z --full-tree HEAD >"$repo.tree" || return 1
+    while IFS= read -r -d '' entry; do
+        info=${entry%%$'\t'*} path=${entry#*$'\t'} # "MODE TYPE SHA", the name
+        case /$path/ in
+        */../* | //*) echo "entry '$path' has a '..' part or an absolute name: refused"; return 1 ;;
+        esac
+        case ${info%% *} in
+        100644 | 100755) mkdir -p "$to/$(dirname "$path")" &&
+            student_git "$repo" cat-file blob "${info##* }" >"$to/$path" || return 1 ;;
+        *) echo "$path: a link or a submodule in the repository: not taken" ;;
+        esac
+    done <"$repo.tree" >&2
+}
+
 # A submission's files, whatever it came as, into folder $2 (plain files and folders only).
 receive() {
     local from=$1 to=$2
-    if [ -d "$from/.git" ] || { [ -d "$from" ] && [[ $from == *.git ]]; }; then
-        mkdir -p "$to" && git -C "$from" archive --format=tar HEAD | tar -x -C "$to" --no-same-owner
+    if [ -d "$from/.git" ] && [ ! -L "$from/.git" ]; then
+        mkdir -p "$to" && receive_git "$from/.git" "$to"
+    elif [ -d "$from" ] && [[ $from == *.git ]]; then
+        mkdir -p "$to" && receive_git "$from" "$to"
     elif [ -d "$from" ]; then
-        mkdir -p "$to" && (cd "$from" && find . -type f -print0 | tar --null -T - -cf -) | tar -x -C "$to" --no-same-owner
+        copy_files "$from" "$to"
     else
         python3 scripts/unpack_submission.py "$from" "$to"
     fi
-}
-
-# The student's name: the entry's, less what it came as.
-student_name() {
-    local name
-    name=$(basename "$1")
-    name=${name%.tar.gz} name=${name%.tgz} name=${name%.tar} name=${name%.zip}
-    echo "${name%.git}"
 }
 
 # The shallowest folder in $1 that find's tests $2... select, as find's format $3 names it
@@ -115,7 +174,12 @@ pristine_tree() {
     cp -a build/sanitize/obj build/sanitize/libdtc.a "$tree/build/sanitize/"
 }
 
-# Takes the exercise files from the submission into the tree; notes what it took.
+# Whether the real path of file $2 (every link on the way followed) is inside folder $1.
+inside() { case $(realpath -e -- "$2") in "$(realpath -e -- "$1")"/*) return 0 ;; *) return 1 ;; esac; }
+
+# Takes the exercise files from the submission into the tree; notes what it took. A file
+# reached through a link that leads outside the submission (none should arrive: receive
+# takes none) is not taken.
 take_exercises() {
     local sent=$1 tree=$2 feedback=$3 from name file
     from=$(lessons_folder "$sent")
@@ -124,13 +188,16 @@ take_exercises() {
     for name in "${names[@]}"; do
         for file in solutions/"$name"/*; do
             file=$(basename "$file")
-            if [ -n "$from" ] && [ -f "$from/$name/$file" ] && [ ! -L "$from/$name/$file" ]; then
+            if [ -z "$from" ] || [ ! -f "$from/$name/$file" ] || [ -L "$from/$name/$file" ]; then
+                echo "  lessons/$name/$file: not in the submission (the skeleton is graded)" >>"$feedback"
+            elif ! inside "$sent" "$from/$name/$file"; then
+                echo "  lessons/$name/$file: a link leads outside the submission: not taken" \
+                    "(the skeleton is graded)" >>"$feedback"
+            else
                 cp "$from/$name/$file" "$tree/lessons/$name/$file"
                 touch "$tree/lessons/$name/$file"
                 echo "  lessons/$name/$file" >>"$feedback"
                 echo "$from/$name/$file" >>"$tree.taken"
-            else
-                echo "  lessons/$name/$file: not in the submission (the skeleton is graded)" >>"$feedback"
             fi
         done
     done
@@ -166,7 +233,7 @@ submitted_runs() {
             "their code made them):" >>"$feedback"
         for name in "${names[@]}"; do
             for csv in "$from/$name"/*.csv; do
-                [ -f "$csv" ] && [ ! -L "$csv" ] || continue
+                [ -f "$csv" ] && [ ! -L "$csv" ] && inside "$sent" "$csv" || continue
                 check=$(basename "$csv" .csv) expected=tests/expected/$name/$check.csv
                 handed=$((handed + 1))
                 if [[ $check == drift_* ]] && grep -q '^drift ' "tests/expected/$name.checks"; then
@@ -235,20 +302,25 @@ grade_student() {
 }
 
 source tests/tolerance.sh
-export -f receive student_name shallowest lessons_folder pristine_tree take_exercises submitted_runs build_lessons lesson_scores grade_student \
-    column_tolerance
+export -f copy_files student_git receive_git receive student_name shallowest inside lessons_folder pristine_tree \
+    take_exercises submitted_runs build_lessons lesson_scores grade_student column_tolerance
 export out lessons LOSS_RTOL LOSS_ATOL MIXED_LOSS_RTOL MIXED_GRAD_NORM_RTOL DRIFT_RTOL
 export NAMES="${names[*]}"
 printf '%s\0' "${entries[@]}" |
     xargs -0 -n 1 -P "$jobs" bash -c 'IFS=" " read -r -a names <<<"$NAMES"; grade_student "$1"' _
+
+# A field of the gradebook, as scripts/make_report.py's csv_line writes one: quoted (each quote
+# doubled) when it holds a comma, a quote or a line break.
+csv_field() { if [[ $1 == *[,\"$'\r\n']* ]]; then printf '"%s"' "${1//\"/\"\"}"; else printf '%s' "$1"; fi; }
 
 {
     printf 'student'; for n in "${numbers[@]}"; do printf ',lesson_%s' "$n"; done; printf ',total,submitted_runs\n'
     for entry in "${entries[@]}"; do
         student=$(student_name "$entry")
         runs=$(cat "$out/$student/runs" 2>/dev/null || echo "0 0")
-        awk -v s="$student" -v runs="$runs" '{ row = row "," $2; total += $2 }
-            END { split(runs, r, " "); print s row "," total "," (r[2] > 0 ? r[1] " of " r[2] : "") }' \
+        csv_field "$student"
+        awk -v runs="$runs" '{ row = row "," $2; total += $2 }
+            END { split(runs, r, " "); print row "," total "," (r[2] > 0 ? r[1] " of " r[2] : "") }' \
             "$out/$student/scores"
     done
 } >"$out/gradebook.csv.tmp" && mv -f "$out/gradebook.csv.tmp" "$out/gradebook.csv"

@@ -51,6 +51,46 @@ Test(grade_class, bad_input_gets_one_line_before_any_work)
     cr_expect_eq(strncmp(output, first_line, strlen(first_line)), 0, "%s", output);
 }
 
+/* Two entries for one student (bob/ and bob.zip) would share one folder of grades: refused
+ * before any grading, in one line naming both, and nothing is written. */
+Test(grade_class, two_entries_for_one_student_are_refused_before_any_grading)
+{
+    char submissions[64], command[512], output[4096];
+    cr_assert_not_null(shell_temp_dir(submissions, sizeof submissions, "grade_class"));
+    snprintf(command, sizeof command, "mkdir %s/bob && touch %s/bob.zip && scripts/grade_class.sh %s --out %s.grades",
+             submissions, submissions, submissions, submissions);
+    int status = shell_output(command, output, sizeof output);
+    snprintf(command, sizeof command, "test -e %s.grades", submissions);
+    int wrote = shell_status(command) == 0;
+    shell_remove_dir(submissions);
+    strcat(submissions, ".grades");
+    shell_remove_dir(submissions);
+    cr_expect_eq(status, 2, "%s", output);
+    cr_expect_str_eq(output, "grade_class: bob and bob.zip are both bob's submission: keep one of them\n");
+    cr_expect_not(wrote, "the grades folder was made");
+}
+
+/* A git repository's files are taken as committed, and no command it names (a filter, a
+ * file-system monitor, a hook) runs: the grader runs as root, outside the sandbox. One owned
+ * by another user is read too; one with a `..` name is refused (tests/class/check_intake.sh). */
+Test(grade_class, a_git_submission_runs_none_of_its_commands)
+{
+    expect_scenario_holds("tests/class/check_intake.sh git");
+}
+
+/* A link in a submission (a lesson folder that leads to another student's) takes nothing. */
+Test(grade_class, nothing_is_taken_through_a_link_to_another_submission)
+{
+    expect_scenario_holds("tests/class/check_intake.sh links");
+}
+
+/* Students named with a comma, a quote or a line break: one gradebook row each, the name
+ * quoted as CSV quotes it, and one folder of grades each. */
+Test(grade_class, odd_names_get_one_gradebook_row_and_one_folder_each)
+{
+    expect_scenario_holds("tests/class/check_intake.sh names");
+}
+
 /* Every archive that could put a file outside where it is unpacked, or that holds what is
  * not a file, is refused whole with one line, and nothing is written. */
 Test(grade_class, unsafe_archives_are_refused_with_one_line_writing_nothing)
