@@ -9,17 +9,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-if ! out=$(scripts/sandbox.sh --root . -- true 2>&1); then
-    echo "check_class: no sandbox on this machine: $out" >&2
-    exit 77
-fi
-failed=0
-check() { # check WHAT COMMAND...: ok or not ok
-    local what=$1
-    shift
-    if "$@"; then echo "ok $what"; else echo "not ok $what"; failed=1; fi
-}
-course_sums() { find Makefile common lessons solutions scripts tests/expected -type f -print0 | sort -z | xargs -0 sha256sum; }
+source tests/class/checks.sh # check, sandbox_or_skip, course_sums
+sandbox_or_skip check_class
 
 tests/class/make_class.sh "$work/class" || exit 1
 course_sums >"$work/course_before"

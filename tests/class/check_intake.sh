@@ -17,18 +17,8 @@ cd "$(dirname "$0")/../.." || exit 1
 scenario=${1:?usage: check_intake.sh git|links|names}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# (as a user id claimed for it: the default one may be a running grader's, which ends it)
-if ! out=$(uid=$(scripts/sandbox.sh --claim $$) && scripts/sandbox.sh --root . --uid "$uid" -- true 2>&1 &&
-    scripts/sandbox.sh --uid "$uid" --end); then
-    echo "check_intake: no sandbox on this machine: $out" >&2
-    exit 77
-fi
-failed=0
-check() { # check WHAT COMMAND...: ok or not ok
-    local what=$1
-    shift
-    if "$@"; then echo "ok $what"; else echo "not ok $what"; failed=1; fi
-}
+source tests/class/checks.sh # check, sandbox_or_skip
+sandbox_or_skip check_intake
 class=$work/class grades=$work/grades
 # A correct lesson 01 in folder $1.
 correct() { mkdir -p "$1/lessons/01_collectives" && cp solutions/01_collectives/*.c "$1/lessons/01_collectives/"; }

@@ -10,17 +10,8 @@ cd "$(dirname "$0")/../.." || exit 1
 work=$(mktemp -d)
 listener=""
 trap 'rm -rf "$work"; [ -z "$listener" ] || kill "$listener" 2>/dev/null' EXIT
-if ! out=$(scripts/sandbox.sh --root . -- true 2>&1); then
-    echo "check_limits: no sandbox on this machine: $out" >&2
-    exit 77
-fi
-failed=0
-check() {
-    local what=$1
-    shift
-    if "$@"; then echo "ok $what"; else echo "not ok $what"; failed=1; fi
-}
-course_sums() { find Makefile common lessons solutions scripts tests/expected -type f -print0 | sort -z | xargs -0 sha256sum; }
+source tests/class/checks.sh # check, sandbox_or_skip, course_sums
+sandbox_or_skip check_limits
 
 # A listener outside the sandbox, on every address of this machine: it notes each connection.
 python3 -c '

@@ -179,15 +179,21 @@ Test(gpu_lessons, ranks_each_shown_their_own_gpu_get_nccl)
     check_gpu_lesson("mpiexec -n 2 tests/gpu/own_gpu_per_rank.sh", "02_naive_ddp", "auto", "", "2 rank(s) over nccl");
 }
 
+/* A fault made by the emulated NCCL (DTC_EMU_NCCL_...): a real GPU cannot be asked for it. */
+static void require_the_emulated_nccl(void)
+{
+    require_gpu();
+    if (getenv("DTC_EMU_GPUS") == NULL)
+        cr_skip_test("the fault is made by the emulated NCCL (make test-emu)");
+}
+
 /* A rank that never joins NCCL (the emulated NCCL's DTC_EMU_NCCL_HANG_RANK: a peer NCCL cannot
  * reach) holds the others in ncclCommInitRank, which waits for every rank: the run ends at
  * --wait-timeout, saying so, instead of waiting forever. A real GPU cannot be asked for the
  * fault, so there the test skips. */
 Test(gpu_lessons, a_rank_that_never_joins_nccl_ends_the_run_at_the_wait_timeout)
 {
-    require_gpu();
-    if (getenv("DTC_EMU_GPUS") == NULL)
-        cr_skip_test("the fault is made by the emulated NCCL (make test-emu)");
+    require_the_emulated_nccl();
     static char output[65536];
     int status = run_program(output, sizeof output, "env DTC_EMU_NCCL_HANG_RANK=1 timeout 120 mpiexec -n 2 "
                              "%s/solutions/02_naive_ddp train --config tiny --device cuda --comm nccl --wait-timeout 3",
@@ -342,9 +348,7 @@ Test(gpu_lessons, mfu_is_against_the_peak_of_the_products_format)
  * ends with status 1, not 0. A real GPU cannot be asked for the fault. */
 Test(gpu_lessons, a_failure_at_ncclcommdestroy_fails_the_run)
 {
-    require_gpu();
-    if (getenv("DTC_EMU_GPUS") == NULL)
-        cr_skip_test("the fault is made by the emulated NCCL (make test-emu)");
+    require_the_emulated_nccl();
     static char output[65536];
     int status = run_program(output, sizeof output, "env DTC_EMU_NCCL_DESTROY_FAILS_RANK=1 timeout 300 mpiexec -n 2 "
                              "%s/solutions/02_naive_ddp train --config tiny --device cuda --comm nccl --steps 2 "
