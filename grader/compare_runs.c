@@ -218,10 +218,12 @@ static void describe_numbers(double ev, double av, double diff, double allowed, 
 }
 
 /* Compares one pair of cells. Returns 1 when they agree, with their relative difference
- * in *relative; 0 when they differ, described in *out. */
-static int compare_cells(const char *e, const char *a, Tolerance tolerance, double *relative, Difference *out)
+ * in *relative, or (an expected 0, which no difference is relative to) their difference in
+ * *at_zero; 0 when they differ, described in *out. */
+static int compare_cells(const char *e, const char *a, Tolerance tolerance, double *relative, double *at_zero,
+                         Difference *out)
 {
-    *relative = 0.0;
+    *relative = *at_zero = 0.0;
     if (e[0] == '\0' && a[0] == '\0')
         return 1;
     if (e[0] == '\0' || a[0] == '\0') {
@@ -245,7 +247,10 @@ static int compare_cells(const char *e, const char *a, Tolerance tolerance, doub
         describe_numbers(ev, av, diff, allowed, out);
         return 0;
     }
-    *relative = ev != 0.0 ? diff / fabs(ev) : diff;
+    if (ev != 0.0)
+        *relative = diff / fabs(ev);
+    else
+        *at_zero = diff;
     return 1;
 }
 
@@ -307,12 +312,13 @@ static int compare_column(const Table *expected, const Table *actual, const char
         return 0;
     }
     Differences found = {0};
-    double worst = 0.0;
+    double worst = 0.0, worst_at_zero = 0.0;
     for (int r = 0; r < expected->num_rows; r++) {
         Difference difference;
-        double relative;
-        if (compare_cells(expected->rows[r][ce], actual->rows[r][ca], tolerance, &relative, &difference)) {
+        double relative, at_zero;
+        if (compare_cells(expected->rows[r][ce], actual->rows[r][ca], tolerance, &relative, &at_zero, &difference)) {
             worst = relative > worst ? relative : worst;
+            worst_at_zero = at_zero > worst_at_zero ? at_zero : worst_at_zero;
             continue;
         }
         if (after_validation_between && between_after_validation(expected, r, ce, actual->rows[r][ca], tolerance))
@@ -326,7 +332,10 @@ static int compare_column(const Table *expected, const Table *actual, const char
         print_failure(label, name, expected->num_rows, expected->header[0], &found);
         return 0;
     }
-    printf("PASS %s %s: %d rows, largest relative difference %.2g\n", label, name, expected->num_rows, worst);
+    printf("PASS %s %s: %d rows, largest relative difference %.2g", label, name, expected->num_rows, worst);
+    if (worst_at_zero > 0)
+        printf(" (and a difference of %.2g where 0 was expected)", worst_at_zero);
+    printf("\n");
     return 1;
 }
 

@@ -170,6 +170,17 @@ Test(compare_runs, a_pass_reports_the_largest_relative_difference)
     expect_contains(output, "PASS p val_loss: 2 rows, largest relative difference 0\n");
 }
 
+/* A difference from an expected 0 is relative to nothing: it is said apart, not as relative. */
+Test(compare_runs, a_difference_from_an_expected_zero_is_not_called_relative)
+{
+    write_file("expected.csv", "step,loss\n1,0\n2,4\n");
+    write_file("actual.csv", "step,loss\n1,3e-09\n2,4.00000004\n");
+    char output[4096];
+    cr_assert_eq(compare("--columns loss --rtol 1e-5 --atol 1e-8 --label z", output, sizeof output), 0, "%s", output);
+    expect_contains(output, "PASS z loss: 2 rows, largest relative difference 1e-08 (and a difference of 3e-09 "
+                            "where 0 was expected)\n");
+}
+
 Test(compare_runs, one_failing_column_fails_the_comparison_and_the_others_still_pass)
 {
     write_file("expected.csv", "step,loss,comm_bytes\n1,2,100\n");
