@@ -7,7 +7,8 @@
 #
 # SUBMISSIONS_DIR holds one entry per student, named by the student: a folder, a git
 # repository (a folder with .git, or NAME.git), a NAME.tar.gz / NAME.tgz / NAME.tar or a
-# NAME.zip. Two entries for one student (bob/ and bob.zip) are refused before any grading.
+# NAME.zip. Two entries for one student (bob/ and bob.zip), or a student named as the
+# gradebook's file, are refused before any grading.
 # An archive with an entry that could land outside it (an absolute name, a `..` part, a
 # link) is refused and the student gets 0, with the reason in the feedback. Of a folder, its
 # files are taken (not its links); of a git repository, the files of its last commit as
@@ -85,6 +86,10 @@ declare -A entry_of=() # each student's entry: two would share one folder of gra
 for entry in "${entries[@]}"; do
     student=$(student_name "$entry")
     [ -n "$student" ] || { echo "grade_class: $(basename "$entry") names no student" >&2; exit 2; }
+    case $student in gradebook.csv | gradebook.csv.tmp) # the grades folder's own file
+        echo "grade_class: $(basename "$entry"): a student cannot be named $student (the gradebook's file)" >&2
+        exit 2 ;;
+    esac
     [ -z "${entry_of[$student]:-}" ] || { echo "grade_class: $(basename "${entry_of[$student]}") and" \
         "$(basename "$entry") are both $student's submission: keep one of them" >&2; exit 2; }
     entry_of[$student]=$entry

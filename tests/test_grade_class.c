@@ -70,6 +70,22 @@ Test(grade_class, two_entries_for_one_student_are_refused_before_any_grading)
     cr_expect_not(wrote, "the grades folder was made");
 }
 
+/* A student named as the gradebook's own file would make a folder where it goes: refused. */
+Test(grade_class, a_student_named_as_the_gradebook_is_refused)
+{
+    char submissions[64], command[512], output[4096];
+    cr_assert_not_null(shell_temp_dir(submissions, sizeof submissions, "grade_class"));
+    snprintf(command, sizeof command, "mkdir %s/gradebook.csv && scripts/grade_class.sh %s --out %s.grades",
+             submissions, submissions, submissions);
+    int status = shell_output(command, output, sizeof output);
+    shell_remove_dir(submissions);
+    strcat(submissions, ".grades");
+    shell_remove_dir(submissions);
+    cr_expect_eq(status, 2, "%s", output);
+    cr_expect_str_eq(output, "grade_class: gradebook.csv: a student cannot be named gradebook.csv (the gradebook's "
+                             "file)\n");
+}
+
 /* A git repository's files are taken as committed, and no command it names (a filter, a
  * file-system monitor, a hook) runs: the grader runs as root, outside the sandbox. One owned
  * by another user is read too; one with a `..` name is refused (tests/class/check_intake.sh). */
