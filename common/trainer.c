@@ -746,6 +746,18 @@ static int finish_training(Trainer *tr, char *err, size_t err_len)
     return status;
 }
 
+/* A run that stops at a step that is not a number still writes --comm-log, as far as it got:
+ * the rule a mistake breaks can name it from there, where the numbers only say NaN. Every
+ * rank stops at the same step (the loss and the norm are the ranks' together), so all write. */
+static int stop_at_a_nonfinite_step(Trainer *tr)
+{
+    char log_err[512];
+    if (tr->cfg.comm_log_path != NULL &&
+        run_logs_write_comm_log(tr->comm, tr->cfg.comm_log_path, log_err, sizeof log_err) != 0)
+        fprintf(stderr, "%s\n", log_err);
+    return -1;
+}
+
 int trainer_run(Trainer *tr, char *err, size_t err_len)
 {
     start_summary(tr);
@@ -758,7 +770,7 @@ int trainer_run(Trainer *tr, char *err, size_t err_len)
         report_step(tr, step, &r, val_loss, now_seconds() - started);
         record_step(tr, step, &r);
         if (stop_if_not_finite(tr, step, &r, err, err_len) != 0)
-            return -1;
+            return stop_at_a_nonfinite_step(tr);
         if (tr->cfg.save_every > 0 && (step + 1) % tr->cfg.save_every == 0 &&
             save_resumable(tr, step + 1, err, err_len) != 0)
             return -1;

@@ -158,6 +158,9 @@ typedef struct {
     const char *label;
     int lesson;
     int failed; /* the current rule broke (its first break is printed) */
+    /* a run that stopped early (every rank logged the same whole steps, fewer than the run's):
+     * why, for each rule those steps keep; empty otherwise */
+    char cut_short[160];
 } Check;
 
 static int is(const Event *e, const char *event) { return strcmp(e->event, event) == 0; }
@@ -213,8 +216,12 @@ static void broke(Check *check, const char *rule, const Event *at, const char *f
 
 static int finish_rule(Check *check, const char *rule, const char *statement)
 {
-    if (check->failed == 0)
+    if (check->failed == 0 && check->cut_short[0] != '\0') {
+        printf("FAIL %s schedule %s: %s, which keep it\n", check->label, rule, check->cut_short);
+        check->failed = 1;
+    } else if (check->failed == 0) {
         printf("PASS %s schedule %s: %s\n", check->label, rule, statement);
+    }
     int passed = check->failed == 0;
     check->failed = 0;
     return passed;
@@ -1103,11 +1110,13 @@ static int check_lesson(Check *check)
     return ok;
 }
 
-/* Every rank of the run must have logged every step (lesson 01: a ring): a run that stopped
- * early, or a log missing a rank, is checked no further. */
-static int check_complete(const Check *check, int ranks_run)
+/* Every rank of the run must have logged every step (lesson 01: a ring): a log missing a rank,
+ * or one whose ranks stopped at different steps, is checked no further. A run that stopped
+ * early on every rank alike (a step that was not a number) is checked on the steps it logged,
+ * each rule failing either way: by what broke it there, or for the steps missing. */
+static int check_complete(Check *check, int ranks_run)
 {
-    int steps = check->flags->cfg.steps;
+    int steps = check->flags->cfg.steps, logged = 0; /* rank 0's steps */
     const char *mark = check->lesson == 1 ? "ring_start" : "step_end";
     char why[256] = "";
     if (check->log->ranks > ranks_run)
@@ -1119,9 +1128,16 @@ static int check_complete(const Check *check, int ranks_run)
             marks += check->log->events[i].rank == r && is(&check->log->events[i], mark);
         if (check->lesson == 1 && marks == 0)
             snprintf(why, sizeof why, "rank %d logged no ring", r);
-        else if (check->lesson != 1 && marks != steps)
+        else if (check->lesson != 1 && (marks == 0 || marks > steps))
             snprintf(why, sizeof why, "rank %d logged %d of the run's %d steps", r, marks, steps);
+        else if (check->lesson != 1 && r > 0 && marks != logged)
+            snprintf(why, sizeof why, "rank %d logged %d of the run's %d steps, rank 0 %d", r, marks, steps, logged);
+        if (r == 0)
+            logged = marks;
     }
+    if (why[0] == '\0' && check->lesson != 1 && logged < steps)
+        snprintf(check->cut_short, sizeof check->cut_short, "the run stopped after logging %d of its %d steps",
+                 logged, steps);
     return why[0] == '\0' ? 1 : fail_every_rule(check->lesson, check->flags, check->label, why);
 }
 

@@ -146,7 +146,10 @@ static const Mistake mistakes[] = {
      .fails_with = "FAIL dp_reference_n2 schedule scatter_from_hook: rank 0, step 1, event 41: grads_ready 3: unit 3's "
          "reduce-scatter did not start between its grads_ready and the next unit's backward",
      .numbers_pass_in = "dp_reference_n2"},
-    {.mutant = "09_zero3/used_before_gathered", .fails_with = "FAIL dp_reference_n2 loss"},
+    /* the run stops at step 1 (NaN), but writes its log that far: the rule names the mistake */
+    {.mutant = "09_zero3/used_before_gathered", .fails_with = "FAIL dp_reference_n2 loss",
+     .also_says = {"FAIL dp_reference_n2 schedule gathers: rank 0, step 1, event 36: forward_start 1: unit 1 computes "
+                   "before its all-gather (event 32) has finished"}},
     {.mutant = "09_zero3/no_prefetch", .fails_with = "FAIL dp_reference_n2 schedule prefetch:",
      .numbers_pass_in = "dp_reference_n2"},
     /* the buffer still arriving is read: new memory starts as NaN, so the numbers see it first */
@@ -408,6 +411,31 @@ Test(grading, a_wait_after_the_compute_it_guards_fails_the_gathers_rule)
 }
 
 /* The schedule checker reads a log and nothing else: hand it one that is not a log. */
+/* A run that stopped early on every rank alike is checked on the steps it logged, and each
+ * rule fails either way; ranks that logged different steps are checked no further. */
+Test(grading, a_log_cut_short_is_checked_as_far_as_it_goes)
+{
+    char dir[] = "/tmp/cut_short_XXXXXX", command[1024], output[8192];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(command, sizeof command, "mpiexec -n 2 build/solutions/02_naive_ddp train --config reference --steps 2 "
+             "--gen-tokens 0 --comm-log %s/log.csv >/dev/null 2>&1 && build/tools/check_schedule 02 %s/log.csv "
+             "--ranks 2 --config reference --label cut", dir, dir);
+    int status = shell_output(command, output, sizeof output);
+    cr_expect_eq(status, 1, "%s", output);
+    cr_expect_not_null(strstr(output, "FAIL cut schedule per_tensor: the run stopped after logging 2 of its 30 "
+                                      "steps, which keep it\n"), "%s", output);
+    cr_expect_null(strstr(output, "PASS"), "%s", output);
+    /* rank 1's last step left out: the ranks disagree */
+    snprintf(command, sizeof command, "awk -F, 'NR == 1 || $1 != 1 || $4 < 2' %s/log.csv > %s/short.csv && "
+             "build/tools/check_schedule 02 %s/short.csv --ranks 2 --config reference --label cut", dir, dir, dir);
+    status = shell_output(command, output, sizeof output);
+    cr_expect_eq(status, 1, "%s", output);
+    cr_expect_not_null(strstr(output, "FAIL cut schedule per_tensor: rank 1 logged 1 of the run's 30 steps, rank 0 "
+                                      "2\n"), "%s", output);
+    snprintf(command, sizeof command, "rm -rf %s", dir);
+    shell_status(command);
+}
+
 Test(grading, check_schedule_refuses_bad_input_with_one_line)
 {
     char output[4096];
