@@ -68,9 +68,14 @@ size_t device_alloc_failures(const Kernels *kernels)
     return kernels == &cuda_kernels ? cuda_alloc_failures() : 0;
 }
 
+int device_on_gpu(const Kernels *kernels)
+{
+    return kernels == &cuda_kernels;
+}
+
 int device_gpu_per_rank(const Kernels *kernels)
 {
-    return strcmp(kernels->device_name, cuda_kernels.device_name) == 0 && own_gpu_each;
+    return device_on_gpu(kernels) && own_gpu_each;
 }
 
 double device_peak_flops(const Kernels *kernels, ProductFormat format)
@@ -104,6 +109,12 @@ int device_memory_info(const Kernels *kernels, size_t *used_bytes, size_t *total
 }
 
 size_t device_alloc_failures(const Kernels *kernels)
+{
+    (void)kernels;
+    return 0;
+}
+
+int device_on_gpu(const Kernels *kernels)
 {
     (void)kernels;
     return 0;

@@ -26,6 +26,9 @@ int device_memory_info(const Kernels *kernels, size_t *used_bytes, size_t *total
  * --mem-limit refusals (mem_limit_refusals). Always 0 on the CPU. */
 size_t device_alloc_failures(const Kernels *kernels);
 
+/* 1 when kernels is the GPU's table. */
+int device_on_gpu(const Kernels *kernels);
+
 /* 1 when the run is on GPUs and each rank has one of its own (the same answer on every
  * rank); 0 on the CPU and where ranks share a GPU. */
 int device_gpu_per_rank(const Kernels *kernels);

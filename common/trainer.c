@@ -672,7 +672,7 @@ static void summarise_peak(Trainer *tr)
 {
     RunSummary *s = &tr->summary;
     const Kernels *kernels = tr->model.kernels;
-    s->gpus = strcmp(kernels->device_name, "cuda") == 0 ? tr->world : 0;
+    s->gpus = device_on_gpu(kernels) ? tr->world : 0;
     s->mfu_unknown = "the ranks share a GPU";
     if (!device_gpu_per_rank(kernels))
         return;
