@@ -385,16 +385,17 @@ Test(lessons_dp, a_rank_stopped_while_writing_the_outputs_ends_the_run)
     cr_expect_not_null(strstr(output, "): stopped (a signal, or a debugger) saving the resume state, "), "%s", output);
 }
 
-/* A rank whose compute is slow (each matrix product 0.5 ms longer: tests/slow_rank.c) keeps
+/* A rank whose compute is slow (each matrix product 5 ms longer: tests/slow_rank.c) keeps
  * the other waiting in its collectives: the summary's comm time holds that wait, and its
- * exposed communication, the step beyond the slowest rank's compute, does not. */
+ * exposed communication, the step beyond the slowest rank's compute, does not. The wait is
+ * long beside what a busy 2-core machine adds to a collective (up to 20 ms a step seen). */
 Test(lessons_dp, waiting_for_a_slow_rank_is_comm_time_but_not_exposed_communication)
 {
     char dir[64], path[128], command[512], output[4096], summary[4096];
     cr_assert_not_null(shell_temp_dir(dir, sizeof dir, "slow_rank"));
     snprintf(command, sizeof command,
              "timeout 120 mpiexec -n 2 env LD_PRELOAD=\"$PWD/build/tests/slow_rank.so\" SLOW_RANK=1 "
-             "SLOW_SGEMM_SECONDS=0.0005 build/solutions/03_flat_ddp train --config tiny --steps 10 --val-every 0 "
+             "SLOW_SGEMM_SECONDS=0.005 build/solutions/03_flat_ddp train --config tiny --steps 10 --val-every 0 "
              "--gen-tokens 0 --summary %s/s.csv 2>&1",
              dir);
     int status = shell_output(command, output, sizeof output);
@@ -405,7 +406,7 @@ Test(lessons_dp, waiting_for_a_slow_rank_is_comm_time_but_not_exposed_communicat
     cr_assert_gt(read, 0, "no summary:\n%s", output);
     double comm_ms = 1e3 * files_csv_figure(summary, "comm_time_avg_s");
     double exposed_ms = 1e3 * files_csv_figure(summary, "exposed_time_avg_s");
-    cr_expect_geq(comm_ms, 10.0, "rank 0 waits about 20 ms a step: %s", summary); /* 40 products a step */
+    cr_expect_geq(comm_ms, 100.0, "rank 0 waits about 200 ms a step: %s", summary); /* 40 products a step */
     cr_expect_geq(exposed_ms, 0.0, "%s", summary);
     cr_expect_lt(exposed_ms, comm_ms / 4, "%s", summary);
 }
