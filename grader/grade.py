@@ -2,6 +2,7 @@
 r"""Grades lessons against the expected values in tests/expected/ and the rules they teach.
 
   scripts/grade.sh [NN[,NN...] [BINARY]] [--build DIR] [--device cpu|cuda] [--json FILE] [--check NAME[,NAME...]]
+  scripts/grade.sh [NN[,NN...]] --list
   (make grade [LESSON=NN] [CHECK=NAME[,NAME...]] [JSON=FILE])
 
 NN: the lesson, or a list of them (all lessons when left out; several end with one table).
@@ -34,7 +35,8 @@ at the CPU's tolerance. Estimates and lesson 01's ring (host memory) run as they
 CPU, and sanitize lines are left out (the sanitizers check the CPU build).
 --json FILE also writes the results in Gradescope's results.json format. --check NAME (or
 CHECK=NAME) runs only the line whose name (as printed: dp_reference_n2_bucket-mb_0.1) is NAME;
-a list, NAME,NAME..., the lines named in it.
+a list, NAME,NAME..., the lines named in it. --list prints the names of the lessons' checks
+("NN NAME", a line each) and runs nothing.
 With GRADE_SANDBOX set to a scripts/sandbox.sh command (what scripts/grade_class.sh
 sets), every run of the lesson happens in that sandbox, writing only into a folder of its
 own; its outputs are compared outside it, and an output that is not a regular file it
@@ -576,7 +578,9 @@ class Sanitize(Check):
         return True
 
     def reproduce(self):
-        return [f"    make SANITIZE=1 {self.sanitized}", f"    ASAN_OPTIONS=detect_leaks=0 {self.sanitized_command()}"]
+        # the grader's own settings: a log_path compiled into the program does not hide the report
+        settings = " ".join(f"{name}={value}" for name, value in SANITIZER_OPTIONS.items())
+        return [f"    make SANITIZE=1 {self.sanitized}", f"    {settings} {self.sanitized_command()}"]
 
 
 CHECKS = {"train": Train, "estimate": Estimate, "plan": Plan, "ring": Ring, "dp": DataParallel, "drift": Drift,
@@ -624,6 +628,14 @@ def checks_file(folder):
     if not os.path.isfile(path):
         refuse(f"grade: no checks listed in {path}")
     return path
+
+
+def list_checks(numbers):
+    """--list: each lesson's check names, as printed, "NN NAME" a line."""
+    for number in numbers:
+        for words in check_lines(checks_file(lesson_folder(number))):
+            say(f"{number} {check_name(words)}\n")
+    return 0
 
 
 def require_named_checks(only, number):
@@ -734,7 +746,7 @@ VALUE_FLAGS = {"--json": ("json", "a file"), "--build": ("build", "a folder"),
 
 def parse_arguments(args):
     options = types.SimpleNamespace(number="", binary="", json="", only=os.environ.get("CHECK", ""),
-                                    build="build", device="cpu")
+                                    build="build", device="cpu", list=False)
     while args:
         arg, args = args[0], args[1:]
         if arg in ("-h", "--help"):
@@ -748,6 +760,8 @@ def parse_arguments(args):
             args = args[1:]
             if arg == "--device" and not re.fullmatch("cpu|cuda", options.device):
                 refuse(f"grade: --device '{options.device}' is not cpu or cuda")
+        elif arg == "--list":
+            options.list = True
         elif arg.startswith("-"):
             refuse(f"grade: unknown flag {arg} (see --help)")
         elif not options.number:
@@ -793,6 +807,8 @@ def main(args):
     os.chdir(REPOSITORY)  # paths on the command line are the repository's: make grade runs there
     os.environ["PWD"] = REPOSITORY
     options = parse_arguments(args)
+    if options.list:
+        return list_checks(comma_fields(options.number) if options.number else all_lessons())
     if options.json:
         check_json_target(options.json)
     work = tempfile.mkdtemp(prefix="tmp.")

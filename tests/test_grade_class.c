@@ -107,6 +107,13 @@ Test(grade_class, odd_names_get_one_gradebook_row_and_one_folder_each)
     expect_scenario_holds("tests/class/check_intake.sh names");
 }
 
+/* A run handed in is compared only when it is named after a graded check of its lesson: a
+ * lesson 10 drift run named after no check is told so, not compared with lesson 00. */
+Test(grade_class, a_handed_in_run_counts_only_under_a_checks_name)
+{
+    expect_scenario_holds("tests/class/check_intake.sh runs");
+}
+
 /* Every archive that could put a file outside where it is unpacked, or that holds what is
  * not a file, is refused whole with one line, and nothing is written. */
 Test(grade_class, unsafe_archives_are_refused_with_one_line_writing_nothing)

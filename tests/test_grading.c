@@ -484,6 +484,39 @@ Test(grading, one_check_by_name_and_its_reproduce_commands)
     cr_expect_eq(shell_output("scripts/grade.sh 05 --check dp_reference_n2_bucket-mb_0.1,nosuchcheck", output,
                               sizeof output), 2);
     cr_expect_str_eq(output, "grade: lesson 05 has no check named 'nosuchcheck'\n");
+    /* --list names them, a line for each line of the lesson's checks, and runs none */
+    cr_expect_eq(shell_output("scripts/grade.sh 02,05 --list", output, sizeof output), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "\n05 dp_reference_n2_bucket-mb_0.25\n"), "%s", output);
+    cr_expect_not_null(strstr(output, "\n05 sanitize_dp_reference_n2_bucket-mb_0.1\n"), "%s", output);
+    char lines[64];
+    shell_output("grep -c . tests/expected/02_naive_ddp.checks tests/expected/05_bucketed_ddp.checks | "
+                 "awk -F: '{ n += $2 } END { print n }'",
+                 lines, sizeof lines);
+    int listed = 0;
+    for (const char *c = output; *c; c++)
+        listed += *c == '\n';
+    cr_expect_eq(listed, atoi(lines), "%s", output);
+    cr_expect_eq(shell_output("scripts/grade.sh 99 --list", output, sizeof output), 2, "%s", output);
+}
+
+/* A sanitizer finding's reproduce command shows the report on the terminal, even from a
+ * program that compiles in a file of its own for the report (and exit status 0). */
+Test(grading, a_sanitizer_findings_reproduce_command_shows_the_report)
+{
+    char output[65536], command[4096];
+    int status = shell_output("CHECK=sanitize_dp_reference_n3_batch_6 scripts/grade.sh 07 "
+                              "build/mutants/07_zero1/adamw_over_padding_quietly",
+                              output, sizeof output);
+    cr_assert_eq(status, 1, "%s", output);
+    const char *make = strstr(output, "  reproduce:\n    make SANITIZE=1 ");
+    cr_assert_not_null(make, "%s", output);
+    const char *run = strchr(make + strlen("  reproduce:\n"), '\n') + 1;
+    run += strspn(run, " ");
+    int length = (int)strcspn(run, "\n");
+    cr_assert_lt(snprintf(command, sizeof command, "%.*s 2>&1", length, run), (int)sizeof command);
+    status = shell_output(command, output, sizeof output);
+    cr_expect_neq(status, 0, "%s\n%s", command, output);
+    cr_expect_not_null(strstr(output, "ERROR: AddressSanitizer: heap-buffer-overflow"), "%s\n%s", command, output);
 }
 
 /* make grade grades the exercise file as it is now: one that does not compile is a FAIL that

@@ -12,9 +12,12 @@
 #                                       another student's folder: nothing is taken through it
 #   tests/class/check_intake.sh names   students named with a comma, a quote, a line break:
 #                                       one gradebook row and one folder of grades each
+#   tests/class/check_intake.sh runs    runs handed in for lesson 10 (the class graded on 01
+#                                       and 10): one named after a drift check of the lesson is
+#                                       compared, one named after none is not
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-scenario=${1:?usage: check_intake.sh git|links|names}
+scenario=${1:?usage: check_intake.sh git|links|names|runs}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 source tests/class/checks.sh # check, sandbox_or_skip
@@ -70,10 +73,19 @@ names)
     students=("Smith, Jane" $'ann\nlee' 'Dara "D" Oyelaran')
     for s in "${students[@]}"; do correct "$class/$s"; done
     ;;
-*) echo "check_intake: no scenario '$scenario' (git, links or names)" >&2; exit 2 ;;
+runs)
+    # lesson 00's fp32 figures themselves: a drift run could not agree with them better
+    correct "$class/gail"
+    mkdir -p "$class/gail/runs/10_mixed_precision"
+    for check in drift_reference_n2 drift_reference_n99; do
+        cp tests/expected/00_single_device/train_reference.csv "$class/gail/runs/10_mixed_precision/$check.csv"
+    done
+    lessons=01,10
+    ;;
+*) echo "check_intake: no scenario '$scenario' (git, links, names or runs)" >&2; exit 2 ;;
 esac
 
-GRADE_TIMEOUT=${GRADE_TIMEOUT:-120} scripts/grade_class.sh "$class" --lessons 01 --out "$grades" --jobs 2 \
+GRADE_TIMEOUT=${GRADE_TIMEOUT:-120} scripts/grade_class.sh "$class" --lessons "${lessons:-01}" --out "$grades" --jobs 2 \
     >"$work/grade_class.out" 2>&1 || { cat "$work/grade_class.out"; exit 1; }
 cat "$grades/gradebook.csv"
 score() { awk -F, -v s="$1" '$1 == s { print $2 }' "$grades/gradebook.csv"; }
@@ -109,6 +121,12 @@ rows = list(csv.reader(open(sys.argv[1], newline="")))
 full, students = sys.argv[2], sys.argv[3:]
 sys.exit(sorted(rows[1:]) != sorted([s, full, full, ""] for s in students) or len(rows[0]) != 4)' \
         "$grades/gradebook.csv" "$full" ref "${students[@]}"
+    ;;
+runs)
+    runs=$(awk -F, '$1 == "gail" { print $NF }' "$grades/gradebook.csv")
+    check "gail's run named after a drift check of lesson 10 matches, the other does not: $runs" test "$runs" = "1 of 2"
+    check "gail is told the other is named after no check" \
+        feedback gail "FAIL runs/10_mixed_precision/drift_reference_n99.csv: no graded check of lesson 10 has this name"
     ;;
 esac
 exit $failed
