@@ -1023,15 +1023,18 @@ static int rule_prefetch(Check *check)
         const Event *gather = last_gather_into(check, i, e->buffer);
         /* a unit still held from an earlier use needs no new gather */
         int fresh = gather != NULL && previous < log->count && !fed_earlier(check, gather, i);
+        /* named by its buffer: a gather carries no unit, and a design that fills a buffer still
+         * in use computes from another unit's gather */
         if (fresh && gather->seq > log->events[previous].seq)
-            broke(check, "prefetch", e, "unit %d's all-gather (event %ld) started after unit %d's compute began "
-                  "(event %ld): start the next unit's gather before computing this one", e->unit, gather->seq,
-                  log->events[previous].unit, log->events[previous].seq);
+            broke(check, "prefetch", e, "unit %d computes from %s, filled by the all-gather of event %ld, which "
+                  "started after unit %d's compute began (event %ld): start the next unit's gather before "
+                  "computing this one", e->unit, e->buffer, gather->seq, log->events[previous].unit,
+                  log->events[previous].seq);
         else if (fresh && (is(gather, "blocking") || finished_at(check, gather) < previous))
-            broke(check, "prefetch", e, "unit %d's all-gather (event %ld) was over before unit %d's compute began "
-                  "(event %ld): a prefetch overlaps that compute, so start it without blocking and wait for it "
-                  "only when unit %d is needed", e->unit, gather->seq, log->events[previous].unit,
-                  log->events[previous].seq, e->unit);
+            broke(check, "prefetch", e, "unit %d computes from %s, filled by the all-gather of event %ld, which "
+                  "was over before unit %d's compute began (event %ld): a prefetch overlaps that compute, so "
+                  "start it without blocking and wait for it only when unit %d is needed", e->unit, e->buffer,
+                  gather->seq, log->events[previous].unit, log->events[previous].seq, e->unit);
         previous = i;
     }
     return finish_rule(check, "prefetch", "the next unit's all-gather started before this unit's compute");

@@ -165,8 +165,9 @@ static const Mistake mistakes[] = {
          "second buffer",
      .numbers_pass_in = "dp_reference_n2_no-prefetch"},
     {.mutant = "09_zero3/blocking_prefetch",
-     .fails_with = "FAIL dp_reference_n2 schedule prefetch: rank 0, step 1, event 36: forward_start 1: unit 1's "
-         "all-gather (event 32) was over before unit 0's compute began", .numbers_pass_in = "dp_reference_n2"},
+     .fails_with = "FAIL dp_reference_n2 schedule prefetch: rank 0, step 1, event 36: forward_start 1: unit 1 "
+         "computes from communication#5+0, filled by the all-gather of event 32, which was over before unit 0's "
+         "compute began", .numbers_pass_in = "dp_reference_n2"},
     /* the LM head's unit 0 let go at the end of forward: the same numbers, one more gather */
     {.mutant = "09_zero3/drops_unit_used_next",
      .fails_with = "FAIL dp_reference_n2 comm_bytes: 30 of 30 rows differ; first at step=1: 1528832 but expected "
