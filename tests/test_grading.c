@@ -216,6 +216,11 @@ static const Mistake mistakes[] = {
     {.mutant = "10_mixed_precision/no_growth",
      .fails_with = "FAIL dp_reference_n2_fp16_scale-window_4 grad_norm: 14 of 30 rows differ; first at step=5: 1.98",
      .numbers_pass_in = "dp_reference_n2_fp16", .also_says = {"but expected inf"}},
+    /* the good steps counted on across an overflow: the scale grows back sooner, and only a
+     * run whose overflows fall between two growths (a window of 2 at 3 ranks) sees it */
+    {.mutant = "10_mixed_precision/keeps_good_steps_after_overflow",
+     .fails_with = "FAIL dp_reference_n3_batch_6_fp16_scale-window_2 grad_norm: 12 of 30 rows differ; first at "
+         "step=7: inf but expected 1.96", .also_says = {"PASS dp_reference_n2_fp16_scale-window_4 grad_norm: 30 rows"}},
     /* an overflowed step that changes nothing but still sends the unchanged parameters */
     {.mutant = "10_mixed_precision/overflow_still_gathers",
      .fails_with = "FAIL dp_reference_n2_fp16_scale-window_4 schedule shards: rank 0, step 5, event 224: blocking "
