@@ -28,6 +28,9 @@ its sanitizer build is the same path under DIR/sanitize/. A lesson's checks are 
                          drift from an fp32 one (tests/tolerance.sh, DRIFT_RTOL)
   sanitize CHECK...      the run of CHECK (one of the lines above), 4 steps of it, with the
                          AddressSanitizer + UndefinedBehaviorSanitizer build: any report fails
+  resume CHECK...        the run of CHECK saving its resume state after step 20 (--save-every
+                         20), and a second run resumed from that state: its steps and its final
+                         parameters must be the first run's, bit for bit
 Every PASS/FAIL line is one check; a failed one is followed by the commands that reproduce it.
 --device cuda runs every train, dp and drift check on the GPU (a CUDA build: --build
 build/cuda), ranks sharing one GPU through MPI: the GPU against the CPU's expected values,
@@ -75,6 +78,8 @@ SANITIZER_KIND = re.compile(r"ERROR: AddressSanitizer: [A-Za-z-]+|runtime error:
 INNERMOST_FRAME = re.compile(r"^ *#0 ")
 FRAME_ADDRESS = re.compile(r"^ *#0 0x[0-9a-f]* ")
 # a lesson's error, as it prints it: its name first
+# the last line of a training run: every rank's parameters the same, and their hash
+FINAL_HASH = re.compile(r"^parameters identical on all [0-9]+ rank\(s\): hash ([0-9a-f]+)")
 LESSON_ERROR = re.compile(r"^[0-9][0-9]_[a-z0-9_]+: ")
 # mpiexec's banner about a rank that ended says nothing the lesson's own lines do not
 NOT_THE_LESSONS = re.compile(r"^=|^$|YOUR APPLICATION TERMINATED|This typically refers to a problem"
@@ -201,9 +206,9 @@ def drift_tolerance():
 def check_name(words):
     """A check's name, the name of its expected-values file: its words joined by '_', flags
     without their dashes ("dp reference 2 --accum 4" is dp_reference_n2_accum_4); dp and drift
-    lines name their ranks nN; a sanitize line is named after the line it runs."""
-    if word(words, 0) == "sanitize":
-        return "sanitize_" + check_name(words[1:])
+    lines name their ranks nN; a sanitize or resume line is named after the line it runs."""
+    if word(words, 0) in ("sanitize", "resume"):
+        return f"{word(words, 0)}_" + check_name(words[1:])
     name, flags = f"{word(words, 0)}_{word(words, 1)}", words[2:]
     if word(words, 0) in ("dp", "drift"):
         name, flags = f"{name}_n{word(words, 2)}", words[3:]
@@ -583,8 +588,71 @@ class Sanitize(Check):
         return [f"    make SANITIZE=1 {self.sanitized}", f"    {settings} {self.sanitized_command()}"]
 
 
+class Resume(Check):
+    """Another line's run, saving its resume state, and a run resumed from that state: the
+    resumed steps and the final parameters bit for bit the first run's."""
+    saved_after = 20  # of the graded runs' 30 steps
+
+    def __init__(self, words, lesson):
+        super().__init__(words, lesson)
+        self.inner = make_check(words[1:], lesson)
+        self.saved = f"{lesson.grading.outputs}/{self.name}.ck"
+        self.resumed = f"{lesson.grading.outputs}/{self.name}.resumed.csv"
+        self.resumed_out = f"{lesson.grading.work}/{self.name}.resumed.out"
+        self.whole_tail = f"{lesson.grading.work}/{self.name}.tail.csv"
+
+    def command(self, binary):
+        return self.inner.command(binary)
+
+    def saving_flags(self):
+        return ["--save", self.saved, "--save-every", str(self.saved_after)]
+
+    def run(self, transcript):
+        for path in (self.saved, self.saved + ".state", self.resumed):
+            remove(path)
+        status = self.start(*wait_limits(), "--csv", self.actual, *self.saving_flags())
+        passed = run_verdict(transcript, f"{self.name} saving", status, self.out, self.inner.passed_run)
+        words = ifs_words(self.command(self.lesson.binary)) + wait_limits()
+        status = student_run(self.lesson.grading, words + ["--resume", self.saved + ".state", "--csv", self.resumed],
+                             self.resumed_out)
+        resumed = run_verdict(transcript, f"{self.name} resumed", status, self.resumed_out, self.inner.passed_run)
+        own_outputs(transcript, self.actual, self.resumed)
+        self.write_whole_tail()
+        return all([passed, resumed, compare_columns(transcript, self.whole_tail, self.resumed,
+                                                     f"{self.name} resumed vs whole", ",".join(FIGURES), "0", "0"),
+                    self.same_final_parameters(transcript)])
+
+    def write_whole_tail(self):
+        """The first run's rows after the saved step, where the resumed run's start."""
+        rows = list(file_lines(self.actual)) if nonempty(self.actual) and os.path.isfile(self.actual) else []
+        kept = rows[:1] + [row for row in rows[1:] if row.split(",")[0].isdigit()
+                           and int(row.split(",")[0]) > self.saved_after]
+        with open(self.whole_tail, "w") as tail:
+            tail.write("".join(row + "\n" for row in kept))
+
+    def same_final_parameters(self, transcript):
+        hashes = [first(file_lines(out), FINAL_HASH.search) for out in (self.out, self.resumed_out)]
+        hashes = [FINAL_HASH.search(line).group(1) if line else None for line in hashes]
+        if None in hashes:
+            transcript.line(f"FAIL {self.name} final parameters: a run printed no parameter hash")
+            return False
+        if hashes[0] != hashes[1]:
+            transcript.line(f"FAIL {self.name} final parameters: hash {hashes[1]} resumed, {hashes[0]} without a "
+                            f"stop: the resume state (--save-every) does not hold all the run goes on from")
+            return False
+        transcript.line(f"PASS {self.name} final parameters: the same hash, {hashes[0]}, resumed and whole")
+        return True
+
+    def reproduce(self):
+        command = self.command(self.lesson.binary)
+        return [f"    {command} --csv whole.csv --save ck --save-every {self.saved_after}",
+                f"    {command} --csv resumed.csv --resume ck.state",
+                f"    awk -F, 'NR == 1 || $1 > {self.saved_after}' whole.csv > whole_tail.csv",
+                f"    build/tools/compare_runs whole_tail.csv resumed.csv --columns {','.join(FIGURES)} --rtol 0 --atol 0"]
+
+
 CHECKS = {"train": Train, "estimate": Estimate, "plan": Plan, "ring": Ring, "dp": DataParallel, "drift": Drift,
-          "sanitize": Sanitize}
+          "sanitize": Sanitize, "resume": Resume}
 
 
 def make_check(words, lesson):

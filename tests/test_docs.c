@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CHECKS 16
+#define MAX_CHECKS 32
 
 /* A whole file, its line breaks turned into spaces (a check named in a doc may wrap). */
 static char *read_flat(const char *path)
@@ -47,7 +47,8 @@ static int read_checks(const char *path, char checks[][128])
 /* A backquoted span that reads as a check: one of the spec's modes, then its words. */
 static int looks_like_check(const char *span)
 {
-    static const char *const modes[] = {"train ", "estimate ", "plan ", "dp ", "drift ", "ring ", "sanitize "};
+    static const char *const modes[] = {"train ", "estimate ", "plan ", "dp ", "drift ", "ring ", "sanitize ",
+                                         "resume "};
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
         if (strncmp(span, modes[i], strlen(modes[i])) == 0)
             return 1;

@@ -221,6 +221,12 @@ static const Mistake mistakes[] = {
     {.mutant = "10_mixed_precision/keeps_good_steps_after_overflow",
      .fails_with = "FAIL dp_reference_n3_batch_6_fp16_scale-window_2 grad_norm: 12 of 30 rows differ; first at "
          "step=7: inf but expected 1.96", .also_says = {"PASS dp_reference_n2_fp16_scale-window_4 grad_norm: 30 rows"}},
+    /* the master handed out rounded to 16 bits: every run's numbers are right, but the resume
+     * state has lost the master's low bits, and the resumed run goes its own way */
+    {.mutant = "10_mixed_precision/gathers_rounded_master",
+     .fails_with = "FAIL resume_dp_reference_n2_fp16_scale-window_4 final parameters: hash ",
+     .numbers_pass_in = "dp_reference_n2_fp16_scale-window_4",
+     .also_says = {"FAIL resume_dp_reference_n2_fp16_scale-window_4 resumed vs whole loss: "}},
     /* an overflowed step that changes nothing but still sends the unchanged parameters */
     {.mutant = "10_mixed_precision/overflow_still_gathers",
      .fails_with = "FAIL dp_reference_n2_fp16_scale-window_4 schedule shards: rank 0, step 5, event 224: blocking "
