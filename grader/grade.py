@@ -77,9 +77,9 @@ SANITIZER_OPTIONS = {"ASAN_OPTIONS": "detect_leaks=0:halt_on_error=1:log_path=st
 SANITIZER_KIND = re.compile(r"ERROR: AddressSanitizer: [A-Za-z-]+|runtime error: .*")
 INNERMOST_FRAME = re.compile(r"^ *#0 ")
 FRAME_ADDRESS = re.compile(r"^ *#0 0x[0-9a-f]* ")
-# a lesson's error, as it prints it: its name first
 # the last line of a training run: every rank's parameters the same, and their hash
 FINAL_HASH = re.compile(r"^parameters identical on all [0-9]+ rank\(s\): hash ([0-9a-f]+)")
+# a lesson's error, as it prints it: its name first
 LESSON_ERROR = re.compile(r"^[0-9][0-9]_[a-z0-9_]+: ")
 # mpiexec's banner about a rank that ended says nothing the lesson's own lines do not
 NOT_THE_LESSONS = re.compile(r"^=|^$|YOUR APPLICATION TERMINATED|This typically refers to a problem"
@@ -589,7 +589,7 @@ class Sanitize(Check):
 
 
 class Resume(Check):
-    """Another line's run, saving its resume state, and a run resumed from that state: the
+    """A dp line's run, saving its resume state, and a run resumed from that state: the
     resumed steps and the final parameters bit for bit the first run's."""
     saved_after = 20  # of the graded runs' 30 steps
 
@@ -610,12 +610,19 @@ class Resume(Check):
     def run(self, transcript):
         for path in (self.saved, self.saved + ".state", self.resumed):
             remove(path)
+        if self.inner.mode != "dp":
+            transcript.line(f"FAIL {self.name}: resume takes a dp line (tests/expected/{self.lesson.folder}.checks)")
+            return False
         status = self.start(*wait_limits(), "--csv", self.actual, *self.saving_flags())
         passed = run_verdict(transcript, f"{self.name} saving", status, self.out, self.inner.passed_run)
-        words = ifs_words(self.command(self.lesson.binary)) + wait_limits()
-        status = student_run(self.lesson.grading, words + ["--resume", self.saved + ".state", "--csv", self.resumed],
-                             self.resumed_out)
-        resumed = run_verdict(transcript, f"{self.name} resumed", status, self.resumed_out, self.inner.passed_run)
+        resumed = False
+        if not passed:
+            transcript.line(f"FAIL {self.name} resumed run: not run, the run that saves its state failed")
+        else:
+            words = ifs_words(self.command(self.lesson.binary)) + wait_limits()
+            status = student_run(self.lesson.grading, words + ["--resume", self.saved + ".state", "--csv",
+                                                               self.resumed], self.resumed_out)
+            resumed = run_verdict(transcript, f"{self.name} resumed", status, self.resumed_out, self.inner.passed_run)
         own_outputs(transcript, self.actual, self.resumed)
         self.write_whole_tail()
         return all([passed, resumed, compare_columns(transcript, self.whole_tail, self.resumed,
@@ -631,7 +638,8 @@ class Resume(Check):
             tail.write("".join(row + "\n" for row in kept))
 
     def same_final_parameters(self, transcript):
-        hashes = [first(file_lines(out), FINAL_HASH.search) for out in (self.out, self.resumed_out)]
+        hashes = [first(file_lines(out), FINAL_HASH.search) if os.path.isfile(out) else None
+                  for out in (self.out, self.resumed_out)]
         hashes = [FINAL_HASH.search(line).group(1) if line else None for line in hashes]
         if None in hashes:
             transcript.line(f"FAIL {self.name} final parameters: a run printed no parameter hash")
