@@ -268,6 +268,12 @@ def own_outputs(transcript, *paths):
             remove(path)
 
 
+def final_hash(out_path):
+    """The hash of the final parameters a run's output printed, or None."""
+    line = first(file_lines(out_path), FINAL_HASH.search) if os.path.isfile(out_path) else None
+    return FINAL_HASH.search(line).group(1) if line else None
+
+
 def nonempty(path):
     return os.path.exists(path) and os.path.getsize(path) > 0
 
@@ -638,9 +644,7 @@ class Resume(Check):
             tail.write("".join(row + "\n" for row in kept))
 
     def same_final_parameters(self, transcript):
-        hashes = [first(file_lines(out), FINAL_HASH.search) if os.path.isfile(out) else None
-                  for out in (self.out, self.resumed_out)]
-        hashes = [FINAL_HASH.search(line).group(1) if line else None for line in hashes]
+        hashes = [final_hash(self.out), final_hash(self.resumed_out)]
         if None in hashes:
             transcript.line(f"FAIL {self.name} final parameters: a run printed no parameter hash")
             return False
@@ -706,19 +710,24 @@ def checks_file(folder):
     return path
 
 
+def check_names(number):
+    """Lesson NUMBER's checks by name, as printed, in the order of its .checks file."""
+    return [check_name(words) for words in check_lines(checks_file(lesson_folder(number)))]
+
+
 def list_checks(numbers):
-    """--list: each lesson's check names, as printed, "NN NAME" a line."""
+    """--list: each lesson's check names, "NN NAME" a line."""
     for number in numbers:
-        for words in check_lines(checks_file(lesson_folder(number))):
-            say(f"{number} {check_name(words)}\n")
+        for name in check_names(number):
+            say(f"{number} {name}\n")
     return 0
 
 
 def require_named_checks(only, number):
     """Exits 2 when --check names a check that lesson NUMBER does not have: said before any run."""
-    names = "," + "".join(check_name(words) + "," for words in check_lines(checks_file(lesson_folder(number))))
+    names = check_names(number)
     for wanted in comma_fields(only):
-        if f",{wanted}," not in names:
+        if wanted not in names:
             refuse(f"grade: lesson {number} has no check named '{wanted}'")
 
 
