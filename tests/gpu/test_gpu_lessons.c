@@ -356,3 +356,27 @@ Test(gpu_lessons, a_failure_at_ncclcommdestroy_fails_the_run)
     cr_expect_eq(status, 1, "exit %d:\n%s", status, output);
     cr_expect_not_null(strstr(output, "ncclCommDestroy failed on rank 1 of 2: NCCL: "), "%s", output);
 }
+
+/* A run on the GPU killed once it has saved its resume state goes on from that state as if
+ * it had never stopped, bit for bit (tests/resume_after_kill.sh, as on the CPU): lesson 00
+ * at 1 rank, and lesson 10 in fp16 at 2 ranks sharing the GPU, whose state must also keep
+ * the loss scale and its count of good steps (with a window of 4, both have moved by the
+ * save). On the emulated GPU a step takes about a second, so the runs are shorter there. */
+Test(gpu_lessons, a_killed_run_goes_on_bit_for_bit_on_the_gpu)
+{
+    require_gpu();
+    int emulated = getenv("DTC_EMU_GPUS") != NULL;
+    const char *steps = emulated ? "STEPS=24 SAVE_EVERY=20" : "STEPS=400 SAVE_EVERY=50";
+    const char *same = emulated ? "steps 21-24 and the final parameters bit for bit the same"
+                                : "steps 51-400 and the final parameters bit for bit the same";
+    static const char *const runs[] = {
+        "00_single_device 1 1 --device cuda",
+        "10_mixed_precision 2 2 --device cuda --comm mpi --fp16 --scale-window 4"};
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        static char output[65536];
+        int status = run_program(output, sizeof output, "env CUDA_VISIBLE_DEVICES=0 %s tests/resume_after_kill.sh "
+                                 "%s/solutions/%s", steps, gpu_build_dir(), runs[i]);
+        cr_expect_eq(status, 0, "%s: exit %d\n%s", runs[i], status, output);
+        cr_expect_not_null(strstr(output, same), "%s:\n%s", runs[i], output);
+    }
+}
