@@ -981,9 +981,9 @@ def parse_arguments(argv):
     step.add_argument("--links", required=True, action="append",
                       help="01_collectives --csv output to fit; again for each run of it: each row's median")
     step.add_argument("--progress", choices=("async", "calls", "tests"), default="async",
-                      help="async: a started collective runs beside the compute (NCCL); calls: only when waited "
-                           "for (the bound of MPI without a progress thread); tests: a step at each call, as "
-                           "fitted to --progress-rows")
+                      help="async (the default): a started collective runs beside the compute (NCCL); calls: "
+                           "only when waited for (the bound of MPI without a progress thread); tests: a step at "
+                           "each call, as fitted to --progress-rows (MPICH's way: the CPU lessons')")
     step.add_argument("--progress-rows", action="append",
                       help="01_collectives --progress --csv output, for --progress tests; again for each run of "
                            "it: the chains are fitted to the rows of all")
