@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Resume after a crash, checked: a run of BINARY at RANKS ranks is killed with SIGKILL once
-# it has written its first resume state (--save-every SAVE_EVERY), resumed at RESUME_RANKS ranks, and
-# its steps after the resume compared with those of a run that was never stopped. At the same
-# number of ranks they must be bit for bit the same (loss, grad norm, validation loss, and the
-# final parameters' hash); at another number, within the course's tolerance (the sums run in
-# another order).
+# it has written its first resume state (--save-every SAVE_EVERY), resumed at RESUME_RANKS
+# ranks, and its steps after the resume compared with those of a run that was never stopped.
+# At the same number of ranks they must be bit for bit the same (loss, grad norm, validation
+# loss, and the final parameters' hash); at another number, within the course's tolerance
+# (the sums run in another order).
 #
 #   tests/resume_after_kill.sh BINARY RANKS RESUME_RANKS [FLAGS...]
 #

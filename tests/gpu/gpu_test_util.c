@@ -34,6 +34,8 @@ void require_gpu_tf32(void) { require_gpu_mode(1); }
 
 void dtc_emu_skip(const char *message) { cr_skip_test("%s", message); }
 
+int gpu_is_emulated(void) { return getenv("DTC_EMU_GPUS") != NULL; }
+
 void skip_what_the_emulation_cannot_run(const char *output)
 {
     const char *said = strstr(output, "the emulated GPU cannot run kernel");

@@ -37,6 +37,8 @@ void require_gpu_tf32(void);
  * function, which the emulation calls; in a program the test ran, from its output
  * (skip_what_the_emulation_cannot_run). */
 void dtc_emu_skip(const char *message);
+/* Whether the tests run on the emulated GPU (make test-emu sets DTC_EMU_GPUS). */
+int gpu_is_emulated(void);
 void skip_what_the_emulation_cannot_run(const char *output);
 
 /* ---------------------------------------------------------------- host arrays */

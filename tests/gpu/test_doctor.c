@@ -112,7 +112,7 @@ Test(doctor, two_ranks_agree_on_one_verdict)
  * (tests/emu/emu_nccl.c); a real GPU cannot be asked for them, so there the tests skip. */
 static void require_emulated_nccl(void)
 {
-    if (getenv("DTC_EMU_GPUS") == NULL)
+    if (!gpu_is_emulated())
         cr_skip_test("the fault is made by the emulated NCCL (make test-emu)");
 }
 

@@ -183,7 +183,7 @@ Test(gpu_lessons, ranks_each_shown_their_own_gpu_get_nccl)
 static void require_the_emulated_nccl(void)
 {
     require_gpu();
-    if (getenv("DTC_EMU_GPUS") == NULL)
+    if (!gpu_is_emulated())
         cr_skip_test("the fault is made by the emulated NCCL (make test-emu)");
 }
 
@@ -326,7 +326,7 @@ static void check_mfu_line(const char *launch, const char *lesson_flags, const c
 Test(gpu_lessons, mfu_is_against_the_peak_of_the_products_format)
 {
     require_gpu();
-    if (getenv("DTC_EMU_GPUS") == NULL) {
+    if (!gpu_is_emulated()) {
         check_mfu_line("", "10_mixed_precision train", "at the bf16 tensor-core peak, dense)");
         return;
     }
@@ -365,8 +365,7 @@ Test(gpu_lessons, a_failure_at_ncclcommdestroy_fails_the_run)
 Test(gpu_lessons, a_killed_run_goes_on_bit_for_bit_on_the_gpu)
 {
     require_gpu();
-    int emulated = getenv("DTC_EMU_GPUS") != NULL;
-    const char *steps = emulated ? "STEPS=24 SAVE_EVERY=20" : "STEPS=400 SAVE_EVERY=50";
+    const char *steps = gpu_is_emulated() ? "STEPS=24 SAVE_EVERY=20" : ""; /* else the script's own */
     /* which state the kill lands after depends on the GPU's speed: any will do */
     const char *same = "and the final parameters bit for bit the same";
     static const char *const runs[] = {
