@@ -132,17 +132,24 @@ static inline float exp_shifted_sum(float *out, const float *in, float shift, in
     return reduce_lanes(acc);
 }
 
-/* GELU with the tanh approximation, as in GPT-2 (scalar_math.h). */
-static inline void gelu_tanh(float *out, const float *inp, size_t n)
+/* GELU with the tanh approximation, as in GPT-2 (scalar_math.h): out[i] = gelu(x[i]), and
+ * x[i] replaced by the slope there, all that backward needs of x. The value and the slope
+ * share e^(-2u), computed once (gcc sees the same call twice); unfused, backward would read x
+ * and compute the slope, e^(-2u) again with it. */
+static inline void gelu_tanh_and_slope(float *restrict out, float *restrict x, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        out[i] = gelu_tanh_value(inp[i]);
+    for (size_t i = 0; i < n; i++) {
+        float xi = x[i];
+        out[i] = gelu_tanh_value(xi);
+        x[i] = gelu_tanh_slope(xi);
+    }
 }
 
-static inline void gelu_tanh_backward(float *dinout, const float *inp, size_t n)
+/* d(inp) = d(out) * slope, with the slopes gelu_tanh_and_slope left. */
+static inline void gelu_tanh_backward(float *restrict dinout, const float *restrict slope, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dinout[i] *= gelu_tanh_slope(inp[i]);
+        dinout[i] *= slope[i];
 }
 
 #endif

@@ -90,8 +90,11 @@ typedef struct Kernels {
                                  int T, int C, int NH, void *operands);
     void (*attention_backward_16)(Format16 format, float *dqkv, float *scratch, const float *dout, const float *qkv,
                                   const float *att, int B, int T, int C, int NH, void *operands);
-    void (*gelu_forward)(float *out, const float *inp, size_t n);
-    /* dinout holds d(out) on entry and d(inp) on return */
+    /* out = gelu(inp); inp then holds what this device's backward reads: the CPU writes the
+     * slope there, which shares its costly part, e^(-2u), with the value (scalar_math.h); the
+     * GPU, bound by memory, leaves inp as it is and computes the slope again in backward */
+    void (*gelu_forward)(float *out, float *inp, size_t n);
+    /* dinout holds d(out) on entry and d(inp) on return; inp is what forward left there */
     void (*gelu_backward)(float *dinout, const float *inp, size_t n);
     void (*residual_forward)(float *out, const float *a, const float *b, size_t n);
     /* Turns logits (N x V) into probabilities in place; returns the mean loss over the N

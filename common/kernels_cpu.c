@@ -331,14 +331,14 @@ static void attention_backward_16(Format16 format, float *dqkv, float *scratch, 
     attention_backward_on(dqkv, scratch, dout, qkv, att, B, T, C, NH, &format, operands);
 }
 
-static void gelu_forward(float *out, const float *inp, size_t n)
+static void gelu_forward(float *out, float *inp_to_slope, size_t n)
 {
-    gelu_tanh(out, inp, n);
+    gelu_tanh_and_slope(out, inp_to_slope, n);
 }
 
-static void gelu_backward(float *dinout, const float *inp, size_t n)
+static void gelu_backward(float *dinout, const float *slope, size_t n)
 {
-    gelu_tanh_backward(dinout, inp, n);
+    gelu_tanh_backward(dinout, slope, n);
 }
 
 static void residual_forward(float *out, const float *a, const float *b, size_t n)

@@ -405,14 +405,15 @@ Test(gradcheck, attention_with_heads_wider_than_the_sequence)
 /* ---------------------------------------------------------------- gelu */
 
 typedef struct {
-    float *inp, *R, *out;
+    float *inp, *R, *out, *slope; /* slope: where forward takes inp and leaves its slope */
     size_t n;
 } GeluCase;
 
 static double gelu_objective(void *ctx)
 {
     GeluCase *c = ctx;
-    cpu_kernels.gelu_forward(c->out, c->inp, c->n);
+    memcpy(c->slope, c->inp, c->n * sizeof(float));
+    cpu_kernels.gelu_forward(c->out, c->slope, c->n);
     return projection(c->R, c->out, c->n);
 }
 
@@ -426,15 +427,17 @@ Test(gradcheck, gelu)
         c.inp[i] = (float)(-5.0 + 10.0 * (double)i / (double)(c.n - 1) + 0.013);
     c.R = random_floats(&rng, c.n, 0.0, 1.0);
     c.out = filled_floats(c.n, 0.0f);
+    c.slope = filled_floats(c.n, 0.0f);
 
     float *dinout = malloc(c.n * sizeof(float));
     memcpy(dinout, c.R, c.n * sizeof(float));
-    cpu_kernels.gelu_backward(dinout, c.inp, c.n);
+    gelu_objective(&c);
+    cpu_kernels.gelu_backward(dinout, c.slope, c.n);
 
     double *g = numeric_gradient(c.inp, c.n, LAYER_H, gelu_objective, &c);
     expect_gradients_match("gelu", dinout, g, c.n, LAYER_TOL, 0.0);
 
-    free(g); free(dinout); free(c.inp); free(c.R); free(c.out);
+    free(g); free(dinout); free(c.inp); free(c.R); free(c.out); free(c.slope);
 }
 
 /* ---------------------------------------------------------------- softmax cross-entropy */

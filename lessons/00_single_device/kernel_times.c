@@ -135,7 +135,7 @@ static void attention_backward(float *dqkv, float *scratch, const float *dout, c
     add_time("attention backward", s, 4.0 * B * T * (T + 1.0) * C, start);
 }
 
-static void gelu_forward(float *out, const float *inp, size_t n)
+static void gelu_forward(float *out, float *inp, size_t n)
 {
     char s[48];
     double start = now_seconds();

@@ -853,15 +853,16 @@ static void check_gelu(size_t n, Rng *rng)
 {
     char tag[64];
     snprintf(tag, sizeof tag, "n=%zu", n);
-    float *inp = host_uniform(rng, n, -5.0f, 5.0f);
+    /* each device's backward reads what its own forward left in the input (kernels.h) */
+    float *inp = host_uniform(rng, n, -5.0f, 5.0f), *left_cpu = host_copy(inp, n);
     float *out_cpu = host_filled(n, 0.0f);
-    cpu_kernels.gelu_forward(out_cpu, inp, n);
+    cpu_kernels.gelu_forward(out_cpu, left_cpu, n);
     float *dinout_start = host_uniform(rng, n, -1.0f, 1.0f), *dinout_cpu = host_copy(dinout_start, n);
-    cpu_kernels.gelu_backward(dinout_cpu, inp, n);
+    cpu_kernels.gelu_backward(dinout_cpu, left_cpu, n);
 
-    float *inp_dev = device_upload(inp, n), *out = device_garbage(n), *dinout = device_upload(dinout_start, n);
-    cuda_kernels.gelu_forward(out, inp_dev, n);
-    cuda_kernels.gelu_backward(dinout, inp_dev, n);
+    float *left = device_upload(inp, n), *out = device_garbage(n), *dinout = device_upload(dinout_start, n);
+    cuda_kernels.gelu_forward(out, left, n);
+    cuda_kernels.gelu_backward(dinout, left, n);
 
     /* Both devices call the same functions (scalar_math.h), whose every multiply followed by
      * an add is one explicit fused multiply-add; the one multiply left before an add, e^x's
