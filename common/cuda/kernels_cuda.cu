@@ -803,7 +803,8 @@ static void attention_backward_16(Format16 format, float *dqkv, float *scratch, 
 /* ---------------------------------------------------------------- GELU, residual */
 
 /* Both bound by memory: the input stays as it is (kernels.h), and backward computes the
- * slope from it again, which costs less than forward writing the slopes out. */
+ * slope from it again, arithmetic the GPU has to spare, where slopes written out by forward
+ * would add a pass over memory (reasoned, not yet timed). */
 __global__ void gelu_forward_kernel(float *out, const float *inp, size_t n)
 {
     for (size_t i = grid_start(); i < n; i += grid_stride())
