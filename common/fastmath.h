@@ -145,11 +145,4 @@ static inline void gelu_tanh_and_slope(float *restrict out, float *restrict x, s
     }
 }
 
-/* d(inp) = d(out) * slope, with the slopes gelu_tanh_and_slope left. */
-static inline void gelu_tanh_backward(float *restrict dinout, const float *restrict slope, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        dinout[i] *= slope[i];
-}
-
 #endif

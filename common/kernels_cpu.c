@@ -336,9 +336,11 @@ static void gelu_forward(float *out, float *inp_to_slope, size_t n)
     gelu_tanh_and_slope(out, inp_to_slope, n);
 }
 
+/* the slopes are what gelu_forward left in its input */
 static void gelu_backward(float *dinout, const float *slope, size_t n)
 {
-    gelu_tanh_backward(dinout, slope, n);
+    for (size_t i = 0; i < n; i++)
+        dinout[i] *= slope[i];
 }
 
 static void residual_forward(float *out, const float *a, const float *b, size_t n)
