@@ -72,6 +72,7 @@ static inline float max_floats(const float *x, int n)
         acc[j] = x[0];
     int i = 0;
     for (; i + LANES <= n; i += LANES)
+#pragma GCC unroll 1 /* unrolled, the lanes become 16 scalar maxima gcc cannot vectorise */
         for (int j = 0; j < LANES; j++)
             acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
     for (int j = 0; i + j < n; j++)

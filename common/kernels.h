@@ -74,8 +74,10 @@ typedef struct Kernels {
                               const float *bias, int N, int C, int OC, void *operands);
     void (*matmul_backward_16)(Format16 format, float *dinp, float *dweight, float *dbias, const float *dout,
                                const float *inp, const float *weight, int N, int C, int OC, void *operands);
-    /* qkv is N x 3C (q, k, v per row); att keeps the B x NH x T x T softmax probabilities;
-     * scratch holds attention_scratch_floats(T, C, NH) floats in both directions */
+    /* qkv is N x 3C (q, k, v per row); att keeps the B x NH x T x T softmax probabilities,
+     * 0 above the diagonal: zeros that att holds already may be left as they are (the CPU
+     * leaves those past its blocks, alloc's zeros, as nothing else writes att); scratch
+     * holds attention_scratch_floats(T, C, NH) floats in both directions */
     void (*attention_forward)(float *out, float *att, float *scratch, const float *qkv, int B, int T, int C,
                               int NH);
     /* dqkv = (overwrite) */

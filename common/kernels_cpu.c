@@ -170,15 +170,6 @@ static void matmul_backward_16(Format16 format, float *dinp, float *dweight, flo
     bias_backward(dbias, dout, N, OC);
 }
 
-/* Row t of a causal score matrix: softmax over columns 0..t, zeros after. */
-static void causal_softmax_row(float *row, int t, int T)
-{
-    float inv_sum = 1.0f / exp_shifted_sum(row, row, max_floats(row, t + 1), t + 1);
-    for (int j = 0; j <= t; j++)
-        row[j] *= inv_sum;
-    memset(row + t + 1, 0, (size_t)(T - t - 1) * sizeof(float));
-}
-
 /* Attention is causal: row t of the scores uses keys 0..t only. So every product runs over
  * blocks of ATT_BLOCK rows (queries) or columns (keys), each against only the part of the
  * other side that the mask keeps, and the upper triangle, but for the diagonal blocks, is
@@ -188,6 +179,21 @@ static void causal_softmax_row(float *row, int t, int T)
 #define ATT_BLOCK 32
 
 static int min_int(int a, int b) { return a < b ? a : b; }
+
+/* The end of query t's block: its row's columns up to here are what the products compute
+ * and read, the mask's zeros from t + 1 to here included. */
+static int block_edge(int t, int T) { return min_int((t / ATT_BLOCK + 1) * ATT_BLOCK, T); }
+
+/* Row t of a causal score matrix, as far as its block's edge: softmax over columns 0..t,
+ * zeros from t + 1 to the edge. The columns past the edge are never written: no product
+ * reaches them, and att's zeros there came with it from alloc (kernels.h). */
+static void causal_softmax_row(float *row, int t, int edge)
+{
+    float inv_sum = 1.0f / exp_shifted_sum(row, row, max_floats(row, t + 1), t + 1);
+    for (int j = 0; j <= t; j++)
+        row[j] *= inv_sum;
+    memset(row + t + 1, 0, (size_t)(edge - t - 1) * sizeof(float));
+}
 
 /* rows x cols of a matrix with leading dimension ld, transposed into dst (cols x rows,
  * contiguous). OpenBLAS's small-matrix kernels multiply q . k^T faster with k^T stored
@@ -230,7 +236,7 @@ static void attention_forward_on(float *out, float *att, float *scratch, const f
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, keys, hs,
                             scale, q + (size_t)r0 * 3 * C, 3 * C, kt, T, 0.0f, p + (size_t)r0 * T, T);
                 for (int t = r0; t < keys; t++)
-                    causal_softmax_row(p + (size_t)t * T, t, T);
+                    causal_softmax_row(p + (size_t)t * T, t, keys);
                 const float *p_block = p + (size_t)r0 * T;
                 if (format != NULL)
                     p_block = values16(*format, p16, p_block, (size_t)rows * T);
@@ -253,8 +259,8 @@ static void attention_forward_16(Format16 format, float *out, float *att, float 
     attention_forward_on(out, att, scratch, qkv, B, T, C, NH, &format, operands);
 }
 
-/* dscore = p * (dp - sum(p * dp)) * scale over the causal part of each row; the masked
- * part becomes 0 because p is 0 there. */
+/* dscore = p * (dp - sum(p * dp)) * scale over the causal part of each row, and 0 (p's
+ * zeros) from there to the block's edge; no product reads past it. */
 static void softmax_backward_rows(float *dp_to_ds, const float *p, float scale, int T)
 {
     for (int t = 0; t < T; t++) {
@@ -263,7 +269,7 @@ static void softmax_backward_rows(float *dp_to_ds, const float *p, float scale, 
         float dot = dot_floats(prow, d, t + 1);
         for (int j = 0; j <= t; j++)
             d[j] = prow[j] * (d[j] - dot) * scale;
-        memset(d + t + 1, 0, (size_t)(T - t - 1) * sizeof(float));
+        memset(d + t + 1, 0, (size_t)(block_edge(t, T) - t - 1) * sizeof(float));
     }
 }
 

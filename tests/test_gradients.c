@@ -21,6 +21,7 @@
 #include <criterion/criterion.h>
 
 #include <float.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,6 +401,50 @@ Test(gradcheck, attention_causal)
 Test(gradcheck, attention_with_heads_wider_than_the_sequence)
 {
     check_attention((AttentionCase){.B = 2, .T = 3, .C = 16, .NH = 2}, 304);
+}
+
+static bool same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* The CPU computes each row of scores only as far as its block of queries reaches (kernels.h:
+ * the zeros past it are att's own, from alloc). So nothing of att past those edges, nor of
+ * the scratch, may be read: with NaN there instead of zeros, forward and backward give the
+ * same bits, and the probabilities up to each edge, the mask's zeros included, are the same.
+ * T = 40: a block of 32 queries and one of 8. */
+Test(gradcheck, attention_reads_nothing_past_its_blocks)
+{
+    enum { B = 2, T = 40, C = 64, NH = 2, BLOCK = 32 };
+    size_t BTC = (size_t)B * T * C, BHTT = (size_t)B * NH * T * T, scratch = attention_scratch_floats(T, C, NH);
+    Rng rng;
+    rng_seed(&rng, 305);
+    float *qkv = random_floats(&rng, 3 * BTC, 0.0, 1.0), *dout = random_floats(&rng, BTC, 0.0, 1.0);
+    float *out[2], *att[2], *dqkv[2];
+    for (int run = 0; run < 2; run++) { /* run 0 on zeros, as from alloc; run 1 on NaN */
+        float fill = run == 0 ? 0.0f : NAN;
+        float *work = filled_floats(scratch, fill);
+        out[run] = filled_floats(BTC, fill);
+        att[run] = filled_floats(BHTT, fill);
+        dqkv[run] = filled_floats(3 * BTC, fill);
+        cpu_kernels.attention_forward(out[run], att[run], work, qkv, B, T, C, NH);
+        cpu_kernels.attention_backward(dqkv[run], work, dout, qkv, att[run], B, T, C, NH);
+        free(work);
+    }
+    for (size_t i = 0; i < BTC; i++)
+        cr_assert(same_bits(out[1][i], out[0][i]), "out[%zu]: %.9g on NaN past the blocks, %.9g on zeros",
+                  i, out[1][i], out[0][i]);
+    for (size_t i = 0; i < 3 * BTC; i++)
+        cr_assert(same_bits(dqkv[1][i], dqkv[0][i]),
+                  "dqkv[%zu]: %.9g on NaN past the blocks, %.9g on zeros", i, dqkv[1][i], dqkv[0][i]);
+    for (size_t row = 0; row < (size_t)B * NH * T; row++) {
+        size_t t = row % T, edge = (t / BLOCK + 1) * BLOCK < T ? (t / BLOCK + 1) * BLOCK : T;
+        for (size_t j = 0; j < edge; j++)
+            cr_assert(same_bits(att[1][row * T + j], att[0][row * T + j]),
+                      "att row %zu (query %zu), column %zu: %.9g on NaN past the blocks, %.9g on zeros", row, t, j,
+                      att[1][row * T + j], att[0][row * T + j]);
+    }
+    for (int run = 0; run < 2; run++) {
+        free(out[run]); free(att[run]); free(dqkv[run]);
+    }
+    free(qkv); free(dout);
 }
 
 /* ---------------------------------------------------------------- gelu */
