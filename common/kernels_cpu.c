@@ -259,8 +259,8 @@ static void attention_forward_16(Format16 format, float *out, float *att, float 
     attention_forward_on(out, att, scratch, qkv, B, T, C, NH, &format, operands);
 }
 
-/* dscore = p * (dp - sum(p * dp)) * scale over the causal part of each row, and 0 (p's
- * zeros) from there to the block's edge; no product reads past it. */
+/* dscore = p * (dp - sum(p * dp)) * scale over the causal part of each row, and 0 (where p
+ * is 0) from there to the block's edge; no product reads past it. */
 static void softmax_backward_rows(float *dp_to_ds, const float *p, float scale, int T)
 {
     for (int t = 0; t < T; t++) {

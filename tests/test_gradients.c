@@ -21,8 +21,8 @@
 #include <criterion/criterion.h>
 
 #include <float.h>
-#include <stdbool.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
