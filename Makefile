@@ -358,7 +358,8 @@ test-emu: setup
 
 # The memory and undefined-behaviour checks (scripts/check.sh): the in-process test suites
 # under ASan + UBSan, and valgrind's memcheck on lesson 00 and lesson 05 at 2 ranks, built
-# for x86-64-v3 under build/valgrind/ (valgrind runs no AVX-512).
+# for x86-64-v3 under build/valgrind/ (valgrind runs no AVX-512); the layers of common/; and
+# shellcheck on the shell scripts.
 VALGRIND_CFLAGS := -O1 -g -march=x86-64-v3
 check: setup
 	@$(MAKE) --no-print-directory all data

@@ -22,10 +22,10 @@ cd "$(dirname "$0")/.."
 source scripts/summary_lib.sh
 usage() { header_help "$0"; }
 
-rates="1 10" csv="" busbw="" busbw_sizes="-b 1M -e 16M -f 4 -n 5" shapes=()
+link_rates="1 10" csv="" busbw="" busbw_sizes="-b 1M -e 16M -f 4 -n 5" shapes=()
 while [ $# -gt 0 ]; do
     case $1 in
-        --gbit) needs_value bench_cluster --gbit $# && rates=$2 && shift ;;
+        --gbit) needs_value bench_cluster --gbit $# && link_rates=$2 && shift ;;
         --csv) needs_value bench_cluster --csv $# && csv=$(from_caller "$2") && shift ;;
         --busbw) needs_value bench_cluster --busbw $# && busbw=$(from_caller "$2") && shift ;;
         --busbw-sizes) needs_value bench_cluster --busbw-sizes $# && busbw_sizes=$2 && shift ;;
@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-check_cluster_run "bench_cluster: --gbit" "$rates"
+check_cluster_run "bench_cluster: --gbit" "$link_rates"
 for output in csv busbw; do
     file=${!output}
     [ -z "$file" ] || [ -d "$(dirname "$file")" ] || { echo "bench_cluster: --$output: no folder $(dirname "$file")" >&2; exit 2; }
@@ -44,7 +44,7 @@ done
 rounds=${BENCH_ROUNDS:-3}
 lessons=(02_naive_ddp 03_flat_ddp 04_overlap_ddp 05_bucketed_ddp 07_zero1 08_zero2 09_zero3 10_mixed_precision)
 networks=(shm)
-for rate in $rates; do networks+=("${rate}gbit"); done
+for rate in $link_rates; do networks+=("${rate}gbit"); done
 work=$(mktemp -d)
 trap 'rm -rf "$work"; scripts/cluster.sh down --name bench' EXIT
 rows=$work/rows.csv

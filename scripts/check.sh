@@ -7,7 +7,9 @@
 #   - valgrind's memcheck on lesson 00 and on lesson 05 at 2 ranks (tiny config, 3 steps),
 #     built for x86-64-v3 (AVX2), since valgrind cannot run AVX-512 instructions.
 #   - the layers of common/: no header in an include circle, no object in a call circle, no
-#     MPI in a tool that does not communicate (scripts/check_layers.py).
+#     MPI in a tool that does not communicate (scripts/check_layers.py);
+#   - every shell script of the course read by shellcheck (its warnings and errors), so that
+#     a quoting slip or a variable spelt two ways fails here rather than in someone's run.
 # One PASS/FAIL line each; exit status 1 when any fails.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -42,4 +44,22 @@ memcheck "00_single_device" "${valgrind[@]}" build/valgrind/solutions/00_single_
 memcheck "05_bucketed_ddp at 2 ranks" mpiexec -n 2 "${valgrind[@]}" build/valgrind/solutions/05_bucketed_ddp train \
     --config tiny --steps 3
 scripts/check_layers.py build || status=1
+
+# The course's shell scripts: the .sh files (a sourced one names its shell in a `# shellcheck
+# shell=bash` line) and the files that start with a shell's #!.
+shell_scripts() {
+    find .ci data scripts tests -type f | sort | while read -r file; do
+        case $file in
+        *.sh) echo "$file" ;;
+        *) head -n 1 "$file" | grep -qE '^#!.*[/ ](ba)?sh$' && echo "$file" ;;
+        esac
+    done
+}
+mapfile -t scripts < <(shell_scripts)
+if shellcheck --external-sources --severity=warning --format=gcc "${scripts[@]}" >"$work/shellcheck.log" 2>&1; then
+    echo "PASS check shellcheck: ${#scripts[@]} shell scripts, no warning"
+else
+    echo "FAIL check shellcheck ($(wc -l <"$work/shellcheck.log") findings):"; head -8 "$work/shellcheck.log" | sed 's/^/  /'
+    status=1
+fi
 exit $status

@@ -82,18 +82,18 @@ part_grade() {
     return $status
 }
 
-# compute-sanitizer TOOL on one run; LAUNCH is "" or "mpiexec -n 2". CUDA calls that return
+# compute-sanitizer TOOL on one run; LAUNCHER is "" or "mpiexec -n 2". CUDA calls that return
 # an error are not reported (--report-api-errors no): NCCL, which a run at 1 rank uses, asks
 # about kernels it holds no code for on this GPU and carries on (4 such errors on an H200 with
 # NCCL 2.28.3), while the course checks every CUDA call it makes and stops the run on an
 # error, which fails the check anyway. Memory, races, syncs and reads before writes are all
 # still checked, in NCCL's kernels too.
 sanitize_run() {
-    local tool=$1 launch=$2 number=$3 status
+    local tool=$1 launcher=$2 number=$3 status
     shift 3
-    echo "== $tool: $launch $(solution "$number") train --config reference --device cuda --steps 4 $*"
-    # shellcheck disable=SC2086 # LAUNCH is words
-    timeout "${SANITIZE_TIMEOUT:-600}" $launch compute-sanitizer --tool "$tool" --report-api-errors no \
+    echo "== $tool: $launcher $(solution "$number") train --config reference --device cuda --steps 4 $*"
+    # shellcheck disable=SC2086 # LAUNCHER is words
+    timeout "${SANITIZE_TIMEOUT:-600}" $launcher compute-sanitizer --tool "$tool" --report-api-errors no \
         --error-exitcode 99 --print-limit 20 \
         "$(solution "$number")" train --config reference --device cuda --steps 4 --gen-tokens 8 "$@"
     status=$?

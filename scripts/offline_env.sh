@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The environment of an unpacked offline copy of the course (scripts/pack_offline.sh puts
 # this file in it as offline/env.sh). In the copy's top folder:
 #     source offline/env.sh

@@ -3,7 +3,7 @@
 # uses sudo when not root. Safe to run again: with everything present it does nothing.
 set -euo pipefail
 
-packages=(build-essential pkg-config mpich libmpich-dev libopenblas-dev libcriterion-dev libcjson-dev clang valgrind gnuplot-nox chromium python3 bubblewrap iproute2 git r-cran-janeaustenr python3-venv)
+packages=(build-essential pkg-config mpich libmpich-dev libopenblas-dev libcriterion-dev libcjson-dev clang valgrind shellcheck gnuplot-nox chromium python3 bubblewrap iproute2 git r-cran-janeaustenr python3-venv)
 
 missing=()
 for p in "${packages[@]}"; do

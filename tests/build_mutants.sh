@@ -42,10 +42,10 @@ build_design() {
 # Compiles BUILD/KIND/LESSON/NAME.src/FILE and links it with the lesson's other objects.
 link_exercise() {
     local kind=$1 lesson=$2 name=$3 file=$4 dir=$BUILD/$1/$2/$3.src objects includes
-    objects=$(MAKEFLAGS= make -s --no-print-directory SANITIZE="$SANITIZE" print-solution-objs LESSON="$lesson" | tr ' ' '\n' |
+    objects=$(MAKEFLAGS='' make -s --no-print-directory SANITIZE="$SANITIZE" print-solution-objs LESSON="$lesson" | tr ' ' '\n' |
               grep -v "/solutions/$lesson/${file%.c}.o$")
     # the reference's folder too: it may hold a header of its own (solutions/07_zero1/zero1_parts.h)
-    includes="$(MAKEFLAGS= make -s --no-print-directory print-lesson-includes LESSON="$lesson") -Isolutions/$lesson"
+    includes="$(MAKEFLAGS='' make -s --no-print-directory print-lesson-includes LESSON="$lesson") -Isolutions/$lesson"
     # shellcheck disable=SC2086 # word splitting of the flag lists is intended
     $CC $CFLAGS_ALL $includes -c "$dir/$file" -o "$dir/${file%.c}.o"
     # shellcheck disable=SC2086

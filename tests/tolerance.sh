@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # the variables are read by the scripts that source this
 # The tolerance for loss, grad norm and validation loss when a run is compared with the
 # expected values: |actual - expected| <= LOSS_ATOL + LOSS_RTOL * |expected|.
 #

@@ -6,7 +6,7 @@
 # real CUDA headers, like the C files. The other flags (nvcc's) are ignored.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-source= object=
+source='' object=''
 while [ $# -gt 0 ]; do
     case "$1" in
         -c) source=$2; shift 2 ;;
