@@ -78,7 +78,10 @@ LIB        := $(BUILD)/libdtc.a
 
 LESSONS := $(notdir $(wildcard lessons/[0-9][0-9]_*))
 STUDENT_BINS  := $(LESSONS:%=$(BUILD)/lessons/%)
-SOLUTION_BINS := $(LESSONS:%=$(BUILD)/solutions/%)
+# A course handed out without its references (no solutions/NN_name/) builds no reference:
+# build/solutions/NN_name would be the student's own program under the reference's name.
+REFERENCES := $(foreach lesson,$(LESSONS),$(if $(wildcard solutions/$(lesson)/*.c),$(lesson)))
+SOLUTION_BINS := $(REFERENCES:%=$(BUILD)/solutions/%)
 TOOLS := $(BUILD)/tools/gen_reviews $(BUILD)/tools/import_tokens $(BUILD)/tools/compare_runs \
          $(BUILD)/tools/check_schedule $(BUILD)/tools/analyze_traces $(BUILD)/tools/cpu_kernels
 ifeq ($(CUDA),1)
@@ -143,7 +146,8 @@ $(BUILD)/lessons/%: $$(call lesson_objs,$$*) $(LIB)
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/solutions/%: $$(call solution_objs,$$*) $(LIB)
+$(BUILD)/solutions/%: $$(if $$(filter $$*,$$(REFERENCES)),$$(call solution_objs,$$*) $(LIB))
+	@$(if $(filter $*,$(REFERENCES)),,echo "make: no reference solution of $* in this copy of the course (solutions/$*/ is missing): build/lessons/$* is yours" >&2; exit 2)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)

@@ -37,7 +37,9 @@ typedef struct Kernels {
     size_t operand16_bytes;
 
     /* memory */
-    void *(*alloc)(size_t bytes, MemKind kind); /* zero-filled; NULL when out of memory */
+    /* zero-filled, but for communication buffers (MEM_COMM), which start as NaN (alloc.h); NULL
+     * when out of memory */
+    void *(*alloc)(size_t bytes, MemKind kind);
     void (*free)(void *ptr);
     void (*zero)(void *ptr, size_t bytes);
     void (*to_device)(void *dst, const void *host_src, size_t bytes);

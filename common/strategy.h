@@ -2,7 +2,8 @@
  * lesson; a strategy is called at fixed points of it:
  *
  *   setup                 once, after every rank initialised its own model from seed + rank:
- *                         allocates what the strategy keeps; no communication
+ *                         allocates what the strategy keeps; no communication (a rank whose
+ *                         setup fails never reaches a collective the others would wait in)
  *   start                 once every rank has set up: the strategy's first communication
  *   each step:
  *     forward_backward    this rank's rows of the batch, forward then backward (NULL: one

@@ -240,6 +240,13 @@ static int same_block(const char *a, const char *b)
     return length == strcspn(b, "+") && strncmp(a, b, length) == 0;
 }
 
+/* A buffer the log names by its kind (comm_log.c: "gradients#0+0"). */
+static int in_kind(const Event *e, const char *kind)
+{
+    size_t length = strlen(kind);
+    return strncmp(e->buffer, kind, length) == 0 && e->buffer[length] == '#';
+}
+
 /* A rank's events of one training step: [first, end) in the log. */
 typedef struct {
     size_t first, end;
@@ -320,8 +327,22 @@ static int rule_ring(Check *check)
     return finish_rule(check, "ring", "sends and receives only, 2(N-1) chunks of count/N each way");
 }
 
+/* Whether event i comes during its rank's strategy setup: after the strategy_setup mark and
+ * before the sum by which the ranks agree that every one of them has set up (comm_all_ok). */
+static int in_strategy_setup(const Check *check, size_t i)
+{
+    const Event *events = check->log->events;
+    for (size_t j = i; j-- > 0 && events[j].rank == events[i].rank;) {
+        if (is(&events[j], "strategy_setup"))
+            return 1;
+        if (is_call(&events[j]) && strcmp(events[j].op, "sum_double") == 0)
+            return 0;
+    }
+    return 0;
+}
+
 /* 02-10: every rank starts from rank 0's parameters: broadcasts covering all of them
- * before the first step, none during training. */
+ * before the first step, once every rank has set up, and none during training. */
 static int rule_broadcast(Check *check)
 {
     const Log *log = check->log;
@@ -330,10 +351,13 @@ static int rule_broadcast(Check *check)
         const Event *e = &log->events[i];
         if (!is_call(e) || strcmp(e->op, "broadcast") != 0)
             continue;
-        if (e->step == 0)
-            broadcast[e->rank] += e->count;
-        else
+        if (e->step != 0)
             broke(check, "broadcast", e, "a broadcast during training: the ranks are made equal once, at start");
+        else if (in_strategy_setup(check, i))
+            broke(check, "broadcast", e, "a broadcast from the strategy's setup: a rank whose setup fails never "
+                  "reaches it, and the others would wait in it; broadcast from start, once every rank has set up");
+        else
+            broadcast[e->rank] += e->count;
     }
     for (int r = 0; broadcast != NULL && r < check->ranks; r++)
         if (broadcast[r] != check->num_params)
@@ -398,7 +422,9 @@ static int rule_per_tensor(Check *check)
     return finish_rule(check, "per_tensor", "one blocking all-reduce per parameter tensor, after backward");
 }
 
-/* 03: after backward, exactly one all-reduce, of the whole gradient. */
+/* 03: after backward, exactly one all-reduce, of the whole gradient; with --copy-tensors, of
+ * a buffer the gradients were packed into, never the gradients themselves (the log names
+ * the buffer where the tracking allocator handed it out). */
 static int rule_one_flat(Check *check)
 {
     Span span = {0};
@@ -410,15 +436,23 @@ static int rule_one_flat(Check *check)
             if (!moves_data(e))
                 continue;
             calls++;
-            if (strcmp(e->op, "all_reduce") != 0 || !is(e, "blocking") || e->count != check->num_params)
+            if (strcmp(e->op, "all_reduce") == 0 && is(e, "start"))
+                broke(check, "one_flat", e, "a non-blocking all_reduce: lesson 03's one all-reduce of all %ld "
+                      "gradients is a blocking call", check->num_params);
+            else if (strcmp(e->op, "all_reduce") != 0 || !is(e, "blocking") || e->count != check->num_params)
                 broke(check, "one_flat", e, "lesson 03 makes one blocking all_reduce of all %ld gradients",
                       check->num_params);
+            else if (check->flags->copy_tensors && in_kind(e, "gradients"))
+                broke(check, "one_flat", e, "with --copy-tensors the gradients travel packed, tensor by tensor, "
+                      "into a buffer of your own (communication memory), and that buffer is all-reduced");
         }
         if (calls != 1)
             broke(check, "one_flat", &check->log->events[span.first],
                   "%d communication call(s) in this step; lesson 03 makes exactly one", calls);
     }
-    return finish_rule(check, "one_flat", "exactly one all-reduce of the whole gradient per step");
+    return finish_rule(check, "one_flat", check->flags->copy_tensors
+                                              ? "exactly one all-reduce of the packed gradient per step"
+                                              : "exactly one all-reduce of the whole gradient per step");
 }
 
 /* The compute mark or optimizer start that follows event i in the same step: a collective
@@ -514,6 +548,21 @@ static void require_bucket_size(Check *check, const char *rule, const Event *e, 
               b->high_unit, b->low_unit, cap_bytes);
 }
 
+/* Bucket b's all-reduce, event e, started after `next`, the compute (or the optimizer) that
+ * followed its lowest unit's grads_ready: too late for anything to hide it. */
+static void require_started_in_time(Check *check, const char *rule, const Event *e, const Bucket *b,
+                                    const Event *next)
+{
+    char what[48];
+    if (is(next, "optimizer_start"))
+        snprintf(what, sizeof what, "the optimizer");
+    else
+        snprintf(what, sizeof what, "unit %d's %.*s", next->unit, (int)strcspn(next->event, "_"), next->event);
+    broke(check, rule, e, "the all-reduce of units %d..%d starts after %s began (event %ld), too late for that "
+          "compute to hide it: start it between grads_ready %d and %s", b->high_unit, b->low_unit, what, next->seq,
+          b->low_unit, what);
+}
+
 /* The started all-reduces of the step's last micro-batch, in order: each covers the next
  * neighbouring units in backward order, is within the cap (rule above), and starts after
  * its lowest unit's grads_ready and before the next compute begins; together they cover
@@ -540,9 +589,11 @@ static void require_buckets(Check *check, const char *rule, const Span *span, do
         Bucket b = {next_high, low, e->count};
         require_bucket_size(check, rule, e, &b, k > 0 ? &before : NULL, cap_bytes);
         size_t ready = last_mark(check, span, "grads_ready", low);
-        if (ready >= span->end || i < ready || i > next_compute(check, span, ready))
-            broke(check, rule, e, "the all-reduce of units %d..%d starts as soon as grads_ready %d, before the "
-                  "next unit's backward begins", b.high_unit, low, low);
+        if (ready >= span->end || i < ready)
+            broke(check, rule, e, "the all-reduce of units %d..%d starts before grads_ready %d: unit %d's gradients "
+                  "are not final yet", b.high_unit, low, low, low);
+        else if (i > next_compute(check, span, ready))
+            require_started_in_time(check, rule, e, &b, &events[next_compute(check, span, ready)]);
         before = b;
         next_high = low - 1;
         k++;

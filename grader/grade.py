@@ -114,6 +114,18 @@ def lines_of(text):
     return lines[:-1] if text.endswith("\n") or not text else lines
 
 
+def failures_in_one_line(lines):
+    """Each FAIL line of a check's text, whole; one that ends at a colon gets the first line of
+    what follows it (the reason a run or a build gave), so that the line alone says why."""
+    failures = []
+    for i, line in enumerate(lines):
+        if not line.startswith("FAIL "):
+            continue
+        reason = lines[i + 1].strip() if i + 1 < len(lines) and lines[i + 1].startswith(" ") else ""
+        failures.append(f"{line} {reason}" if line.endswith(":") and reason else line)
+    return failures
+
+
 def file_lines(path):
     with open(path, "rb") as file:  # one at a time: a run's output can be large
         for line in file:
@@ -789,12 +801,11 @@ def grade_lesson(grading, number, binary):
         say(text)
         grading.results.append(prefix_lines(text, f"{number}\t"))
         checks += sum(line.startswith(("PASS ", "FAIL ")) for line in lines_of(text))
-        failed_lines += [line for line in lines_of(text) if line.startswith("FAIL ")]
+        failed_lines += failures_in_one_line(lines_of(text))
     if not failed_lines:
         say(f"lesson {number}: PASS ({checks} of {checks} checks passed){hints}\n")
     else:  # a long grade's failures have scrolled away: each again, on one line, above the verdict
-        cut = [line[:160] for line in failed_lines]
-        say(f"the failed checks of lesson {number} again:\n" + "".join(f"  {line}\n" for line in cut) +
+        say(f"the failed checks of lesson {number} again:\n" + "".join(f"  {line}\n" for line in failed_lines) +
             f"lesson {number}: FAIL ({len(failed_lines)} of {checks} checks failed){hints}\n")
     warnings = compiler_said(grading.build, folder, "warning")  # after the verdict: they never change it
     if warnings:

@@ -32,6 +32,10 @@ static const Mistake mistakes[] = {
     {.mutant = "02_naive_ddp/sum_not_average", .fails_with = "FAIL dp_reference_n2 grad_norm"},
     {.mutant = "02_naive_ddp/no_broadcast", .fails_with = "ranks ended with different parameters",
      .checks = "dp_reference_n2"},
+    {.mutant = "02_naive_ddp/broadcast_in_setup",
+     .fails_with = "FAIL dp_reference_n2 schedule broadcast: rank 0, step 0, event 18: blocking broadcast of 120576 "
+         "element(s) into parameters#0+0, at strategy_setup: a broadcast from the strategy's setup",
+     .numbers_pass_in = "dp_reference_n2"},
     {.mutant = "02_naive_ddp/per_unit",
      .fails_with = "FAIL dp_reference_n2 schedule per_tensor: rank 0, step 1, event 21: step_start: 4 all-reduce(s) "
          "in this step; the model has 28 parameter tensors", .numbers_pass_in = "dp_reference_n2"},
@@ -50,11 +54,22 @@ static const Mistake mistakes[] = {
          "broadcast of 120576 element(s) into parameters#0+0, at grads_ready 0: a broadcast during training",
      .also_says = {"PASS dp_reference_n2_copy-tensors loss: 30 rows",
                    "FAIL dp_reference_n2_copy-tensors comm_bytes: 30 of 30 rows differ"}},
+    {.mutant = "03_flat_ddp/no_packing",
+     .fails_with = "FAIL dp_reference_n2_copy-tensors schedule one_flat: rank 0, step 1, event 47: blocking all_reduce "
+         "of 120576 element(s) into gradients#0+0, at grads_ready 0: with --copy-tensors the gradients travel packed",
+     .numbers_pass_in = "dp_reference_n2_copy-tensors", .also_says = {"PASS dp_reference_n2 schedule one_flat"}},
     {.mutant = "04_overlap_ddp/wait_on_half", .fails_with = "FAIL dp_reference_n2"},
     {.mutant = "04_overlap_ddp/blocking_per_unit", .fails_with = "FAIL dp_reference_n2 schedule overlap:",
      .numbers_pass_in = "dp_reference_n2"},
-    {.mutant = "04_overlap_ddp/started_in_before_step", .fails_with = "FAIL dp_reference_n2 schedule overlap:",
-     .numbers_pass_in = "dp_reference_n2"},
+    {.mutant = "04_overlap_ddp/started_in_before_step",
+     .fails_with = "FAIL dp_reference_n2 schedule overlap: rank 0, step 1, event 46: start all_reduce of 128 element(s) "
+         "into gradients#0+120448, at grads_ready 0: the all-reduce of units 3..3 starts after unit 2's backward "
+         "began (event 37)", .numbers_pass_in = "dp_reference_n2"},
+    {.mutant = "04_overlap_ddp/started_before_final",
+     .fails_with = "FAIL dp_reference_n2 schedule overlap: rank 0, step 1, event 47: start all_reduce of 20480 "
+         "element(s) into gradients#0+0, at grads_ready 1: the all-reduce of units 0..0 starts before grads_ready 0: "
+         "unit 0's gradients are not final yet",
+     .also_says = {"FAIL dp_reference_n2 grad_norm: "}},
     {.mutant = "04_overlap_ddp/waits_in_hook",
      .fails_with = "FAIL dp_reference_n2 schedule overlap: rank 0, step 1, event 42: wait on request 0 (all_reduce "
          "into gradients#0+120448), at grads_ready 2: a wait during backward", .numbers_pass_in = "dp_reference_n2"},
@@ -100,7 +115,8 @@ static const Mistake mistakes[] = {
     {.mutant = "06_grad_accum/buckets_started_after_backward",
      .fails_with = "FAIL dp_reference_n2_accum_4_bucket-mb_0.25 schedule buckets: rank 0, step 1, event 118: start "
          "all_reduce of 50112 element(s) into gradients#0+70464, at grads_ready 0: the all-reduce of units 3..2 "
-         "starts as soon as grads_ready 2", .numbers_pass_in = "dp_reference_n2_accum_4_bucket-mb_0.25"},
+         "starts after unit 1's backward began (event 112), too late for that compute to hide it: start it between "
+         "grads_ready 2 and unit 1's backward", .numbers_pass_in = "dp_reference_n2_accum_4_bucket-mb_0.25"},
     /* where a shard starts kept in an int: every graded run is right, the plan past 2^31 wraps */
     {.mutant = "07_zero1/owned_first_in_int",
      .fails_with = "FAIL plan_tiny_ranks_3_channels_16384 first: 1 of 9 rows differ; first at unit=1",
@@ -589,4 +605,20 @@ Test(grading, an_unwritable_json_is_refused_before_grading)
     cr_expect_str_eq(output, "grade: --json /dev/null: exists and is not a regular file\n");
     cr_expect_eq(shell_output("scripts/grade.sh 02 --device gpu", output, sizeof output), 2);
     cr_expect_str_eq(output, "grade: --device 'gpu' is not cpu or cuda\n");
+}
+
+/* A course handed out without solutions/ builds no reference: build/solutions/NN would be the
+ * student's own program under the reference's name, so make says so instead of building it. */
+Test(grading, a_course_without_its_references_builds_none)
+{
+    char output[4096];
+    cr_assert_eq(shell_output("tests/scenarios/course_without_references.sh", output, sizeof output), 0, "%s",
+                 output);
+    cr_expect_not_null(strstr(output, "make -n all: "), "%s", output);
+    cr_expect_null(strstr(output, " 0 lines of lesson builds"), "make -n all planned no lesson:\n%s", output);
+    cr_expect_not_null(strstr(output, "lesson builds, 0 of reference builds\n"), "%s", output);
+    cr_expect_not_null(strstr(output, "\nmake: no reference solution of 02_naive_ddp in this copy of the course "
+                                      "(solutions/02_naive_ddp/ is missing): build/lessons/02_naive_ddp is yours\n"),
+                       "%s", output);
+    cr_expect_not_null(strstr(output, "\nstatus 2\n"), "%s", output);
 }

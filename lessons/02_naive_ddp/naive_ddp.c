@@ -5,9 +5,9 @@
  * the same gradient norm, the same parameters on every rank at the end.
  *
  * The rules (docs/02_naive_ddp.md; `make grade LESSON=02` checks them): every rank starts
- * from rank 0's parameters, made equal once, before the first step; every step, after the
- * whole backward, the gradients are averaged over the ranks the naive way: one blocking
- * all-reduce per parameter tensor, of that tensor's size.
+ * from rank 0's parameters, made equal once, from start (not setup), before the first step;
+ * every step, after the whole backward, the gradients are averaged over the ranks the naive
+ * way: one blocking all-reduce per parameter tensor, of that tensor's size.
  *
  * The hooks below are the ones this idea needs (common/strategy.h says when each runs); add
  * others, or state, as your design asks. `make hint LESSON=02` when you are stuck. */
