@@ -312,8 +312,10 @@ int comm_sendrecv(Comm *comm, const float *send, size_t send_count, int to,
                   float *recv, size_t recv_count, int from)
 {
     comm_begin_wait(comm, "sendrecv", 1);
-    return end_blocking(comm, "sendrecv", send_count, recv_count, recv,
-                        comm->ops->sendrecv(comm, send, send_count, to, recv, recv_count, from));
+    int status = comm->ops->sendrecv(comm, send, send_count, to, recv, recv_count, from);
+    comm_end_wait(comm);
+    comm_record_point_to_point(comm, "sendrecv", send_count, to, recv_count, from, recv);
+    return status;
 }
 
 /* Bookkeeping stays on MPI whatever the backend: these are host doubles. */

@@ -28,6 +28,10 @@ int comm_count(Comm *comm, double started, double bytes, int collectives);
  * left in comm->span (then cleared). */
 void comm_record_call(Comm *comm, const char *op, const char *mode, size_t send_count, size_t recv_count,
                       const void *buffer, long request, int done);
+/* The same for a blocking point-to-point call, with the ranks it sent to and received from
+ * (-1: none), which the ring's rule reads. */
+void comm_record_point_to_point(Comm *comm, const char *op, size_t send_count, int to, size_t recv_count, int from,
+                                const void *buffer);
 
 /* At comm_init: this rank's place on its host's board (shared memory between the host's
  * ranks, or memory of its own when alone), and the signals that say a rank has ended. */

@@ -62,6 +62,12 @@ static void write_event(FILE *out, int rank, const RunEvent *e, double origin)
         fprintf(out, "%s,%zu", mem_kind_name(e->place.kind), e->bytes);
     else
         fputc(',', out);
+    fputc(',', out);
+    if (e->to >= 0)
+        fprintf(out, "%d", e->to);
+    fputc(',', out);
+    if (e->from >= 0)
+        fprintf(out, "%d", e->from);
     fputc('\n', out);
 }
 

@@ -87,8 +87,8 @@ static RunEvent *append(EventType type, const char *name, const void *buffer)
         seq = record.next_seq++;
     }
     RunEvent *e = &record.events[record.count++];
-    *e = (RunEvent){.type = type, .time = now, .name = name, .seq = seq, .request = -1, .done = -1,
-                 .step = record.step, .micro = record.micro, .unit = -1, .where_event = record.where_event,
+    *e = (RunEvent){.type = type, .time = now, .name = name, .seq = seq, .request = -1, .done = -1, .to = -1,
+                 .from = -1, .step = record.step, .micro = record.micro, .unit = -1, .where_event = record.where_event,
                  .where_unit = record.where_unit, .begin = {0.0, -1}, .end = {0.0, -1}};
     e->has_place = buffer != NULL && mem_block_find(buffer, &e->place);
     e->untracked = buffer != NULL && !e->has_place;
@@ -182,6 +182,8 @@ void events_call(const CallEvent *call)
     e->recv_count = call->recv_count;
     e->request = call->request;
     e->done = call->done;
+    e->to = call->to;
+    e->from = call->from;
     if (record.spans && call->span.name != NULL) {
         e->span = call->span.name;
         e->track = call->span.track;

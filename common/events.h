@@ -61,7 +61,8 @@ typedef struct {
 /* A communicator call: op ("all_reduce", "reduce_scatter_bf16", ...), mode (CALL_BLOCKING
  * ...), the elements in this rank's send and receive buffers, the buffer the result lands
  * in, for non-blocking calls the request id (events_new_request) and, for a test, whether it
- * had finished (-1: not a test). */
+ * had finished (-1: not a test); for point-to-point calls the ranks it sent to and received
+ * from (-1: none). */
 typedef struct {
     const char *op, *mode;
     size_t send_count, recv_count;
@@ -69,6 +70,7 @@ typedef struct {
     long request;
     int done;
     CallSpan span;
+    int to, from;
 } CallEvent;
 
 typedef enum { EVENT_MARK, EVENT_CALL, EVENT_BLOCK, EVENT_IN_USE, EVENT_SPAN, EVENT_COUNT } EventType;
@@ -81,6 +83,7 @@ typedef struct {
     const char *where_event; /* a call's position: the last mark before it */
     long seq, request;       /* seq: the event's place among marks, calls and blocks (-1 for the rest) */
     int step, micro, unit, where_unit, done;
+    int to, from;             /* a point-to-point call's peers (-1: none) */
     int has_place, untracked; /* the buffer found among the live blocks, or given but not found */
     size_t count, recv_count, bytes; /* bytes: a block's, or the kind's bytes in use */
     MemBlockPlace place;      /* the buffer, resolved when recorded (it may be freed later); a block's kind */

@@ -24,6 +24,7 @@
 
 typedef struct {
     int rank, step, micro, unit, done;
+    int to, from; /* a point-to-point call's peers (-1: none) */
     long seq, request;
     long count, recv_count, bytes;
     char event[24], op[24], buffer[64], kind[24], where[40];
@@ -65,7 +66,8 @@ static Event parse_event(char cells[LOG_NUM_COLUMNS][CELL])
                .unit = (int)number_or(cells[LOG_COLUMN_UNIT], -1), .count = number_or(cells[LOG_COLUMN_COUNT], -1),
                .recv_count = number_or(cells[LOG_COLUMN_RECV_COUNT], -1),
                .request = number_or(cells[LOG_COLUMN_REQUEST], -1),
-               .done = (int)number_or(cells[LOG_COLUMN_DONE], -1), .bytes = number_or(cells[LOG_COLUMN_BYTES], 0)};
+               .done = (int)number_or(cells[LOG_COLUMN_DONE], -1), .bytes = number_or(cells[LOG_COLUMN_BYTES], 0),
+               .to = (int)number_or(cells[LOG_COLUMN_TO], -1), .from = (int)number_or(cells[LOG_COLUMN_FROM], -1)};
     snprintf(e.event, sizeof e.event, "%s", cells[LOG_COLUMN_EVENT]);
     snprintf(e.op, sizeof e.op, "%s", cells[LOG_COLUMN_OP]);
     snprintf(e.buffer, sizeof e.buffer, "%s", cells[LOG_COLUMN_BUFFER]);
@@ -182,9 +184,25 @@ static int same_op(const Event *e, const char *base)
 }
 static int is_collective_start(const Event *e) { return is_call(e) && (is(e, "blocking") || is(e, "start")); }
 
+/* A point-to-point call's elements and peers: "3 element(s) to rank 1, 2 from rank 2". */
+static void describe_peers(const Event *e, char *out, size_t len)
+{
+    int n = 0;
+    if (e->to >= 0)
+        n = snprintf(out, len, "%ld element(s) to rank %d", e->count, e->to);
+    if (e->from >= 0 && n >= 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, "%s%ld element(s) from rank %d", n > 0 ? ", " : "", e->recv_count,
+                 e->from);
+}
+
 static void describe(const Event *e, char *out, size_t len)
 {
-    if (is_call(e) && e->count < 0) /* a wait or a test: its counts are the start's */
+    char peers[96];
+    if (is_call(e) && (e->to >= 0 || e->from >= 0)) {
+        describe_peers(e, peers, sizeof peers);
+        snprintf(out, len, "event %ld: %s %s, %s%s%s, at %s", e->seq, e->event, e->op, peers,
+                 e->buffer[0] ? (e->from >= 0 ? ", into " : ", out of ") : "", e->buffer, e->where);
+    } else if (is_call(e) && e->count < 0) /* a wait or a test: its counts are the start's */
         snprintf(out, len, "event %ld: %s on request %ld (%s into %s), at %s", e->seq, e->event, e->request, e->op,
                  e->buffer, e->where);
     else if (is_call(e))
@@ -286,8 +304,34 @@ static size_t last_mark(const Check *check, const Span *span, const char *event,
 
 /* ---------------------------------------------------------------- rules */
 
-/* 01: inside every ring_start..ring_end, sends and receives only, 2(N-1) chunks each way,
- * each of count/N elements rounded down or up. */
+/* A point-to-point call of a ring's rank: it sends to one neighbour and receives from the
+ * other, the same two throughout (*ahead: +1 or -1 once its first peer said which way the
+ * ring turns, 0 before). */
+static void require_neighbours(Check *check, const Event *e, int *ahead)
+{
+    int N = check->ranks, r = e->rank, right = (r + 1) % N, left = (r + N - 1) % N;
+    int peers[2] = {e->to, e->from};
+    for (int p = 0; p < 2; p++) {
+        if (peers[p] < 0)
+            continue;
+        if (peers[p] != right && peers[p] != left) {
+            broke(check, "ring", e, "%s rank %d, which is not a neighbour of rank %d: on a ring each rank talks to "
+                  "ranks %d and %d only", p == 0 ? "sent to" : "received from", peers[p], r, left, right);
+            return;
+        }
+        int way = (peers[p] == right) == (p == 0) ? 1 : -1; /* +1: sends go right, receives come from the left */
+        if (N > 2 && *ahead != 0 && way != *ahead) {
+            broke(check, "ring", e, "%s rank %d: a rank sends to one neighbour and receives from the other, the "
+                  "same two every step (rank %d sends to %d, receives from %d)", p == 0 ? "sent to" : "received from",
+                  peers[p], r, *ahead > 0 ? right : left, *ahead > 0 ? left : right);
+            return;
+        }
+        *ahead = way;
+    }
+}
+
+/* 01: inside every ring_start..ring_end, sends and receives only, each to and from the
+ * rank's two neighbours, 2(N-1) chunks each way, each of count/N elements rounded down or up. */
 static int rule_ring(Check *check)
 {
     const Log *log = check->log;
@@ -297,6 +341,7 @@ static int rule_ring(Check *check)
             continue;
         const Event *ring = &log->events[i];
         long count = ring->count, low = count / N, high = (count + N - 1) / N, sent = 0, received = 0;
+        int ahead = 0;
         rings++;
         for (i++; i < log->count && !is(&log->events[i], "ring_end"); i++) {
             const Event *e = &log->events[i];
@@ -308,6 +353,7 @@ static int rule_ring(Check *check)
                       "its chunks with sends and receives only", count, e->op);
                 continue;
             }
+            require_neighbours(check, e, &ahead);
             long chunks[2] = {strcmp(e->op, "recv") == 0 ? -1 : e->count, strcmp(e->op, "send") == 0 ? -1 : e->recv_count};
             for (int c = 0; c < 2; c++)
                 if (chunks[c] >= 0 && (chunks[c] < low || chunks[c] > high))
@@ -324,7 +370,8 @@ static int rule_ring(Check *check)
     }
     if (rings == 0)
         broke(check, "ring", NULL, "the log holds no ring_start mark: was it written by --verify-ring?");
-    return finish_rule(check, "ring", "sends and receives only, 2(N-1) chunks of count/N each way");
+    return finish_rule(check, "ring", "sends and receives only, to and from the two neighbours, 2(N-1) chunks of "
+                       "count/N each way");
 }
 
 /* Whether event i comes during its rank's strategy setup: after the strategy_setup mark and

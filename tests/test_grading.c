@@ -28,7 +28,13 @@ typedef struct {
 static const Mistake mistakes[] = {
     {.mutant = "00_single_device/wte_with_V", .fails_with = "FAIL estimate_reference_vocab_300_max-seq_96 bytes:"},
     {.mutant = "00_single_device/wpe_with_T", .fails_with = "FAIL estimate_reference_vocab_300_max-seq_96 bytes:"},
+    {.mutant = "00_single_device/int_bytes",
+     .fails_with = "FAIL estimate_gpt2 bytes: 1 of 5 rows differ; first at component=activations: 1134100480 but "
+         "expected 9724035072", .also_says = {"PASS estimate_reference bytes", "PASS estimate_course bytes"}},
     {.mutant = "01_collectives/library_all_reduce", .fails_with = "FAIL ring_3 schedule ring:"},
+    {.mutant = "01_collectives/send_then_recv",
+     .fails_with = "FAIL ring_2 sums: 6 of 8 counts exact, then the run ended with an error in count 7",
+     .also_says = {"waited 30 s (--wait-timeout) in send", "every rank here is waiting in a send, and none receives"}},
     {.mutant = "02_naive_ddp/sum_not_average", .fails_with = "FAIL dp_reference_n2 grad_norm"},
     {.mutant = "02_naive_ddp/no_broadcast", .fails_with = "ranks ended with different parameters",
      .checks = "dp_reference_n2"},
@@ -621,4 +627,22 @@ Test(grading, a_course_without_its_references_builds_none)
                                       "(solutions/02_naive_ddp/ is missing): build/lessons/02_naive_ddp is yours\n"),
                        "%s", output);
     cr_expect_not_null(strstr(output, "\nstatus 2\n"), "%s", output);
+}
+
+/* The ring rule reads each point-to-point call's peers: a ring turned the other way keeps
+ * it; a call to a rank that is no neighbour, or a rank sending to the neighbour it receives
+ * from, breaks it. */
+Test(grading, the_ring_talks_to_its_two_neighbours_only)
+{
+    char output[8192];
+    cr_assert_eq(shell_output("tests/scenarios/ring_peers_log.sh", output, sizeof output), 0, "%s", output);
+    cr_expect_not_null(strstr(output, "== ring\nPASS  schedule ring:"), "%s", output);
+    cr_expect_not_null(strstr(output, "== reversed\nPASS  schedule ring:"), "%s", output);
+    cr_expect_not_null(strstr(output, "== far\nFAIL  schedule ring: rank 0, step 0, event 4: blocking sendrecv, 0 "
+                                      "element(s) to rank 2, 1 element(s) from rank 3, into communication#1+0, at "
+                                      "ring_start: sent to rank 2, which is not a neighbour of rank 0"), "%s", output);
+    cr_expect_not_null(strstr(output, "== back\nFAIL  schedule ring: rank 0, step 0, event 4: blocking sendrecv, 0 "
+                                      "element(s) to rank 3, 1 element(s) from rank 3, into communication#1+0, at "
+                                      "ring_start: received from rank 3: a rank sends to one neighbour and receives "
+                                      "from the other"), "%s", output);
 }

@@ -70,7 +70,7 @@ Test(trace, the_log_and_the_timeline_are_written_from_one_record)
     TraceMark began = events_mark_begin("forward_start", 4, NULL, 10);
     events_mark_end("forward_end", 4, began, "forward");
     events_call(&(CallEvent){"all_reduce", CALL_BLOCKING, 6, 6, NULL, -1, -1,
-                             {"all_reduce", TRACK_COMM, {5.0, -1}, {5.5, -1}}});
+                             {"all_reduce", TRACK_COMM, {5.0, -1}, {5.5, -1}}, -1, -1});
     slice(TRACK_COMPUTE, "data", -1, 6.0, 6.5);
     size_t length = 0;
     int whole = 0;
@@ -82,7 +82,7 @@ Test(trace, the_log_and_the_timeline_are_written_from_one_record)
     cr_expect_not_null(strstr(rows, "7,0,0.000,0,0,forward_start,4,,10,"), "%s", rows);
     cr_expect_not_null(strstr(rows, ",forward_end,4,,"), "%s", rows);
     cr_expect_not_null(strstr(rows, "7,2,"), "%s", rows);
-    cr_expect_not_null(strstr(rows, ",blocking,,all_reduce,6,6,,,,forward_end 4,,\n"), "%s", rows);
+    cr_expect_not_null(strstr(rows, ",blocking,,all_reduce,6,6,,,,forward_end 4,,,,\n"), "%s", rows);
     cr_expect_null(strstr(rows, "data"), "a slice of the timeline's own is a row of the log:\n%s", rows);
     cr_expect_null(strstr(rows, "7,3,"), "%s", rows);
     free(rows);

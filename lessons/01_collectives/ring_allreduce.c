@@ -1,8 +1,8 @@
 /* Lesson 01 exercise: all-reduce around a ring, from point-to-point messages only.
  *
  * When ring_all_reduce returns, every rank's buffer holds the element-wise sum of all
- * ranks' buffers. Each rank talks only to its two neighbours on the ring (it sends right
- * and receives left), and no library collective does any of the work. The ring works in
+ * ranks' buffers. Each rank talks only to its two neighbours on the ring (it sends to one,
+ * right say, and receives from the other), and no library collective does any of the work. The ring works in
  * two phases over N chunks of the buffer, one per rank, whose sizes differ by at most one
  * element (a chunk may even be empty):
  *   1. reduce-scatter: N-1 steps; afterwards each rank holds one chunk fully summed.
