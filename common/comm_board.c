@@ -41,18 +41,24 @@ int comm_account(Comm *comm, const char *operation, double started, double bytes
     return comm_count(comm, started, bytes, collectives);
 }
 
+/* The call, with the slice its backend left in comm->span, which is then cleared. */
+static void record(Comm *comm, CallEvent call)
+{
+    call.span = comm->span;
+    events_call(&call);
+    comm->span = (CallSpan){0};
+}
+
 void comm_record_call(Comm *comm, const char *op, const char *mode, size_t send_count, size_t recv_count,
                       const void *buffer, long request, int done)
 {
-    events_call(&(CallEvent){op, mode, send_count, recv_count, buffer, request, done, comm->span, -1, -1});
-    comm->span = (CallSpan){0};
+    record(comm, (CallEvent){op, mode, send_count, recv_count, buffer, request, done, {0}, -1, -1});
 }
 
 void comm_record_point_to_point(Comm *comm, const char *op, size_t send_count, int to, size_t recv_count, int from,
                                 const void *buffer)
 {
-    events_call(&(CallEvent){op, CALL_BLOCKING, send_count, recv_count, buffer, -1, -1, comm->span, to, from});
-    comm->span = (CallSpan){0};
+    record(comm, (CallEvent){op, CALL_BLOCKING, send_count, recv_count, buffer, -1, -1, {0}, to, from});
 }
 
 CommStats comm_stats(const Comm *comm)
@@ -181,6 +187,7 @@ static void describe_peers(int fd, const Comm *comm, double now)
     /* NCCL's set-up (ncclCommInitRank) waits for every rank, in no order of collectives */
     int all_waiting = 1, joining_nccl = me->in_call && strncmp(me->op, "nccl", 4) == 0;
     int all_sending = me->in_call && strcmp(me->op, "send") == 0;
+    int all_receiving = me->in_call && strcmp(me->op, "recv") == 0;
     for (int p = 0; p < comm->node_size; p++)
         if (p != comm->local_rank) {
             const PeerState *peer = &comm->board[p];
@@ -190,6 +197,7 @@ static void describe_peers(int fd, const Comm *comm, double now)
             all_waiting &= peer->in_call && state != 0 && state != 'T' && state != 't' && state != 'Z';
             joining_nccl &= strcmp(peer->op, me->op) == 0;
             all_sending &= strcmp(peer->op, "send") == 0;
+            all_receiving &= strcmp(peer->op, "recv") == 0;
         }
     if (all_waiting && joining_nccl && comm->node_size > 1) {
         safe_format(line, sizeof line, "  every rank here is waiting in %s: NCCL cannot connect the ranks "
@@ -198,6 +206,8 @@ static void describe_peers(int fd, const Comm *comm, double now)
     } else if (all_waiting && all_sending && comm->node_size > 1) {
         safe_write(fd, "  every rank here is waiting in a send, and none receives: a blocking send of a long "
                        "message returns only once its receive has started\n");
+    } else if (all_waiting && all_receiving && comm->node_size > 1) {
+        safe_write(fd, "  every rank here is waiting in a receive, and none sends\n");
     } else if (all_waiting && comm->node_size > 1) {
         safe_write(fd, "  every rank here is waiting: the collectives they started did not match "
                        "(were they started in the same order on every rank?)\n");

@@ -258,11 +258,20 @@ static int same_block(const char *a, const char *b)
     return length == strcspn(b, "+") && strncmp(a, b, length) == 0;
 }
 
-/* A buffer the log names by its kind (comm_log.c: "gradients#0+0"). */
-static int in_kind(const Event *e, const char *kind)
+/* The allocation of the model's own gradients on event at's rank: the gradient block it
+ * allocated before the strategy's set-up began, or NULL. */
+static const Event *models_gradients(const Check *check, size_t at)
 {
-    size_t length = strlen(kind);
-    return strncmp(e->buffer, kind, length) == 0 && e->buffer[length] == '#';
+    for (size_t i = 0; i < check->log->count; i++) {
+        const Event *e = &check->log->events[i];
+        if (e->rank != check->log->events[at].rank)
+            continue;
+        if (is(e, "strategy_setup"))
+            break;
+        if (is(e, "alloc") && strcmp(e->kind, "gradients") == 0)
+            return e;
+    }
+    return NULL;
 }
 
 /* A rank's events of one training step: [first, end) in the log. */
@@ -315,8 +324,10 @@ static void require_neighbours(Check *check, const Event *e, int *ahead)
         if (peers[p] < 0)
             continue;
         if (peers[p] != right && peers[p] != left) {
+            char neighbours[48];
+            snprintf(neighbours, sizeof neighbours, left == right ? "rank %d" : "ranks %d and %d", left, right);
             broke(check, "ring", e, "%s rank %d, which is not a neighbour of rank %d: on a ring each rank talks to "
-                  "ranks %d and %d only", p == 0 ? "sent to" : "received from", peers[p], r, left, right);
+                  "%s only", p == 0 ? "sent to" : "received from", peers[p], r, neighbours);
             return;
         }
         int way = (peers[p] == right) == (p == 0) ? 1 : -1; /* +1: sends go right, receives come from the left */
@@ -411,7 +422,7 @@ static int rule_broadcast(Check *check)
             broke(check, "broadcast", NULL, "rank %d broadcast %ld elements before the first step; the model has "
                   "%ld parameters, all of which start from rank 0's", r, broadcast[r], check->num_params);
     free(broadcast);
-    return finish_rule(check, "broadcast", "all parameters broadcast from rank 0 before the first step");
+    return finish_rule(check, "broadcast", "all parameters broadcast from rank 0 from start, before the first step");
 }
 
 /* The events of a step that move data, checked to come after the whole backward. */
@@ -489,9 +500,10 @@ static int rule_one_flat(Check *check)
             else if (strcmp(e->op, "all_reduce") != 0 || !is(e, "blocking") || e->count != check->num_params)
                 broke(check, "one_flat", e, "lesson 03 makes one blocking all_reduce of all %ld gradients",
                       check->num_params);
-            else if (check->flags->copy_tensors && in_kind(e, "gradients"))
-                broke(check, "one_flat", e, "with --copy-tensors the gradients travel packed, tensor by tensor, "
-                      "into a buffer of your own (communication memory), and that buffer is all-reduced");
+            else if (check->flags->copy_tensors && models_gradients(check, i) != NULL &&
+                     same_block(e->buffer, models_gradients(check, i)->buffer))
+                broke(check, "one_flat", e, "the model's gradients themselves: with --copy-tensors they travel "
+                      "packed, tensor by tensor, into a buffer of your own, and that buffer is all-reduced");
         }
         if (calls != 1)
             broke(check, "one_flat", &check->log->events[span.first],
@@ -597,7 +609,7 @@ static void require_bucket_size(Check *check, const char *rule, const Event *e, 
 
 /* Bucket b's all-reduce, event e, started after `next`, the compute (or the optimizer) that
  * followed its lowest unit's grads_ready: too late for anything to hide it. */
-static void require_started_in_time(Check *check, const char *rule, const Event *e, const Bucket *b,
+static void report_started_late(Check *check, const char *rule, const Event *e, const Bucket *b,
                                     const Event *next)
 {
     char what[48];
@@ -636,11 +648,14 @@ static void require_buckets(Check *check, const char *rule, const Span *span, do
         Bucket b = {next_high, low, e->count};
         require_bucket_size(check, rule, e, &b, k > 0 ? &before : NULL, cap_bytes);
         size_t ready = last_mark(check, span, "grads_ready", low);
-        if (ready >= span->end || i < ready)
+        if (ready >= span->end)
+            broke(check, rule, e, "the all-reduce of units %d..%d has no grads_ready %d in this step's last "
+                  "micro-batch to start after", b.high_unit, low, low);
+        else if (i < ready)
             broke(check, rule, e, "the all-reduce of units %d..%d starts before grads_ready %d: unit %d's gradients "
                   "are not final yet", b.high_unit, low, low, low);
         else if (i > next_compute(check, span, ready))
-            require_started_in_time(check, rule, e, &b, &events[next_compute(check, span, ready)]);
+            report_started_late(check, rule, e, &b, &events[next_compute(check, span, ready)]);
         before = b;
         next_high = low - 1;
         k++;

@@ -500,9 +500,13 @@ class Plan(Check):
 RING_COUNTS = 8  # the uneven counts `--verify-ring` tries (lessons/01_collectives/bench.c)
 
 
-def ring_counts_checked(out):
-    """How many counts a `--verify-ring` run got through, exact or not (a line each)."""
-    return sum(line.startswith(("PASS ring all-reduce", "FAIL ring all-reduce")) for line in file_lines(out))
+def ring_counts(out):
+    """How many counts a `--verify-ring` run found exact, and how many it got through (a line each)."""
+    exact = checked = 0
+    for line in file_lines(out):
+        exact += line.startswith("PASS ring all-reduce")
+        checked += line.startswith(("PASS ring all-reduce", "FAIL ring all-reduce"))
+    return exact, checked
 
 
 class Ring(Check):
@@ -515,8 +519,7 @@ class Ring(Check):
     def run(self, transcript):
         status = self.start("--comm-log", self.log)
         own_outputs(transcript, self.log)
-        exact = sum(line.startswith("PASS ring all-reduce") for line in file_lines(self.out))
-        checked = ring_counts_checked(self.out)
+        exact, checked = ring_counts(self.out)
         if status == 0:
             transcript.line(f"PASS {self.name} sums: exact on all {exact} uneven counts")
         elif checked < RING_COUNTS:  # the run ended in the middle: the counts after it were never tried
@@ -606,7 +609,7 @@ class Sanitize(Check):
             return False
         # wrong sums are the ring check's to report (exit 1 after every count); a run that
         # ended before its last count (a communicator error also exits 1) is this one's
-        wrong_sums = self.inner.mode == "ring" and status == 1 and ring_counts_checked(self.out) == RING_COUNTS
+        wrong_sums = self.inner.mode == "ring" and status == 1 and ring_counts(self.out)[1] == RING_COUNTS
         if status != 0 and not wrong_sums:
             transcript.line(f"FAIL {self.name}: the sanitizer build exited with an error:")
             transcript.append(own_last_lines(self.out))

@@ -62,7 +62,8 @@ static const Mistake mistakes[] = {
                    "FAIL dp_reference_n2_copy-tensors comm_bytes: 30 of 30 rows differ"}},
     {.mutant = "03_flat_ddp/no_packing",
      .fails_with = "FAIL dp_reference_n2_copy-tensors schedule one_flat: rank 0, step 1, event 47: blocking all_reduce "
-         "of 120576 element(s) into gradients#0+0, at grads_ready 0: with --copy-tensors the gradients travel packed",
+         "of 120576 element(s) into gradients#0+0, at grads_ready 0: the model's gradients themselves: with "
+         "--copy-tensors they travel packed",
      .numbers_pass_in = "dp_reference_n2_copy-tensors", .also_says = {"PASS dp_reference_n2 schedule one_flat"}},
     {.mutant = "04_overlap_ddp/wait_on_half", .fails_with = "FAIL dp_reference_n2"},
     {.mutant = "04_overlap_ddp/blocking_per_unit", .fails_with = "FAIL dp_reference_n2 schedule overlap:",

@@ -2,9 +2,9 @@
  *
  * When ring_all_reduce returns, every rank's buffer holds the element-wise sum of all
  * ranks' buffers. Each rank talks only to its two neighbours on the ring (it sends to one,
- * right say, and receives from the other), and no library collective does any of the work. The ring works in
- * two phases over N chunks of the buffer, one per rank, whose sizes differ by at most one
- * element (a chunk may even be empty):
+ * right say, and receives from the other), and no library collective does any of the
+ * work. The ring works in two phases over N chunks of the buffer, one per rank, whose
+ * sizes differ by at most one element (a chunk may even be empty):
  *   1. reduce-scatter: N-1 steps; afterwards each rank holds one chunk fully summed.
  *   2. all-gather: N-1 more steps; afterwards every rank holds every chunk fully summed.
  *
