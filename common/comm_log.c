@@ -31,6 +31,13 @@ static void write_place(FILE *out, const RunEvent *e)
         fputs("untracked", out);
 }
 
+/* A number that is -1 where its column does not apply: an empty cell then. */
+static void write_if_set(FILE *out, long value)
+{
+    if (value >= 0)
+        fprintf(out, "%ld", value);
+}
+
 /* Empty cells where a column does not apply, so a spreadsheet filter shows what is there. */
 static void write_event(FILE *out, int rank, const RunEvent *e, double origin)
 {
@@ -46,11 +53,9 @@ static void write_event(FILE *out, int rank, const RunEvent *e, double origin)
     fputc(',', out);
     write_place(out, e);
     fputc(',', out);
-    if (e->request >= 0)
-        fprintf(out, "%ld", e->request);
+    write_if_set(out, e->request);
     fputc(',', out);
-    if (e->done >= 0)
-        fprintf(out, "%d", e->done);
+    write_if_set(out, e->done);
     fputc(',', out);
     if (is_call(e)) {
         fprintf(out, "%s", e->where_event);
@@ -63,11 +68,9 @@ static void write_event(FILE *out, int rank, const RunEvent *e, double origin)
     else
         fputc(',', out);
     fputc(',', out);
-    if (e->to >= 0)
-        fprintf(out, "%d", e->to);
+    write_if_set(out, e->to);
     fputc(',', out);
-    if (e->from >= 0)
-        fprintf(out, "%d", e->from);
+    write_if_set(out, e->from);
     fputc('\n', out);
 }
 
