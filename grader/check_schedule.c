@@ -258,18 +258,23 @@ static int same_block(const char *a, const char *b)
     return length == strcspn(b, "+") && strncmp(a, b, length) == 0;
 }
 
-/* The allocation of the model's own gradients on event at's rank: the gradient block it
- * allocated before the strategy's set-up began, or NULL. */
+/* A block the model allocated for itself: before the strategy's set-up began on its rank. */
+static int the_models_own(const Check *check, size_t at)
+{
+    for (size_t i = 0; i < at; i++)
+        if (check->log->events[i].rank == check->log->events[at].rank && is(&check->log->events[i], "strategy_setup"))
+            return 0;
+    return 1;
+}
+
+/* The allocation of the model's own gradients on event at's rank: the rank's first gradient
+ * block, when the model allocated it for itself; else NULL. */
 static const Event *models_gradients(const Check *check, size_t at)
 {
     for (size_t i = 0; i < check->log->count; i++) {
         const Event *e = &check->log->events[i];
-        if (e->rank != check->log->events[at].rank)
-            continue;
-        if (is(e, "strategy_setup"))
-            break;
-        if (is(e, "alloc") && strcmp(e->kind, "gradients") == 0)
-            return e;
+        if (e->rank == check->log->events[at].rank && is(e, "alloc") && strcmp(e->kind, "gradients") == 0)
+            return the_models_own(check, i) ? e : NULL;
     }
     return NULL;
 }
@@ -494,14 +499,14 @@ static int rule_one_flat(Check *check)
             if (!moves_data(e))
                 continue;
             calls++;
+            const Event *grads = check->flags->copy_tensors ? models_gradients(check, i) : NULL;
             if (strcmp(e->op, "all_reduce") == 0 && is(e, "start"))
                 broke(check, "one_flat", e, "a non-blocking all_reduce: lesson 03's one all-reduce of all %ld "
                       "gradients is a blocking call", check->num_params);
             else if (strcmp(e->op, "all_reduce") != 0 || !is(e, "blocking") || e->count != check->num_params)
                 broke(check, "one_flat", e, "lesson 03 makes one blocking all_reduce of all %ld gradients",
                       check->num_params);
-            else if (check->flags->copy_tensors && models_gradients(check, i) != NULL &&
-                     same_block(e->buffer, models_gradients(check, i)->buffer))
+            else if (grads != NULL && same_block(e->buffer, grads->buffer))
                 broke(check, "one_flat", e, "the model's gradients themselves: with --copy-tensors they travel "
                       "packed, tensor by tensor, into a buffer of your own, and that buffer is all-reduced");
         }
@@ -610,7 +615,7 @@ static void require_bucket_size(Check *check, const char *rule, const Event *e, 
 /* Bucket b's all-reduce, event e, started after `next`, the compute (or the optimizer) that
  * followed its lowest unit's grads_ready: too late for anything to hide it. */
 static void report_started_late(Check *check, const char *rule, const Event *e, const Bucket *b,
-                                    const Event *next)
+                                const Event *next)
 {
     char what[48];
     if (is(next, "optimizer_start"))
@@ -647,15 +652,15 @@ static void require_buckets(Check *check, const char *rule, const Span *span, do
         }
         Bucket b = {next_high, low, e->count};
         require_bucket_size(check, rule, e, &b, k > 0 ? &before : NULL, cap_bytes);
-        size_t ready = last_mark(check, span, "grads_ready", low);
+        size_t ready = last_mark(check, span, "grads_ready", low), next = next_compute(check, span, ready);
         if (ready >= span->end)
             broke(check, rule, e, "the all-reduce of units %d..%d has no grads_ready %d in this step's last "
                   "micro-batch to start after", b.high_unit, low, low);
         else if (i < ready)
             broke(check, rule, e, "the all-reduce of units %d..%d starts before grads_ready %d: unit %d's gradients "
                   "are not final yet", b.high_unit, low, low, low);
-        else if (i > next_compute(check, span, ready))
-            report_started_late(check, rule, e, &b, &events[next_compute(check, span, ready)]);
+        else if (i > next)
+            report_started_late(check, rule, e, &b, &events[next]);
         before = b;
         next_high = low - 1;
         k++;
@@ -903,15 +908,6 @@ static void check_gradient_blocks(Check *check, const Span *span, int stage, lon
                   "this step, %ld bytes together: the whole gradient is %ld; ZeRO-%d keeps no whole gradient, in "
                   "one buffer or in many", e->unit, blocks, blocks == 1 ? "" : "s", total, full, stage);
     }
-}
-
-/* A block the model allocated for itself: before the strategy's set-up began on its rank. */
-static int the_models_own(const Check *check, size_t at)
-{
-    for (size_t i = 0; i < at; i++)
-        if (check->log->events[i].rank == check->log->events[at].rank && is(&check->log->events[i], "strategy_setup"))
-            return 0;
-    return 1;
 }
 
 /* 08-10: no buffer as large as the whole gradient exists during a step, but the
