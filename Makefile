@@ -82,6 +82,12 @@ STUDENT_BINS  := $(LESSONS:%=$(BUILD)/lessons/%)
 # build/solutions/NN_name would be the student's own program under the reference's name.
 REFERENCES := $(foreach lesson,$(LESSONS),$(if $(wildcard solutions/$(lesson)/*.c),$(lesson)))
 SOLUTION_BINS := $(REFERENCES:%=$(BUILD)/solutions/%)
+# A lesson that builds on an earlier reference this copy of the course lacks cannot be built:
+# its given code calls that reference's parts (its *_parts.h), which the student's own file
+# does not export.
+missing_parts = $(strip $(foreach f,$(shell cat lessons/$(1)/builds_on 2>/dev/null),$(if $(wildcard solutions/$(f)),,solutions/$(f))))
+missing_parts_text = it builds on $(call missing_parts,$(1)) (the reference's parts), which this copy of the course lacks: a copy handed out needs at least $(sort $(dir $(call missing_parts,$(1))))
+WITHOUT_PARTS := $(foreach lesson,$(LESSONS),$(if $(call missing_parts,$(lesson)),$(lesson)))
 TOOLS := $(BUILD)/tools/gen_reviews $(BUILD)/tools/import_tokens $(BUILD)/tools/compare_runs \
          $(BUILD)/tools/check_schedule $(BUILD)/tools/analyze_traces $(BUILD)/tools/cpu_kernels
 ifeq ($(CUDA),1)
@@ -92,7 +98,8 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(BUILD)/tests/unit_tests
 TEST_PROGRAMS := $(BUILD)/tests/comm_check $(BUILD)/tests/fake_openblas_pick.so $(BUILD)/tests/slow_rank.so
 
-all: $(STUDENT_BINS) $(SOLUTION_BINS) $(TOOLS)
+all: $(filter-out $(WITHOUT_PARTS:%=$(BUILD)/lessons/%),$(STUDENT_BINS)) $(SOLUTION_BINS) $(TOOLS)
+	@$(foreach lesson,$(WITHOUT_PARTS),echo "make: $(lesson) not built: $(call missing_parts_text,$(lesson))" >&2;)
 
 # Objects every program links (their link rules take $^): the emulated GPU in make test-emu.
 EMU_LINK_OBJ ?=
@@ -141,7 +148,8 @@ solution_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(call solution_src,$(1)))
 # Keep object files: they are reused by the next build.
 .SECONDARY:
 .SECONDEXPANSION:
-$(BUILD)/lessons/%: $$(call lesson_objs,$$*) $(LIB)
+$(BUILD)/lessons/%: $$(if $$(filter $$*,$$(WITHOUT_PARTS)),,$$(call lesson_objs,$$*) $(LIB))
+	@$(if $(filter $*,$(WITHOUT_PARTS)),echo "make: $@ cannot be built: $(call missing_parts_text,$*)" >&2; exit 2)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK  $@")
 	$(Q)$(CC) $(CFLAGS) $(DTC_CFLAGS) $^ -o $@ $(LDLIBS)

@@ -88,7 +88,9 @@ int comm_all_gather_start(Comm *comm, const float *send, float *recv, size_t sen
 
 /* send holds size * recv_count elements; rank r receives the reduction of block r. */
 int comm_reduce_scatter(Comm *comm, const float *send, float *recv, size_t recv_count, ReduceOp op);
-/* recv holds size * send_count elements: rank r's send block lands at block r. */
+/* recv holds size * send_count elements: rank r's send block lands at block r. send may be
+ * that block itself (in place: recv + rank * send_count), not otherwise overlap recv; a
+ * reduce-scatter's send and recv never overlap. */
 int comm_all_gather(Comm *comm, const float *send, float *recv, size_t send_count);
 int comm_broadcast(Comm *comm, float *buffer, size_t count, int root);
 

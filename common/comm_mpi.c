@@ -169,6 +169,13 @@ static int mpi_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceO
     return comm_account(comm, "all_reduce_start", started, 2 * buffer_bytes(count, COMM_FLOAT), 1);
 }
 
+/* A gather in place: this rank's block already sits at its place in recv, as NCCL allows;
+ * MPI takes it from there when told so (MPI_IN_PLACE), and refuses the two overlapping. */
+static int gathers_in_place(const Comm *comm, const void *send, const void *recv, size_t send_count, CommType type)
+{
+    return (const char *)send == (const char *)recv + (size_t)comm->rank * buffer_bytes(send_count, type);
+}
+
 static int mpi_all_gather_start(Comm *comm, const void *send, void *recv, size_t send_count, CommType type,
                                 CommRequest *request)
 {
@@ -178,13 +185,16 @@ static int mpi_all_gather_start(Comm *comm, const void *send, void *recv, size_t
     Pending *pending = new_pending(comm, "all_gather_start");
     if (pending == NULL)
         return -1;
-    if (open_view(comm, "all_gather_start", &pending->send, send, buffer_bytes(send_count, type), 1) != 0 ||
-        open_view(comm, "all_gather_start", &pending->recv, recv, buffer_bytes(send_count * comm->size, type), 0) != 0) {
+    int in_place = gathers_in_place(comm, send, recv, send_count, type);
+    if ((!in_place &&
+         open_view(comm, "all_gather_start", &pending->send, send, buffer_bytes(send_count, type), 1) != 0) ||
+        open_view(comm, "all_gather_start", &pending->recv, recv, buffer_bytes(send_count * comm->size, type),
+                  in_place) != 0) {
         drop_pending(pending);
         return -1;
     }
-    int status = MPI_Iallgather(pending->send.host, (int)send_count, mpi_type(type), pending->recv.host,
-                                (int)send_count, mpi_type(type), comm->world, &pending->handle);
+    int status = MPI_Iallgather(in_place ? MPI_IN_PLACE : pending->send.host, (int)send_count, mpi_type(type),
+                                pending->recv.host, (int)send_count, mpi_type(type), comm->world, &pending->handle);
     if (status != MPI_SUCCESS) {
         drop_pending(pending);
         return fail(comm, "all_gather_start", status);
@@ -256,16 +266,17 @@ static int mpi_reduce_scatter(Comm *comm, const void *send, void *recv, size_t r
 static int mpi_all_gather(Comm *comm, const void *send, void *recv, size_t send_count, CommType type)
 {
     double started = now_seconds();
-    HostView send_view, recv_view;
+    HostView send_view = {0}, recv_view;
+    int in_place = gathers_in_place(comm, send, recv, send_count, type);
     if (check_count(comm, "all_gather", send_count) != 0 ||
-        open_view(comm, "all_gather", &send_view, send, buffer_bytes(send_count, type), 1) != 0)
+        (!in_place && open_view(comm, "all_gather", &send_view, send, buffer_bytes(send_count, type), 1) != 0))
         return -1;
-    if (open_view(comm, "all_gather", &recv_view, recv, buffer_bytes(send_count * comm->size, type), 0) != 0) {
+    if (open_view(comm, "all_gather", &recv_view, recv, buffer_bytes(send_count * comm->size, type), in_place) != 0) {
         host_view_close(&send_view, 0);
         return -1;
     }
-    int status = MPI_Allgather(send_view.host, (int)send_count, mpi_type(type), recv_view.host, (int)send_count,
-                               mpi_type(type), comm->world);
+    int status = MPI_Allgather(in_place ? MPI_IN_PLACE : send_view.host, (int)send_count, mpi_type(type),
+                               recv_view.host, (int)send_count, mpi_type(type), comm->world);
     host_view_close(&send_view, 0);
     if (close_view(comm, "all_gather", &recv_view, status == MPI_SUCCESS) != 0)
         return -1;

@@ -205,6 +205,8 @@ static void describe(const Event *e, char *out, size_t len)
     } else if (is_call(e) && e->count < 0) /* a wait or a test: its counts are the start's */
         snprintf(out, len, "event %ld: %s on request %ld (%s into %s), at %s", e->seq, e->event, e->request, e->op,
                  e->buffer, e->where);
+    else if (is_call(e) && strcmp(e->op, "barrier") == 0)
+        snprintf(out, len, "event %ld: %s barrier, at %s", e->seq, e->event, e->where);
     else if (is_call(e))
         snprintf(out, len, "event %ld: %s %s of %ld element(s)%s%s, at %s", e->seq, e->event, e->op,
                  e->count, e->buffer[0] ? " into " : "", e->buffer, e->where);
@@ -235,7 +237,7 @@ static void broke(Check *check, const char *rule, const Event *at, const char *f
 static int finish_rule(Check *check, const char *rule, const char *statement)
 {
     if (check->failed == 0 && check->cut_short[0] != '\0') {
-        printf("FAIL %s schedule %s: %s, which keep it\n", check->label, rule, check->cut_short);
+        printf("FAIL %s schedule %s: %s, which keep the rule; the rest never ran\n", check->label, rule, check->cut_short);
         check->failed = 1;
     } else if (check->failed == 0) {
         printf("PASS %s schedule %s: %s\n", check->label, rule, statement);
@@ -531,8 +533,6 @@ static size_t next_compute(const Check *check, const Span *span, size_t i)
     return span->end;
 }
 
-/* Every request started in the step ends (wait, or a test that says done) before the
- * optimizer, and no wait comes before the whole backward is done. */
 /* Whether the request tested at event `at` was already tested since the last compute mark. */
 static int tested_since_compute(const Check *check, const Span *span, size_t at)
 {
@@ -546,16 +546,26 @@ static int tested_since_compute(const Check *check, const Span *span, size_t at)
     return 0;
 }
 
+/* Every request started in the step ends (wait, or a test that says done) before the
+ * optimizer; no wait comes before the whole backward is done, nor before the step's last
+ * start. */
 static void require_waits_before_step(Check *check, const char *rule, const Span *span)
 {
     const Event *events = check->log->events;
     size_t backward_done = last_mark(check, span, "grads_ready", 0);
     size_t optimizer = last_mark(check, span, "optimizer_start", -1);
+    const Event *first_wait = NULL;
     for (size_t i = span->first; i < span->end; i++) {
         const Event *e = &events[i];
         if (is_call(e) && is(e, "wait") && i < backward_done)
             broke(check, rule, e, "a wait during backward: the compute stops until the collective is done; wait "
                   "only once backward is over, before the optimizer step");
+        if (is_call(e) && is(e, "start") && first_wait != NULL)
+            broke(check, rule, e, "started after the wait on request %ld (event %ld): this all-reduce could have "
+                  "been on its way while that one finished; start every one as soon as its gradients are final, "
+                  "then wait", first_wait->request, first_wait->seq);
+        if (is_call(e) && is(e, "wait") && first_wait == NULL)
+            first_wait = e;
         if (is_call(e) && is(e, "test") && i < backward_done && tested_since_compute(check, span, i))
             broke(check, rule, e, "request %ld tested again before the next unit's backward: a loop on comm_test "
                   "holds the backward up as a wait does; test once from each hook, wait before the step",
@@ -666,8 +676,8 @@ static void require_buckets(Check *check, const char *rule, const Span *span, do
         k++;
     }
     if (next_high >= 0)
-        broke(check, rule, &events[span->first], "%d all-reduce(s) started in this step; units %d..0 were in none",
-              k, next_high);
+        broke(check, rule, &events[span->first], "%d all-reduce(s) started in this step%s; units %d..0 were in none",
+              k, last_micro > 0 ? "'s last micro-batch" : "", next_high);
 }
 
 /* 04: one non-blocking all-reduce per unit, started from its hook; waits before the step. */
@@ -679,7 +689,7 @@ static int rule_overlap(Check *check)
         require_waits_before_step(check, "overlap", &span);
     }
     return finish_rule(check, "overlap", "one non-blocking all-reduce per unit, each started before the next "
-                       "unit's backward begins; waits only before the step");
+                       "unit's backward begins; waits only once all have started, before the step");
 }
 
 /* 05 and 06: buckets of neighbouring units within --bucket-mb, none that could have gone
@@ -693,23 +703,38 @@ static int rule_buckets(Check *check)
     }
     return finish_rule(check, "buckets", "buckets of neighbouring units in backward order, within --bucket-mb "
                        "(a larger unit alone), none that would fit in it with the bucket before; each started as "
-                       "soon as its last unit's gradients are final; waits only before the step");
+                       "soon as its last unit's gradients are final; waits only once all have started, before the "
+                       "step");
 }
 
-/* 06: with K micro-batches, nothing moves before the last one. */
+/* A call the strategy made: the trainer's bookkeeping (mean loss, slowest rank) is not one. */
+static int strategy_call(const Event *e)
+{
+    return is_call(e) && strcmp(e->op, "sum_double") != 0 && strcmp(e->op, "max_double") != 0;
+}
+
+/* 06: K micro-batches a step, a forward pass each (the top unit's forward, once a pass), and
+ * no call before the last one: not even a barrier, which makes every rank wait for the slowest. */
 static int rule_last_micro_batch(Check *check)
 {
-    int last_micro = check->flags->cfg.accum_steps - 1;
+    int micro_batches = check->flags->cfg.accum_steps;
     Span span = {0};
-    while (next_step(check, &span))
+    while (next_step(check, &span)) {
+        int forwards = 0;
         for (size_t i = span.first; i < span.end; i++) {
             const Event *e = &check->log->events[i];
-            if (moves_data(e) && e->micro != last_micro)
-                broke(check, "last_micro_batch", e, "communication during micro-batch %d of %d: gradients "
-                      "accumulate locally and are communicated during the last micro-batch only", e->micro + 1,
-                      last_micro + 1);
+            forwards += is(e, "forward_start") && e->unit == check->units - 1;
+            if (strategy_call(e) && e->micro != micro_batches - 1)
+                broke(check, "last_micro_batch", e, "a call during micro-batch %d of 0..%d (model->"
+                      "accumulated_passes): the gradients accumulate locally, and the ranks meet only in the last",
+                      e->micro, micro_batches - 1);
         }
-    return finish_rule(check, "last_micro_batch", "communication only during the last micro-batch");
+        if (forwards != micro_batches)
+            broke(check, "last_micro_batch", &check->log->events[span.first], "%d forward pass(es) in this step: "
+                  "--accum %d runs the share as %d micro-batches of --batch rows, a forward and backward each",
+                  forwards, micro_batches, micro_batches);
+    }
+    return finish_rule(check, "last_micro_batch", "K micro-batches a step; the ranks meet only in the last");
 }
 
 /* Lessons 07-09 are ZeRO stages 1-3 in fp32; lesson 10 is the stage of its --stage in mixed
@@ -745,7 +770,7 @@ static int rule_zero1(Check *check)
             int unit = rs || ag ? unit_of_shard(check, shard, rs ? scattered : gathered) : -1;
             if (!rs && !ag)
                 broke(check, "shards", e, "ZeRO moves gradients by reduce-scatter and parameters by all-gather; "
-                      "an %s would give every rank what only one needs", e->op);
+                      "a %s gives every rank what only one needs", e->op);
             else if (ag && skipped)
                 broke(check, "shards", e, "an all-gather in a step skipped for an fp16 overflow: no parameter "
                       "changed, so there is nothing new to gather");
@@ -881,32 +906,61 @@ static long block_bytes(const Check *check, size_t at, const char *buffer)
     return 0;
 }
 
-/* Whether an earlier grads_ready of the span named the same block as event `at`. */
-static int block_seen(const Check *check, const Span *span, size_t at)
+/* Whether block `buffer` holds gradients at event `at`: a grads_ready of the span wrote it,
+ * and no free came after that write. */
+static int block_live(const Check *check, const Span *span, size_t at, const char *buffer)
 {
-    for (size_t i = span->first; i < at; i++)
-        if (is(&check->log->events[i], "grads_ready") &&
-            same_block(check->log->events[i].buffer, check->log->events[at].buffer))
-            return 1;
-    return 0;
+    int live = 0;
+    for (size_t i = span->first; i <= at; i++) {
+        const Event *e = &check->log->events[i];
+        if (is(e, "grads_ready") && same_block(e->buffer, buffer))
+            live = 1;
+        else if (is(e, "free") && same_block(e->buffer, buffer))
+            live = 0;
+    }
+    return live;
 }
 
-/* The blocks backward wrote gradients into during the step (its grads_ready marks name
- * them): together as large as the whole gradient is keeping the whole gradient, in pieces. */
+/* Whether event j is the span's first grads_ready into its block. */
+static int first_write(const Check *check, const Span *span, size_t j)
+{
+    for (size_t i = span->first; i < j; i++)
+        if (is(&check->log->events[i], "grads_ready") &&
+            same_block(check->log->events[i].buffer, check->log->events[j].buffer))
+            return 0;
+    return 1;
+}
+
+/* The blocks backward has written gradients into during the step (its grads_ready marks
+ * name them), live at once: together as large as the whole gradient is keeping the whole
+ * gradient, in pieces. A block freed once its unit is scattered no longer counts. */
 static void check_gradient_blocks(Check *check, const Span *span, int stage, long full)
 {
-    long total = 0;
-    int blocks = 0;
-    for (size_t i = span->first; i < span->end && total < full; i++) {
-        const Event *e = &check->log->events[i];
-        if (!is(e, "grads_ready") || block_seen(check, span, i))
+    const Event *events = check->log->events;
+    for (size_t i = span->first; i < span->end; i++) {
+        if (!is(&events[i], "grads_ready"))
             continue;
-        total += block_bytes(check, i, e->buffer);
-        blocks++;
-        if (total >= full)
-            broke(check, "no_full_buffer", e, "by unit %d's, backward has written gradients into %d buffer%s "
-                  "this step, %ld bytes together: the whole gradient is %ld; ZeRO-%d keeps no whole gradient, in "
-                  "one buffer or in many", e->unit, blocks, blocks == 1 ? "" : "s", total, full, stage);
+        if (strcmp(events[i].buffer, "untracked") == 0) {
+            broke(check, "no_full_buffer", &events[i], "backward wrote unit %d's gradients into memory the tracking "
+                  "allocator did not hand out: allocate working buffers with the device's alloc, so that the "
+                  "memory rules can count them", events[i].unit);
+            return;
+        }
+        long total = 0;
+        int blocks = 0;
+        for (size_t j = span->first; j <= i; j++)
+            if (is(&events[j], "grads_ready") && first_write(check, span, j) &&
+                block_live(check, span, i, events[j].buffer)) {
+                total += block_bytes(check, j, events[j].buffer);
+                blocks++;
+            }
+        if (total >= full) {
+            broke(check, "no_full_buffer", &events[i], "by unit %d's, backward has written gradients into %d "
+                  "buffer%s live at once, %ld bytes together: the whole gradient is %ld; ZeRO-%d keeps no whole "
+                  "gradient, in one buffer or in many", events[i].unit, blocks, blocks == 1 ? "" : "s", total, full,
+                  stage);
+            return;
+        }
     }
 }
 

@@ -4,12 +4,14 @@
  * steps without validation).
  *
  *   compare_runs EXPECTED ACTUAL --columns a,b,c [--rtol X] [--atol Y] [--label NAME]
- *                [--after-validation-between]
+ *                [--after-validation-between] [--at-most]
  *
  * --after-validation-between: in the step right after one the expected file validated
  * (its val_loss is not empty), a value anywhere between the expected values of that step
  * and of the one before passes too. What a validation pass gathered (ZeRO-3's parameters)
  * may be kept for the next step or gathered again: both are right, and move different bytes.
+ * --at-most: a value below the expected one passes too (ZeRO-3's bytes: a unit still in a
+ * free gather slot, unchanged since the update, need not be gathered again).
  *
  * A value passes when |actual - expected| <= atol + rtol * |expected|; --rtol 0 --atol 0
  * demands exact equality (the memory estimator's byte counts). A failing column names its
@@ -30,7 +32,7 @@ enum { MAX_COLS = 32, CELL_LEN = 64, LINE_LEN = 4096, MAX_SHOWN = 5, TEXT_LEN = 
 
 static const char usage[] =
     "usage: compare_runs EXPECTED ACTUAL --columns a,b [--rtol X] [--atol Y] [--label NAME]\n"
-    "                    [--after-validation-between]\n";
+    "                    [--after-validation-between] [--at-most]\n";
 
 typedef char Row[MAX_COLS][CELL_LEN];
 
@@ -49,6 +51,7 @@ typedef struct {
     const char *expected_path, *actual_path, *columns, *label;
     Tolerance tolerance;
     int after_validation_between; /* --after-validation-between */
+    int at_most;                  /* --at-most */
 } Options;
 
 /* One row where a column differs, written out as it will be printed. */
@@ -302,10 +305,18 @@ static int between_after_validation(const Table *expected, int r, int column, co
            value <= high + tolerance.atol + tolerance.rtol * fabs(high);
 }
 
-/* Compares one column; prints its verdict; returns 1 on pass. */
-static int compare_column(const Table *expected, const Table *actual, const char *name, Tolerance tolerance,
-                          const char *label, int after_validation_between)
+/* The actual value lies below the expected one (--at-most). */
+static int below_expected(const char *expected, const char *actual)
 {
+    double e, a;
+    return parse_number(expected, &e) && parse_number(actual, &a) && a < e;
+}
+
+/* Compares one column; prints its verdict; returns 1 on pass. */
+static int compare_column(const Table *expected, const Table *actual, const char *name, const Options *options)
+{
+    Tolerance tolerance = options->tolerance;
+    const char *label = options->label;
     int ce = column_index(expected, name), ca = column_index(actual, name);
     if (ce < 0 || ca < 0) {
         printf("FAIL %s %s: column missing from the %s file\n", label, name, ce < 0 ? "expected" : "actual");
@@ -313,6 +324,7 @@ static int compare_column(const Table *expected, const Table *actual, const char
     }
     Differences found = {0};
     double worst = 0.0, worst_at_zero = 0.0;
+    int below = 0; /* rows that pass only by --at-most */
     for (int r = 0; r < expected->num_rows; r++) {
         Difference difference;
         double relative, at_zero;
@@ -321,8 +333,13 @@ static int compare_column(const Table *expected, const Table *actual, const char
             worst_at_zero = at_zero > worst_at_zero ? at_zero : worst_at_zero;
             continue;
         }
-        if (after_validation_between && between_after_validation(expected, r, ce, actual->rows[r][ca], tolerance))
+        if (options->after_validation_between &&
+            between_after_validation(expected, r, ce, actual->rows[r][ca], tolerance))
             continue;
+        if (options->at_most && below_expected(expected->rows[r][ce], actual->rows[r][ca])) {
+            below++;
+            continue;
+        }
         difference.key = expected->rows[r][0];
         if (found.count < MAX_SHOWN)
             found.shown[found.count] = difference;
@@ -335,6 +352,8 @@ static int compare_column(const Table *expected, const Table *actual, const char
     printf("PASS %s %s: %d rows, largest relative difference %.2g", label, name, expected->num_rows, worst);
     if (worst_at_zero > 0)
         printf(" (and a difference of %.2g where 0 was expected)", worst_at_zero);
+    if (below > 0)
+        printf(" (%d row%s below the expected, as --at-most allows)", below, below == 1 ? "" : "s");
     printf("\n");
     return 1;
 }
@@ -364,6 +383,7 @@ static const Flag flags[] = {
     {"label", FLAG_STRING, OPTION(label), "what the PASS and FAIL lines call the comparison", 0, 0, 0},
     {"after-validation-between", FLAG_SWITCH, OPTION(after_validation_between),
      "right after a validated step, a value between that step's and this one's passes too", 0, 0, 0},
+    {"at-most", FLAG_SWITCH, OPTION(at_most), "a value below the expected one passes too", 0, 0, 0},
     {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
@@ -419,8 +439,7 @@ static int compare_files(const Options *options, Table *expected, Table *actual)
         return 1;
     int all_pass = 1;
     for (int i = 0; i < num_names; i++)
-        all_pass &= compare_column(expected, actual, names[i], options->tolerance, options->label,
-                                   options->after_validation_between);
+        all_pass &= compare_column(expected, actual, names[i], options);
     return all_pass ? 0 : 1;
 }
 

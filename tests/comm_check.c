@@ -89,6 +89,28 @@ static void check_all_gather(Comm *comm, size_t block, int nonblocking)
     free(recv);
 }
 
+/* An all-gather in place, blocking and not: each rank's block already at its place in recv
+ * (the send buffer is that block), the others land around it. */
+static void check_all_gather_in_place(Comm *comm, size_t block)
+{
+    int rank = comm_rank(comm), size = comm_size(comm);
+    for (int nonblocking = 0; nonblocking < 2; nonblocking++) {
+        float *recv = calloc(block * size, sizeof *recv), *mine = recv + (size_t)rank * block;
+        for (size_t i = 0; i < block; i++)
+            mine[i] = value(rank, i);
+        CommRequest request = {0};
+        if (nonblocking)
+            comm_check(comm, comm_all_gather_start(comm, mine, recv, block, &request));
+        else
+            comm_check(comm, comm_all_gather(comm, mine, recv, block));
+        comm_check(comm, comm_wait(&request));
+        for (int r = 0; r < size; r++)
+            for (size_t i = 0; i < block; i++)
+                expect(comm, "all_gather in place", r * block + i, recv[r * block + i], value(r, i));
+        free(recv);
+    }
+}
+
 /* The 16-bit calls of a format on the same values: their sums (at most 4 x 50) are integers
  * bf16 and fp16 hold exactly, so they too are exact in any order; the average is the sum
  * times 1/size, rounded to the format. */
@@ -256,6 +278,8 @@ int main(int argc, char **argv)
     }
     check_16bit_rounding(comm);
     check_stats(comm, counts, (int)(sizeof counts / sizeof counts[0]));
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+        check_all_gather_in_place(comm, counts[c]);
     check_error_reporting(comm);
     check_request_reuse(comm);
     double slowest = (double)comm_rank(comm);

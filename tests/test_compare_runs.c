@@ -145,6 +145,23 @@ Test(compare_runs, the_table_shows_five_rows_and_how_many_more)
     expect_contains(output, "and 3 more\n");
 }
 
+/* --at-most (ZeRO-3's bytes): below the expected passes, and says how many rows were; above fails */
+Test(compare_runs, at_most_lets_a_value_below_pass_and_none_above)
+{
+    write_file("expected.csv", "step,comm_bytes\n1,1000\n2,1000\n3,1000\n");
+    write_file("actual.csv", "step,comm_bytes\n1,1000\n2,900\n3,1000\n");
+    char output[4096];
+    cr_expect_eq(compare("--columns comm_bytes --rtol 0 --atol 0 --label t", output, sizeof output), 1, "%s", output);
+    cr_expect_eq(compare("--columns comm_bytes --rtol 0 --atol 0 --label t --at-most", output, sizeof output), 0,
+                 "%s", output);
+    expect_contains(output, "PASS t comm_bytes: 3 rows, largest relative difference 0 (1 row below the expected, as "
+                            "--at-most allows)\n");
+    write_file("actual.csv", "step,comm_bytes\n1,1000\n2,1001\n3,1000\n");
+    cr_expect_eq(compare("--columns comm_bytes --rtol 0 --atol 0 --label t --at-most", output, sizeof output), 1,
+                 "%s", output);
+    expect_contains(output, "FAIL t comm_bytes: 1 of 3 rows differ; first at step=2: 1001 but expected 1000");
+}
+
 Test(compare_runs, a_short_table_has_no_more)
 {
     write_file("expected.csv", "step,loss\n1,1.5\n2,1.25\n3,1.125\n4,1\n");

@@ -60,6 +60,10 @@ static const Mistake mistakes[] = {
          "broadcast of 120576 element(s) into parameters#0+0, at grads_ready 0: a broadcast during training",
      .also_says = {"PASS dp_reference_n2_copy-tensors loss: 30 rows",
                    "FAIL dp_reference_n2_copy-tensors comm_bytes: 30 of 30 rows differ"}},
+    /* the mean at 2 ranks only: the 3-rank run's norm is 3/2 of the mean's */
+    {.mutant = "03_flat_ddp/sum_then_halve",
+     .fails_with = "FAIL dp_reference_n3_batch_6 grad_norm: 30 of 30 rows differ; first at step=1: 3.85",
+     .numbers_pass_in = "dp_reference_n2"},
     {.mutant = "03_flat_ddp/no_packing",
      .fails_with = "FAIL dp_reference_n2_copy-tensors schedule one_flat: rank 0, step 1, event 47: blocking all_reduce "
          "of 120576 element(s) into gradients#0+0, at grads_ready 0: the model's gradients themselves: with "
@@ -72,11 +76,13 @@ static const Mistake mistakes[] = {
      .fails_with = "FAIL dp_reference_n2 schedule overlap: rank 0, step 1, event 46: start all_reduce of 128 element(s) "
          "into gradients#0+120448, at grads_ready 0: the all-reduce of units 3..3 starts after unit 2's backward "
          "began (event 37)", .numbers_pass_in = "dp_reference_n2"},
+    /* its numbers are a race: right when the all-reduce happens to read unit 0's gradients after
+     * backward wrote them (a loaded machine), wrong when before; the rule fails it either way */
     {.mutant = "04_overlap_ddp/started_before_final",
      .fails_with = "FAIL dp_reference_n2 schedule overlap: rank 0, step 1, event 47: start all_reduce of 20480 "
          "element(s) into gradients#0+0, at grads_ready 1: the all-reduce of units 0..0 starts before grads_ready 0: "
          "unit 0's gradients are not final yet",
-     .also_says = {"FAIL dp_reference_n2 grad_norm: "}},
+     .checks = "dp_reference_n2"},
     {.mutant = "04_overlap_ddp/waits_in_hook",
      .fails_with = "FAIL dp_reference_n2 schedule overlap: rank 0, step 1, event 42: wait on request 0 (all_reduce "
          "into gradients#0+120448), at grads_ready 2: a wait during backward", .numbers_pass_in = "dp_reference_n2"},
@@ -97,6 +103,20 @@ static const Mistake mistakes[] = {
     {.mutant = "05_bucketed_ddp/bytes_in_int",
      .fails_with = "FAIL plan_tiny_channels_16384_bucket-mb_12900 bucket: 1 of 3 rows differ; first at unit=0",
      .numbers_pass_in = "dp_reference_n2_bucket-mb_0.1"},
+    /* the plan check asks bucketed_ddp_bucket_of in bytes: only a run's buckets show the MiB */
+    {.mutant = "05_bucketed_ddp/cap_in_mib",
+     .fails_with = "FAIL dp_reference_n3_batch_6_bucket-mb_0.4 schedule buckets: rank 0, step 1, event 43: start "
+         "all_reduce of 100096 element(s) into gradients#0+20480, at grads_ready 1: a bucket of units 3..1, 400384 "
+         "bytes, over the cap of 400000", .numbers_pass_in = "dp_reference_n3_batch_6_bucket-mb_0.4"},
+    {.mutant = "05_bucketed_ddp/two_units_at_most",
+     .fails_with = "FAIL dp_reference_n2 schedule buckets: rank 0, step 1, event 47: start all_reduce of 70464 "
+         "element(s) into gradients#0+0, at grads_ready 0: units 3..2 and 1..0 went as two all-reduces, though "
+         "together they fit in the cap of 1000000 bytes", .numbers_pass_in = "dp_reference_n2",
+     .also_says = {"PASS plan_tiny_channels_16384_bucket-mb_12900 bucket"}},
+    {.mutant = "05_bucketed_ddp/waits_before_the_last",
+     .fails_with = "FAIL dp_reference_n2_bucket-mb_0.25 schedule buckets: rank 0, step 1, event 51: start all_reduce "
+         "of 20480 element(s) into gradients#0+0, at grads_ready 0: started after the wait on request 0 (event 49)",
+     .numbers_pass_in = "dp_reference_n2_bucket-mb_0.25"},
     {.mutant = "05_bucketed_ddp/waits_in_hook",
      .fails_with = "FAIL dp_reference_n2_bucket-mb_0.25 schedule buckets: rank 0, step 1, event 45: wait on request "
          "0 (all_reduce into gradients#0+70464), at grads_ready 1: a wait during backward",
@@ -119,6 +139,16 @@ static const Mistake mistakes[] = {
      .fails_with = "FAIL dp_reference_n2_accum_2_bucket-mb_0.1 schedule buckets: rank 0, step 1, event 70: blocking "
          "all_reduce of 120576 element(s) into gradients#0+0, at grads_ready 0: the gradients go by non-blocking",
      .numbers_pass_in = "dp_reference_n2_accum_2_bucket-mb_0.1"},
+    /* the numbers of one big batch: only the count of forward passes shows it */
+    {.mutant = "06_grad_accum/one_big_batch",
+     .fails_with = "FAIL dp_reference_n2_accum_2_bucket-mb_0.1 schedule last_micro_batch: rank 0, step 1, event 21: "
+         "step_start: 1 forward pass(es) in this step: --accum 2 runs the share as 2 micro-batches",
+     .numbers_pass_in = "dp_reference_n2_accum_2_bucket-mb_0.1",
+     .also_says = {"PASS dp_reference_n2_accum_2_bucket-mb_0.1 schedule buckets"}},
+    {.mutant = "06_grad_accum/barrier_each_micro_batch",
+     .fails_with = "FAIL dp_reference_n2_accum_4_bucket-mb_0.25 schedule last_micro_batch: rank 0, step 1, event 46: "
+         "blocking barrier, at grads_ready 0: a call during micro-batch 0 of 0..3",
+     .numbers_pass_in = "dp_reference_n2_accum_4_bucket-mb_0.25"},
     {.mutant = "06_grad_accum/buckets_started_after_backward",
      .fails_with = "FAIL dp_reference_n2_accum_4_bucket-mb_0.25 schedule buckets: rank 0, step 1, event 118: start "
          "all_reduce of 50112 element(s) into gradients#0+70464, at grads_ready 0: the all-reduce of units 3..2 "
@@ -128,6 +158,10 @@ static const Mistake mistakes[] = {
     {.mutant = "07_zero1/owned_first_in_int",
      .fails_with = "FAIL plan_tiny_ranks_3_channels_16384 first: 1 of 9 rows differ; first at unit=1",
      .numbers_pass_in = "dp_reference_n2", .also_says = {"FAIL plan_tiny_ranks_3_channels_16384 real"}},
+    /* a rank that owns only padding said to own real elements: only a plan at many ranks has one */
+    {.mutant = "07_zero1/owned_past_the_unit",
+     .fails_with = "FAIL plan_reference_ranks_100 real: 35 of 400 rows differ; first at unit=3: 2 but expected 0",
+     .numbers_pass_in = "dp_reference_n3_batch_6", .also_says = {"PASS plan_tiny_ranks_3_channels_16384 real"}},
     {.mutant = "07_zero1/wrong_shard_offset", .fails_with = "FAIL dp_reference_n2"},
     {.mutant = "07_zero1/missing_padding", .fails_with = "FAIL dp_reference_n3_batch_6"},
     {.mutant = "07_zero1/local_grad_norm", .fails_with = "FAIL dp_reference_n2 grad_norm"},
@@ -164,6 +198,11 @@ static const Mistake mistakes[] = {
     {.mutant = "08_zero2/scratch_copy",
      .fails_with = "FAIL dp_reference_n2 schedule no_full_buffer: rank 0, step 0, event",
      .also_says = {"a backward_scratch buffer of 482304 bytes is live during step 1"},
+     .numbers_pass_in = "dp_reference_n2"},
+    /* memory no rule can count: the tracking allocator never saw it */
+    {.mutant = "08_zero2/buffers_from_calloc",
+     .fails_with = "FAIL dp_reference_n2 schedule no_full_buffer: rank 0, step 1, event",
+     .also_says = {"grads_ready 3: backward wrote unit 3's gradients into memory the tracking allocator did not hand out"},
      .numbers_pass_in = "dp_reference_n2"},
     {.mutant = "08_zero2/one_unit_late",
      .fails_with = "FAIL dp_reference_n2 schedule scatter_from_hook: rank 0, step 1, event 41: grads_ready 3: unit 3's "
@@ -385,8 +424,10 @@ Test(grading, every_mistake_in_the_catalogues_is_graded)
 /* Correct solutions written differently from the reference pass every check. */
 Test(grading, correct_variants_pass)
 {
-    const char *variants[][2] = {{"09", "09_zero3/test_until_done"},
+    const char *variants[][2] = {{"08", "08_zero2/buffer_made_per_unit"},
+                                 {"09", "09_zero3/test_until_done"},
                                  {"09", "09_zero3/gathers_again_after_validation"},
+                                 {"09", "09_zero3/keeps_released_units"},
                                  {"10", "10_mixed_precision/real_elements_only"}};
     char binary[256], output[65536];
     for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++) {
@@ -458,7 +499,7 @@ Test(grading, a_log_cut_short_is_checked_as_far_as_it_goes)
     int status = shell_output(command, output, sizeof output);
     cr_expect_eq(status, 1, "%s", output);
     cr_expect_not_null(strstr(output, "FAIL cut schedule per_tensor: the run stopped after logging 2 of its 30 "
-                                      "steps, which keep it\n"), "%s", output);
+                                      "steps, which keep the rule; the rest never ran\n"), "%s", output);
     cr_expect_null(strstr(output, "PASS"), "%s", output);
     /* rank 1's last step left out: the ranks disagree */
     snprintf(command, sizeof command, "awk -F, 'NR == 1 || $1 != 1 || $4 < 2' %s/log.csv > %s/short.csv && "
@@ -583,7 +624,8 @@ Test(grading, json_results_in_gradescope_format)
     int status = shell_output("tests/scenarios/graded_json.sh 04 build/mutants/04_overlap_ddp/blocking_per_unit",
                               output, sizeof output);
     cr_expect_eq(status, 0, "%s", output);
-    cr_expect_str_eq(output, "8 7 8 ['lesson 04: dp_reference_n2 schedule overlap']\n");
+    cr_expect_str_eq(output, "15 13 15 ['lesson 04: dp_reference_n2 schedule overlap', 'lesson 04: "
+                             "dp_reference_n3_batch_6 schedule overlap']\n");
 }
 
 /* A lesson's checks read only what its own runs wrote: a lesson whose run writes nothing
@@ -628,6 +670,12 @@ Test(grading, a_course_without_its_references_builds_none)
                                       "(solutions/02_naive_ddp/ is missing): build/lessons/02_naive_ddp is yours\n"),
                        "%s", output);
     cr_expect_not_null(strstr(output, "\nstatus 2\n"), "%s", output);
+    /* lesson 06's given code calls lesson 05's reference: said, not a compiler error */
+    cr_expect_not_null(strstr(output, "\nmake: build/lessons/06_grad_accum cannot be built: it builds on "
+                                      "solutions/05_bucketed_ddp/bucketed_ddp.c (the reference's parts), which this "
+                                      "copy of the course lacks: a copy handed out needs at least "
+                                      "solutions/05_bucketed_ddp/\n"), "%s", output);
+    cr_expect_null(strstr(output, "error:"), "a compiler error, not make's reason:\n%s", output);
 }
 
 /* The ring rule reads each point-to-point call's peers: a ring turned the other way keeps

@@ -27,7 +27,7 @@ typedef struct {
 static Options options = {.buckets = {.bucket_mb = 1.0}, .sizes = "0.05,0.25,1,4,1000"};
 
 static const Flag bucket_flags[] = {
-    {"bucket-mb", FLAG_FLOAT, offsetof(Options, buckets.bucket_mb), "train, plan: most gradient MB per bucket", 0, 1e9,
+    {"bucket-mb", FLAG_FLOAT, offsetof(Options, buckets.bucket_mb), "train, plan: most gradient MB (10^6 bytes) per bucket", 0, 1e9,
      0},
     {"sizes", FLAG_STRING, offsetof(Options, sizes), "sweep: the bucket sizes to try, MB, comma-separated", 0, 0, 0},
     {NULL, 0, 0, NULL, 0, 0, 0},

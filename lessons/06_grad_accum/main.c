@@ -9,7 +9,7 @@ static AccumOptions options = {.buckets = {.bucket_mb = 1.0}, .accum = 2};
 
 static const Flag accum_flags[] = {
     {"accum", FLAG_INT, offsetof(AccumOptions, accum), "micro-batches per optimizer step (K)", 1, 1 << 20, 0},
-    {"bucket-mb", FLAG_FLOAT, offsetof(AccumOptions, buckets.bucket_mb), "most gradient MB per bucket", 0, 1e9, 0},
+    {"bucket-mb", FLAG_FLOAT, offsetof(AccumOptions, buckets.bucket_mb), "most gradient MB (10^6 bytes) per bucket", 0, 1e9, 0},
     {NULL, 0, 0, NULL, 0, 0, 0},
 };
 
@@ -24,7 +24,7 @@ static int configure(TrainConfig *cfg, const void *lesson_options, char *err, si
 
 static const Lesson lesson = {
     .name = "06_grad_accum",
-    .title = "gradient accumulation: K micro-batches per step, buckets all-reduced only after the last",
+    .title = "gradient accumulation: K micro-batches per step, buckets all-reduced during the last one's backward",
     .strategy = &grad_accum,
     .flags = {"accumulation", accum_flags, &options},
     .configure = configure,
