@@ -849,6 +849,39 @@ static void add_state(long live[NUM_STATE_KINDS], const Event *e)
             live[k] += is(e, "alloc") ? e->bytes : -e->bytes;
 }
 
+/* Working memory: what a rank allocated beside its model state, data and activations (the
+ * strategy's buffers, the model's scratch). */
+static int is_working(const Event *e)
+{
+    const char *outside[] = {"parameters", "gradients", "adamw_m", "adamw_v", "master_weights", "data",
+                             "activations"};
+    for (size_t k = 0; k < sizeof outside / sizeof outside[0]; k++)
+        if (strcmp(e->kind, outside[k]) == 0)
+            return 0;
+    return is(e, "alloc") || is(e, "free");
+}
+
+/* A rank's working memory from step end to step end, from the first on: a buffer made once
+ * (in a later step, at the first validation) makes it grow once or twice; one made every
+ * step and never freed, every step. */
+typedef struct {
+    long live, at_last_step_end;
+    int step_ends, growths;
+} WorkingMemory;
+
+static void check_working_memory(Check *check, WorkingMemory *mine, const Event *e)
+{
+    if (is_working(e))
+        mine->live += is(e, "alloc") ? e->bytes : -e->bytes;
+    if (!is(e, "step_end"))
+        return;
+    if (mine->step_ends++ > 0 && mine->live > mine->at_last_step_end && ++mine->growths >= 3)
+        broke(check, "model_state", e, "working buffers grew again by this step's end, to %ld bytes (from %ld), the "
+              "third step to add some: memory allocated every step and never freed", mine->live,
+              mine->at_last_step_end);
+    mine->at_last_step_end = mine->live;
+}
+
 /* What a stage keeps of a kind, in words: whole or sharded by the stage, none of a master
  * outside mixed precision. */
 static const char *state_held(int kind, int stage, int mixed)
@@ -873,10 +906,12 @@ static int rule_model_state(Check *check, int stage, int mixed)
     long expected[NUM_STATE_KINDS] = {stage >= 3 ? sharded : full, stage >= 2 ? sharded : full, fp32_sharded,
                                       fp32_sharded, mixed ? fp32_sharded : 0};
     long *live = calloc((size_t)check->ranks * NUM_STATE_KINDS, sizeof *live);
-    for (size_t i = 0; live != NULL && i < check->log->count; i++) {
+    WorkingMemory *working = calloc((size_t)check->ranks, sizeof *working);
+    for (size_t i = 0; live != NULL && working != NULL && i < check->log->count; i++) {
         const Event *e = &check->log->events[i];
         long *mine = live + (size_t)e->rank * NUM_STATE_KINDS;
         add_state(mine, e);
+        check_working_memory(check, &working[e->rank], e);
         if (!is(e, "step_end"))
             continue;
         for (int k = 0; k < NUM_STATE_KINDS; k++)
@@ -886,10 +921,13 @@ static int rule_model_state(Check *check, int stage, int mixed)
                       mixed && (k == KIND_PARAMS || k == KIND_GRADS) ? ", in 16 bits" : "", expected[k]);
     }
     free(live);
+    free(working);
     return finish_rule(check, "model_state", mixed ? "16-bit parameters and gradients, fp32 master and AdamW "
-                       "moments per rank equal the mixed-precision ZeRO formula for this run's padding, exactly"
+                       "moments per rank equal the mixed-precision ZeRO formula for this run's padding, exactly; "
+                                                    "working buffers not growing step after step"
                                                   : "parameters, gradients and AdamW moments per rank equal the ZeRO "
-                                                    "formula for this run's padding, exactly");
+                                                    "formula for this run's padding, exactly; working buffers not "
+                                                    "growing step after step");
 }
 
 /* The bytes of the block a buffer lies in, from the rank's last allocation of it before

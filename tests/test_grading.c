@@ -204,6 +204,11 @@ static const Mistake mistakes[] = {
      .fails_with = "FAIL dp_reference_n2 schedule no_full_buffer: rank 0, step 1, event",
      .also_says = {"grads_ready 3: backward wrote unit 3's gradients into memory the tracking allocator did not hand out"},
      .numbers_pass_in = "dp_reference_n2"},
+    /* 4 KB more every step: each step's end holds more than the last */
+    {.mutant = "08_zero2/leaks_every_step",
+     .fails_with = "FAIL dp_reference_n2 schedule model_state: rank 0, step 4, event 184: step_end: working buffers "
+         "grew again by this step's end, to 1204560 bytes (from 1200464), the third step to add some",
+     .numbers_pass_in = "dp_reference_n2"},
     {.mutant = "08_zero2/one_unit_late",
      .fails_with = "FAIL dp_reference_n2 schedule scatter_from_hook: rank 0, step 1, event 41: grads_ready 3: unit 3's "
          "reduce-scatter did not start between its grads_ready and the next unit's backward",
