@@ -167,12 +167,13 @@ typedef struct {
 
 static int is(const Event *e, const char *event) { return strcmp(e->event, event) == 0; }
 static int is_call(const Event *e) { return e->op[0] != '\0'; }
-/* The trainer's bookkeeping (mean loss, slowest rank) and barriers move no training data. */
-static int moves_data(const Event *e)
+/* A call the strategy made: the trainer's bookkeeping (mean loss, slowest rank) is not one. */
+static int strategy_call(const Event *e)
 {
-    return is_call(e) && strcmp(e->op, "sum_double") != 0 && strcmp(e->op, "max_double") != 0 &&
-           strcmp(e->op, "barrier") != 0;
+    return is_call(e) && strcmp(e->op, "sum_double") != 0 && strcmp(e->op, "max_double") != 0;
 }
+/* Barriers move no training data either. */
+static int moves_data(const Event *e) { return strategy_call(e) && strcmp(e->op, "barrier") != 0; }
 static int is_compute_start(const Event *e) { return is(e, "forward_start") || is(e, "backward_start"); }
 /* The call is `base` on floats or on 16-bit floats ("reduce_scatter", "reduce_scatter_bf16"
  * or "reduce_scatter_fp16"). */
@@ -707,12 +708,6 @@ static int rule_buckets(Check *check)
                        "step");
 }
 
-/* A call the strategy made: the trainer's bookkeeping (mean loss, slowest rank) is not one. */
-static int strategy_call(const Event *e)
-{
-    return is_call(e) && strcmp(e->op, "sum_double") != 0 && strcmp(e->op, "max_double") != 0;
-}
-
 /* 06: K micro-batches a step, a forward pass each (the top unit's forward, once a pass), and
  * no call before the last one: not even a barrier, which makes every rank wait for the slowest. */
 static int rule_last_micro_batch(Check *check)
@@ -853,12 +848,10 @@ static void add_state(long live[NUM_STATE_KINDS], const Event *e)
  * strategy's buffers, the model's scratch). */
 static int is_working(const Event *e)
 {
-    const char *outside[] = {"parameters", "gradients", "adamw_m", "adamw_v", "master_weights", "data",
-                             "activations"};
-    for (size_t k = 0; k < sizeof outside / sizeof outside[0]; k++)
-        if (strcmp(e->kind, outside[k]) == 0)
+    for (int k = 0; k < NUM_STATE_KINDS; k++)
+        if (strcmp(e->kind, STATE_KINDS[k]) == 0)
             return 0;
-    return is(e, "alloc") || is(e, "free");
+    return (is(e, "alloc") || is(e, "free")) && strcmp(e->kind, "data") != 0 && strcmp(e->kind, "activations") != 0;
 }
 
 /* A rank's working memory from step end to step end, from the first on: a buffer made once
