@@ -61,6 +61,12 @@ void comm_end_alone(Comm *comm);
  * "; 2 rank(s) on 1 other host(s)" when there are others): mpiexec names a rank that dies by
  * its process id. */
 void comm_describe_processes(const Comm *comm, char *out, size_t out_len);
+/* 1 when this machine's ranks, `threads` threads each, outnumber its cores, with a note that
+ * says so into out (without a newline); else 0 and out empty. Past the cores the ranks take
+ * turns on them, and a rank waiting in MPI polls a core its peer needs: the times then
+ * measure the scheduler more than the code. The cores are the machine's online ones, not a
+ * rank's affinity, since a launcher that binds each rank to its own core is not short of any. */
+int comm_oversubscribed(const Comm *comm, int threads, char *out, size_t out_len);
 /* Ends the communicator (collective; NULL does nothing): 0, or -1 where the backend's end
  * met a failure, which it prints (the run's exit status should say so too). */
 int comm_finalize(Comm *comm);

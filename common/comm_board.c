@@ -117,6 +117,19 @@ void comm_describe_processes(const Comm *comm, char *out, size_t out_len)
                  comm->hosts - 1);
 }
 
+int comm_oversubscribed(const Comm *comm, int threads, char *out, size_t out_len)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN), ranks = comm->node_size > 0 ? comm->node_size : 1;
+    out[0] = '\0';
+    if (cores < 1 || ranks * threads <= cores)
+        return 0;
+    snprintf(out, out_len,
+             "%ld rank(s) x %d thread(s) on this machine's %ld core(s): they take turns on the cores, so the "
+             "times measure the scheduler more than the code",
+             ranks, threads, cores);
+    return 1;
+}
+
 void comm_set_wait_timeout(Comm *comm, double seconds)
 {
     comm->wait_timeout = seconds;

@@ -89,6 +89,10 @@ static void print_header(const Lesson *lesson, const Trainer *tr)
         gethostname(host, sizeof host - 1);
         printf("processes on this machine (%s): %s\n", host, processes);
     }
+    char oversubscribed[192];
+    if (tr->model.kernels == &cpu_kernels &&
+        comm_oversubscribed(tr->comm, tr->cfg.threads, oversubscribed, sizeof oversubscribed))
+        printf("note: %s\n", oversubscribed);
     if (tr->model.kernels == &cpu_kernels)
         blas_kernels_print(stdout);
     if (tr->model.matmuls_16bit)

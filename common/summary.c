@@ -44,6 +44,8 @@ void summary_print(const RunSummary *s, FILE *out)
 {
     fprintf(out, "summary: %s, %d rank(s) x %d thread(s), steps %d-%d (the first %d are warm-up)\n",
             s->strategy, s->ranks, s->threads, s->warmup_steps + 1, s->steps, s->warmup_steps);
+    if (s->oversubscribed[0] != '\0')
+        fprintf(out, "  note: %s\n", s->oversubscribed);
     fprintf(out, "  %-22s %10s %10s\n", "", "avg", "std");
     fprintf(out, "  %-22s %10.3f %10.3f\n", "step time (ms)", 1e3 * s->step_seconds.mean,
             1e3 * running_std(&s->step_seconds));

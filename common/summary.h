@@ -40,6 +40,9 @@ typedef struct {
     int gpus;
     double flops_per_token, peak_flops;
     const char *peak_format, *mfu_unknown;
+    /* On a CPU run, when rank 0's machine has fewer cores than its ranks' threads: a note
+     * saying so (comm_oversubscribed), printed with the figures it makes doubtful; else "". */
+    char oversubscribed[192];
 } RunSummary;
 
 /* Steps left out of the averages at the start of a run of `steps`: caches, page faults and

@@ -713,6 +713,8 @@ static void start_summary(Trainer *tr)
                                .tokens_per_step = (double)cfg->batch_size * cfg->seq_len,
                                .param_bytes = (double)tr->model.num_params * sizeof(float),
                                .comm_queued_on_gpu = strcmp(comm_backend_name(tr->comm), "nccl") == 0};
+    if (tr->model.kernels == &cpu_kernels)
+        comm_oversubscribed(tr->comm, cfg->threads, tr->summary.oversubscribed, sizeof tr->summary.oversubscribed);
 }
 
 static int finish_trace(Trainer *tr, char *err, size_t err_len)

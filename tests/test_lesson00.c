@@ -389,6 +389,25 @@ Test(lesson00, help_lists_the_flags)
     }
 }
 
+/* More threads than the machine has cores: the header and the summary say so, since the
+ * times then measure the scheduler; with one thread they say nothing of it. */
+Test(lesson00, more_threads_than_cores_is_said_beside_the_times)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    char command[256], output[1 << 15], note[128];
+    snprintf(note, sizeof note, "1 rank(s) x %ld thread(s) on this machine's %ld core(s): they take turns", cores + 1,
+             cores);
+    snprintf(command, sizeof command, SOLUTION " train --config tiny --steps 2 --gen-tokens 0 --threads %ld",
+             cores + 1);
+    cr_assert_eq(shell_output(command, output, sizeof output), 0, "%s", output);
+    const char *header = strstr(output, note), *summary = strstr(output, "summary: ");
+    cr_expect(header != NULL && summary != NULL && header < summary, "no note before the steps:\n%s", output);
+    cr_expect(summary != NULL && strstr(summary, note) != NULL, "no note in the summary:\n%s", output);
+    cr_assert_eq(shell_output(SOLUTION " train --config tiny --steps 2 --gen-tokens 0 --threads 1", output,
+                              sizeof output), 0, "%s", output);
+    cr_expect_null(strstr(output, "take turns"), "a note with one thread:\n%s", output);
+}
+
 /* --csv goes to a temporary file beside its path, a row per step, renamed into place when
  * the run ends: a run killed halfway leaves an earlier file at the path as it was, and its
  * own rows in the temporary file. */

@@ -108,6 +108,23 @@ Test(lesson01, sizes_columns_and_closing_lines_are_nccl_tests_own)
     cr_expect_null(strstr(output, " 1000 "), "1K read as 10^3:\n%s", output);
 }
 
+/* Three ranks on fewer cores: the header says the times are the scheduler's; on three or
+ * more, nothing. */
+Test(lesson01, more_ranks_than_cores_is_said_in_the_header)
+{
+    char output[1 << 14];
+    int status = shell_output("timeout 120 mpiexec -n 3 build/solutions/01_collectives --collective=all_reduce "
+                              "-b 1K -e 1K -w 0 -n 1", output, sizeof output);
+    cr_assert_eq(status, 0, "%s", output);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    char note[128];
+    snprintf(note, sizeof note, "# note: 3 rank(s) x 1 thread(s) on this machine's %ld core(s)", cores);
+    if (cores < 3)
+        cr_expect_not_null(strstr(output, note), "no '%s' in:\n%s", note, output);
+    else
+        cr_expect_null(strstr(output, "# note:"), "a note on %ld cores:\n%s", cores, output);
+}
+
 /* The program's whole output for `flags` must be `line` (and a newline), with status 2. */
 static void expect_refused(const char *flags, const char *line)
 {

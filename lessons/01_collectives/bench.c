@@ -390,6 +390,9 @@ static void print_header(Comm *comm, const BenchOptions *opts)
     printf("# 01_collectives: backend %s, %d ranks, buffers on %s, warm-up %d, iterations %d, check %s\n",
            comm_backend_name(comm), comm_size(comm), device_label(opts->kernels), opts->warmup, opts->iters,
            opts->check ? "on" : "off");
+    char oversubscribed[192];
+    if (comm_oversubscribed(comm, 1, oversubscribed, sizeof oversubscribed))
+        printf("# note: %s\n", oversubscribed);
     printf("# time: mean per iteration, max over ranks; GB/s = 10^9 bytes/s; ring/lib: your ring's busbw over the "
            "library all-reduce's\n");
     printf("#%67s %37s\n", "out-of-place", "in-place");
