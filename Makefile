@@ -118,6 +118,15 @@ $(BUILD)/obj/%.o: %.c
 STRICT ?= 0
 $(BUILD)/obj/lessons/%.o: STUDENT_CFLAGS = $(if $(filter 1,$(STRICT)),,-Wno-error)
 $(BUILD)/obj/lessons/%.o: SAVE_DIAGNOSTICS = 2>$@.log; status=$$?; cat $@.log >&2; exit $$status
+# An object the compiler warned about (its log not empty) was compiled without STRICT, or it
+# would not exist: with STRICT=1 it and its lesson's program are made again (the object alone
+# would not be: make does not remake a missing object of a program newer than its sources),
+# so that the warning stops the build.
+ifeq ($(STRICT),1)
+warned_objects := $(patsubst %.log,%,$(shell find $(BUILD)/obj/lessons -name '*.o.log' -size +0 2>/dev/null))
+$(if $(warned_objects),$(shell rm -f $(warned_objects) \
+    $(foreach o,$(warned_objects),$(BUILD)/lessons/$(word 4,$(subst /, ,$(o:$(BUILD)/%=build/%))))))
+endif
 
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)

@@ -173,28 +173,31 @@ static int refuse_active(Comm *comm, const char *operation, const CommRequest *r
     return -1;
 }
 
-/* A blocking call's wait is over when it returns; then it goes in the log. */
+/* A blocking call's wait is over when it returns; then it goes in the log, with the buffer
+ * its result lands in and the one it sends from. */
 static int end_blocking(Comm *comm, const char *op, size_t send_count, size_t recv_count, const void *buffer,
-                        int status)
+                        const void *source, int status)
 {
     comm_end_wait(comm);
-    comm_record_call(comm, op, CALL_BLOCKING, send_count, recv_count, buffer, -1, -1);
+    comm_record_call(comm, op, CALL_BLOCKING, send_count, recv_count, buffer, source, -1, -1);
     return status;
 }
 
 int comm_all_reduce(Comm *comm, float *buffer, size_t count, ReduceOp op)
 {
     comm_begin_wait(comm, "all_reduce", 1);
-    return end_blocking(comm, "all_reduce", count, count, buffer,
+    return end_blocking(comm, "all_reduce", count, count, buffer, buffer,
                         comm->ops->all_reduce(comm, buffer, count, op));
 }
 
 /* A started request gets its name in the log. */
-static int log_start(const char *op, CommRequest *request, size_t send_count, size_t recv_count, int status)
+static int log_start(const char *op, CommRequest *request, size_t send_count, size_t recv_count, const void *source,
+                     int status)
 {
     request->log_id = events_new_request();
     request->op = op;
-    comm_record_call(request->comm, op, CALL_START, send_count, recv_count, request->buffer, request->log_id, -1);
+    comm_record_call(request->comm, op, CALL_START, send_count, recv_count, request->buffer, source, request->log_id,
+                     -1);
     return status;
 }
 
@@ -204,7 +207,8 @@ int comm_all_reduce_start(Comm *comm, float *buffer, size_t count, ReduceOp op, 
         return -1;
     *request = (CommRequest){.comm = comm, .buffer = buffer, .count = count, .average = op == REDUCE_AVG};
     comm_board_note_start(comm, "all_reduce_start"); /* its place in the order, no wait */
-    return log_start("all_reduce", request, count, count, comm->ops->all_reduce_start(comm, buffer, count, op, request));
+    return log_start("all_reduce", request, count, count, buffer,
+                     comm->ops->all_reduce_start(comm, buffer, count, op, request));
 }
 
 /* op names the call in the log ("all_gather", "all_gather_bf16"); started is what the board
@@ -216,7 +220,7 @@ static int start_all_gather(Comm *comm, const char *op, const char *started, con
         return -1;
     *request = (CommRequest){.comm = comm, .buffer = recv, .count = send_count * comm->size};
     comm_board_note_start(comm, started);
-    return log_start(op, request, send_count, request->count,
+    return log_start(op, request, send_count, request->count, send,
                      comm->ops->all_gather_start(comm, send, recv, send_count, type, request));
 }
 
@@ -249,7 +253,7 @@ int comm_wait(CommRequest *request)
     comm_begin_wait(request->comm, what, 0);
     int status = request->comm->ops->wait(request);
     comm_end_wait(request->comm);
-    comm_record_call(request->comm, request->op, CALL_WAIT, 0, 0, request->buffer, request->log_id, 1);
+    comm_record_call(request->comm, request->op, CALL_WAIT, 0, 0, request->buffer, NULL, request->log_id, 1);
     return status;
 }
 
@@ -259,7 +263,7 @@ int comm_test(CommRequest *request, int *done)
     if (*done)
         return 0;
     int status = request->comm->ops->test(request, done);
-    comm_record_call(request->comm, request->op, CALL_TEST, 0, 0, request->buffer, request->log_id, *done);
+    comm_record_call(request->comm, request->op, CALL_TEST, 0, 0, request->buffer, NULL, request->log_id, *done);
     return status;
 }
 
@@ -267,7 +271,7 @@ static int reduce_scatter(Comm *comm, const char *name, const void *send, void *
                           CommType type, ReduceOp op)
 {
     comm_begin_wait(comm, name, 1);
-    return end_blocking(comm, name, recv_count * comm->size, recv_count, recv,
+    return end_blocking(comm, name, recv_count * comm->size, recv_count, recv, send,
                         comm->ops->reduce_scatter(comm, send, recv, recv_count, type, op));
 }
 
@@ -286,7 +290,7 @@ int comm_reduce_scatter_16(Comm *comm, Format16 format, const bits16 *send, bits
 static int all_gather(Comm *comm, const char *name, const void *send, void *recv, size_t send_count, CommType type)
 {
     comm_begin_wait(comm, name, 1);
-    return end_blocking(comm, name, send_count, send_count * comm->size, recv,
+    return end_blocking(comm, name, send_count, send_count * comm->size, recv, send,
                         comm->ops->all_gather(comm, send, recv, send_count, type));
 }
 
@@ -304,7 +308,7 @@ int comm_all_gather_16(Comm *comm, Format16 format, const bits16 *send, bits16 *
 int comm_broadcast(Comm *comm, float *buffer, size_t count, int root)
 {
     comm_begin_wait(comm, "broadcast", 1);
-    return end_blocking(comm, "broadcast", count, count, buffer,
+    return end_blocking(comm, "broadcast", count, count, buffer, buffer,
                         comm->ops->broadcast(comm, buffer, count, root));
 }
 
@@ -322,7 +326,7 @@ int comm_sendrecv(Comm *comm, const float *send, size_t send_count, int to,
 static int mpi_all_reduce_double(Comm *comm, const char *name, double *value, MPI_Op op)
 {
     comm_begin_wait(comm, name, 1);
-    int status = end_blocking(comm, name, 1, 1, NULL, MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_DOUBLE, op, comm->world));
+    int status = end_blocking(comm, name, 1, 1, NULL, NULL, MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_DOUBLE, op, comm->world));
     if (status == MPI_SUCCESS)
         return 0;
     char reason[MPI_MAX_ERROR_STRING];

@@ -50,15 +50,15 @@ static void record(Comm *comm, CallEvent call)
 }
 
 void comm_record_call(Comm *comm, const char *op, const char *mode, size_t send_count, size_t recv_count,
-                      const void *buffer, long request, int done)
+                      const void *buffer, const void *source, long request, int done)
 {
-    record(comm, (CallEvent){op, mode, send_count, recv_count, buffer, request, done, {0}, -1, -1});
+    record(comm, (CallEvent){op, mode, send_count, recv_count, buffer, request, done, {0}, -1, -1, source});
 }
 
 void comm_record_point_to_point(Comm *comm, const char *op, size_t send_count, int to, size_t recv_count, int from,
                                 const void *buffer)
 {
-    record(comm, (CallEvent){op, CALL_BLOCKING, send_count, recv_count, buffer, -1, -1, {0}, to, from});
+    record(comm, (CallEvent){op, CALL_BLOCKING, send_count, recv_count, buffer, -1, -1, {0}, to, from, NULL});
 }
 
 CommStats comm_stats(const Comm *comm)

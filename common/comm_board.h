@@ -27,7 +27,7 @@ int comm_count(Comm *comm, double started, double bytes, int collectives);
 /* A call in the record of events (events.h): the log's row, with the slice its backend
  * left in comm->span (then cleared). */
 void comm_record_call(Comm *comm, const char *op, const char *mode, size_t send_count, size_t recv_count,
-                      const void *buffer, long request, int done);
+                      const void *buffer, const void *source, long request, int done);
 /* The same for a blocking point-to-point call, with the ranks it sent to and received from
  * (-1: none), which the ring's rule reads. */
 void comm_record_point_to_point(Comm *comm, const char *op, size_t send_count, int to, size_t recv_count, int from,

@@ -23,11 +23,12 @@ static size_t element_size(const RunEvent *e)
     return is_call(e) && comm_log_op_is_16bit(e->op) ? 2 : sizeof(float);
 }
 
-static void write_place(FILE *out, const RunEvent *e)
+/* A buffer as kind#n+element: the n-th block of that kind, the element within it. */
+static void write_place(FILE *out, const RunEvent *e, int found, int untracked, const MemBlockPlace *place)
 {
-    if (e->has_place)
-        fprintf(out, "%s#%ld+%zu", mem_kind_name(e->place.kind), e->place.serial, e->place.offset / element_size(e));
-    else if (e->untracked)
+    if (found)
+        fprintf(out, "%s#%ld+%zu", mem_kind_name(place->kind), place->serial, place->offset / element_size(e));
+    else if (untracked)
         fputs("untracked", out);
 }
 
@@ -51,7 +52,7 @@ static void write_event(FILE *out, int rank, const RunEvent *e, double origin)
     if (has_counts(e))
         fprintf(out, "%zu", e->recv_count);
     fputc(',', out);
-    write_place(out, e);
+    write_place(out, e, e->has_place, e->untracked, &e->place);
     fputc(',', out);
     write_if_set(out, e->request);
     fputc(',', out);
@@ -71,6 +72,8 @@ static void write_event(FILE *out, int rank, const RunEvent *e, double origin)
     write_if_set(out, e->to);
     fputc(',', out);
     write_if_set(out, e->from);
+    fputc(',', out);
+    write_place(out, e, e->has_source, e->source_untracked, &e->source_place);
     fputc('\n', out);
 }
 

@@ -20,7 +20,7 @@ enum {
     LOG_COLUMN_RANK, LOG_COLUMN_SEQ, LOG_COLUMN_TIME_MS, LOG_COLUMN_STEP, LOG_COLUMN_MICRO, LOG_COLUMN_EVENT,
     LOG_COLUMN_UNIT, LOG_COLUMN_OP, LOG_COLUMN_COUNT, LOG_COLUMN_RECV_COUNT, LOG_COLUMN_BUFFER, LOG_COLUMN_REQUEST,
     LOG_COLUMN_DONE, LOG_COLUMN_WHERE, LOG_COLUMN_KIND, LOG_COLUMN_BYTES, LOG_COLUMN_TO, LOG_COLUMN_FROM,
-    LOG_NUM_COLUMNS
+    LOG_COLUMN_SOURCE, LOG_NUM_COLUMNS
 };
 static const char *const LOG_COLUMNS[LOG_NUM_COLUMNS] = {
     [LOG_COLUMN_RANK] = "rank",     [LOG_COLUMN_SEQ] = "seq",       [LOG_COLUMN_TIME_MS] = "time_ms",
@@ -29,6 +29,7 @@ static const char *const LOG_COLUMNS[LOG_NUM_COLUMNS] = {
     [LOG_COLUMN_RECV_COUNT] = "recv_count", [LOG_COLUMN_BUFFER] = "buffer", [LOG_COLUMN_REQUEST] = "request",
     [LOG_COLUMN_DONE] = "done",     [LOG_COLUMN_WHERE] = "where",   [LOG_COLUMN_KIND] = "kind",
     [LOG_COLUMN_BYTES] = "bytes",   [LOG_COLUMN_TO] = "to",         [LOG_COLUMN_FROM] = "from",
+    [LOG_COLUMN_SOURCE] = "source",
 };
 
 /* The 16-bit calls of comm.h are logged as their float op with the format's name as a

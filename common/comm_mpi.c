@@ -310,7 +310,7 @@ int comm_barrier(Comm *comm)
     comm_end_wait(comm);
     MPI_CALL(comm, "barrier", status);
     status = comm_account(comm, "barrier", started, 0, 0);
-    comm_record_call(comm, "barrier", CALL_BLOCKING, 0, 0, NULL, -1, -1);
+    comm_record_call(comm, "barrier", CALL_BLOCKING, 0, 0, NULL, NULL, -1, -1);
     return status;
 }
 

@@ -184,6 +184,8 @@ void events_call(const CallEvent *call)
     e->done = call->done;
     e->to = call->to;
     e->from = call->from;
+    e->has_source = call->source != NULL && mem_block_find(call->source, &e->source_place);
+    e->source_untracked = call->source != NULL && !e->has_source;
     if (record.spans && call->span.name != NULL) {
         e->span = call->span.name;
         e->track = call->span.track;

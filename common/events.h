@@ -62,7 +62,8 @@ typedef struct {
  * ...), the elements in this rank's send and receive buffers, the buffer the result lands
  * in, for non-blocking calls the request id (events_new_request) and, for a test, whether it
  * had finished (-1: not a test); for point-to-point calls the ranks it sent to and received
- * from (-1: none). */
+ * from (-1: none); for a collective's start or blocking call, the buffer its send side reads
+ * (NULL where none is told). */
 typedef struct {
     const char *op, *mode;
     size_t send_count, recv_count;
@@ -71,6 +72,7 @@ typedef struct {
     int done;
     CallSpan span;
     int to, from;
+    const void *source;
 } CallEvent;
 
 typedef enum { EVENT_MARK, EVENT_CALL, EVENT_BLOCK, EVENT_IN_USE, EVENT_SPAN, EVENT_COUNT } EventType;
@@ -87,6 +89,8 @@ typedef struct {
     int has_place, untracked; /* the buffer found among the live blocks, or given but not found */
     size_t count, recv_count, bytes; /* bytes: a block's, or the kind's bytes in use */
     MemBlockPlace place;      /* the buffer, resolved when recorded (it may be freed later); a block's kind */
+    int has_source, source_untracked; /* a call's send buffer, found among the live blocks or not */
+    MemBlockPlace source_place;
     /* on the timeline: a slice named span (NULL: none) from begin to end, or a counter's value */
     const char *span;
     TraceTrack track;

@@ -28,6 +28,7 @@ typedef struct {
     long seq, request;
     long count, recv_count, bytes;
     char event[24], op[24], buffer[64], kind[24], where[40];
+    char source[64]; /* the buffer a collective sends from */
 } Event;
 
 typedef struct {
@@ -73,6 +74,7 @@ static Event parse_event(char cells[LOG_NUM_COLUMNS][CELL])
     snprintf(e.buffer, sizeof e.buffer, "%s", cells[LOG_COLUMN_BUFFER]);
     snprintf(e.where, sizeof e.where, "%s", cells[LOG_COLUMN_WHERE]);
     snprintf(e.kind, sizeof e.kind, "%s", cells[LOG_COLUMN_KIND]);
+    snprintf(e.source, sizeof e.source, "%s", cells[LOG_COLUMN_SOURCE]);
     return e;
 }
 
@@ -937,14 +939,32 @@ static long block_bytes(const Check *check, size_t at, const char *buffer)
     return 0;
 }
 
-/* Whether block `buffer` holds gradients at event `at`: a grads_ready of the span wrote it,
- * and no free came after that write. */
-static int block_live(const Check *check, const Span *span, size_t at, const char *buffer)
+/* The events whose buffers a tally of live blocks counts, and the buffer each names (NULL for
+ * any other event): backward's writes of a unit's gradients, a unit's compute on its
+ * parameters, a reduce-scatter's send side. */
+typedef const char *(*Marks)(const Event *e);
+
+static const char *grads_written(const Event *e) { return is(e, "grads_ready") ? e->buffer : NULL; }
+
+static const char *computed_with(const Event *e)
+{
+    return is_compute_start(e) && e->buffer[0] != '\0' ? e->buffer : NULL;
+}
+
+static const char *scattered_from(const Event *e)
+{
+    return is_collective_start(e) && same_op(e, "reduce_scatter") && e->source[0] != '\0' ? e->source : NULL;
+}
+
+/* Whether block `buffer` is in use at event `at`: a mark of the span named it, and no free
+ * came after that mark. */
+static int block_live(const Check *check, const Span *span, size_t at, const char *buffer, Marks marks)
 {
     int live = 0;
     for (size_t i = span->first; i <= at; i++) {
         const Event *e = &check->log->events[i];
-        if (is(e, "grads_ready") && same_block(e->buffer, buffer))
+        const char *named = marks(e);
+        if (named != NULL && same_block(named, buffer))
             live = 1;
         else if (is(e, "free") && same_block(e->buffer, buffer))
             live = 0;
@@ -952,14 +972,32 @@ static int block_live(const Check *check, const Span *span, size_t at, const cha
     return live;
 }
 
-/* Whether event j is the span's first grads_ready into its block. */
-static int first_write(const Check *check, const Span *span, size_t j)
+/* Whether event j is the span's first mark naming its block. */
+static int first_mark(const Check *check, const Span *span, size_t j, Marks marks)
 {
-    for (size_t i = span->first; i < j; i++)
-        if (is(&check->log->events[i], "grads_ready") &&
-            same_block(check->log->events[i].buffer, check->log->events[j].buffer))
+    const char *block = marks(&check->log->events[j]);
+    for (size_t i = span->first; i < j; i++) {
+        const char *named = marks(&check->log->events[i]);
+        if (named != NULL && same_block(named, block))
             return 0;
+    }
     return 1;
+}
+
+/* The bytes of the distinct blocks the span's marks up to event `at` named and that are still
+ * in use then; *blocks their number. */
+static long live_blocks(const Check *check, const Span *span, size_t at, Marks marks, int *blocks)
+{
+    long total = 0;
+    *blocks = 0;
+    for (size_t j = span->first; j <= at; j++) {
+        const char *named = marks(&check->log->events[j]);
+        if (named != NULL && first_mark(check, span, j, marks) && block_live(check, span, at, named, marks)) {
+            total += block_bytes(check, j, named);
+            (*blocks)++;
+        }
+    }
+    return total;
 }
 
 /* The blocks backward has written gradients into during the step (its grads_ready marks
@@ -969,7 +1007,7 @@ static void check_gradient_blocks(Check *check, const Span *span, int stage, lon
 {
     const Event *events = check->log->events;
     for (size_t i = span->first; i < span->end; i++) {
-        if (!is(&events[i], "grads_ready"))
+        if (grads_written(&events[i]) == NULL)
             continue;
         if (strcmp(events[i].buffer, "untracked") == 0) {
             broke(check, "no_full_buffer", &events[i], "backward wrote unit %d's gradients into memory the tracking "
@@ -977,19 +1015,66 @@ static void check_gradient_blocks(Check *check, const Span *span, int stage, lon
                   "memory rules can count them", events[i].unit);
             return;
         }
-        long total = 0;
-        int blocks = 0;
-        for (size_t j = span->first; j <= i; j++)
-            if (is(&events[j], "grads_ready") && first_write(check, span, j) &&
-                block_live(check, span, i, events[j].buffer)) {
-                total += block_bytes(check, j, events[j].buffer);
-                blocks++;
-            }
+        int blocks;
+        long total = live_blocks(check, span, i, grads_written, &blocks);
         if (total >= full) {
             broke(check, "no_full_buffer", &events[i], "by unit %d's, backward has written gradients into %d "
                   "buffer%s live at once, %ld bytes together: the whole gradient is %ld; ZeRO-%d keeps no whole "
                   "gradient, in one buffer or in many", events[i].unit, blocks, blocks == 1 ? "" : "s", total, full,
                   stage);
+            return;
+        }
+    }
+}
+
+/* 10: the fp32 parameters the model computes with, in the blocks its compute starts name, live
+ * at once: together as large as every parameter in fp32 is keeping an fp32 copy of the model,
+ * in pieces, where mixed precision keeps the parameters in 16 bits. */
+static void check_fp32_parameter_blocks(Check *check, const Span *span, long fp32_full)
+{
+    const Event *events = check->log->events;
+    for (size_t i = span->first; i < span->end; i++) {
+        if (computed_with(&events[i]) == NULL)
+            continue;
+        if (strcmp(events[i].buffer, "untracked") == 0) {
+            broke(check, "no_full_buffer", &events[i], "unit %d computes with memory the tracking allocator did "
+                  "not hand out: allocate working buffers with the device's alloc, so that the memory rules can "
+                  "count them", events[i].unit);
+            return;
+        }
+        int blocks;
+        long total = live_blocks(check, span, i, computed_with, &blocks);
+        if (total >= fp32_full) {
+            broke(check, "no_full_buffer", &events[i], "by unit %d's compute, the model has computed with fp32 "
+                  "parameters in %d buffer%s live at once, %ld bytes together: every parameter in fp32 is %ld; "
+                  "in mixed precision the parameters live in 16 bits, and their fp32 copies only as the units "
+                  "need them", events[i].unit, blocks, blocks == 1 ? "" : "s", total, fp32_full);
+            return;
+        }
+    }
+}
+
+/* 08-10 on ZeRO-2 and 3: the buffers the reduce-scatters send from, live at once: together as
+ * large as the whole gradient in the format they send (full) is keeping it whole, in pieces. */
+static void check_send_blocks(Check *check, const Span *span, int stage, long full, int mixed)
+{
+    const Event *events = check->log->events;
+    for (size_t i = span->first; i < span->end; i++) {
+        if (scattered_from(&events[i]) == NULL)
+            continue;
+        if (strcmp(events[i].source, "untracked") == 0) {
+            broke(check, "no_full_buffer", &events[i], "a reduce-scatter sends from memory the tracking allocator "
+                  "did not hand out: allocate working buffers with the device's alloc, so that the memory rules "
+                  "can count them");
+            return;
+        }
+        int blocks;
+        long total = live_blocks(check, span, i, scattered_from, &blocks);
+        if (total >= full) {
+            broke(check, "no_full_buffer", &events[i], "by this reduce-scatter, the gradients have been sent from "
+                  "%d buffer%s live at once, %ld bytes together: the whole gradient is %ld%s; ZeRO-%d keeps no whole "
+                  "gradient, in one buffer or in many", blocks, blocks == 1 ? "" : "s", total, full,
+                  mixed ? " in 16 bits" : "", stage);
             return;
         }
     }
@@ -1027,6 +1112,10 @@ static int rule_no_full_buffer(Check *check, int stage, int mixed)
                       stage < 2 ? "other " : "", full, mixed ? " in 16 bits" : "");
         }
         check_gradient_blocks(check, &span, stage, fp32_full);
+        if (stage >= 2)
+            check_send_blocks(check, &span, stage, full, mixed);
+        if (mixed)
+            check_fp32_parameter_blocks(check, &span, fp32_full);
     }
     return finish_rule(check, "no_full_buffer", "no buffer of the whole gradient's size during training, and the "
                        "gradient buffers smaller than it together");
@@ -1066,13 +1155,28 @@ static int finished_before(const Check *check, const Event *gather, size_t at)
     return is(gather, "blocking") || finished_at(check, gather) < at;
 }
 
-/* The last optimizer_start before `at` on the same rank (a gather before it is stale). */
+/* Whether the optimizer step that starts at event `start` was skipped: lesson 10's trainer
+ * marks an fp16 overflow after it, before the step ends, and nothing changed. */
+static int skipped_update(const Check *check, size_t start)
+{
+    for (size_t i = start + 1; i < check->log->count; i++) {
+        const Event *e = &check->log->events[i];
+        if (e->rank != check->log->events[start].rank || is(e, "step_end"))
+            return 0;
+        if (is(e, "overflow"))
+            return 1;
+    }
+    return 0;
+}
+
+/* The last optimizer_start before `at` on the same rank that changed the parameters (a
+ * gather before it is stale). */
 static size_t last_update(const Check *check, size_t at)
 {
     for (size_t i = at; i-- > 0;) {
         if (check->log->events[i].rank != check->log->events[at].rank)
             return i + 1;
-        if (is(&check->log->events[i], "optimizer_start"))
+        if (is(&check->log->events[i], "optimizer_start") && !skipped_update(check, i))
             return i;
     }
     return 0;
@@ -1136,51 +1240,76 @@ static const Event *check_gathered(Check *check, size_t i)
     return NULL;
 }
 
-/* The last 16-bit all-gather that rank started before event `at`, or NULL. */
-static const Event *last_16bit_gather(const Check *check, size_t at)
-{
-    for (size_t i = at; i-- > 0;) {
-        const Event *e = &check->log->events[i];
-        if (e->rank != check->log->events[at].rank)
-            break;
-        if (is_collective_start(e) && same_op(e, "all_gather") && comm_log_op_is_16bit(e->op))
-            return e;
-    }
-    return NULL;
-}
-
-/* 10 on ZeRO-3: a compute start on parameters widened from a 16-bit gather: the rank's last
- * 16-bit all-gather before it was of this unit's padded shard, since the last update, and
- * over. */
+/* 10 on ZeRO-3: a compute start on parameters widened from a 16-bit gather: since the last
+ * update the rank has all-gathered, in 16 bits, a padded shard of the unit's size, and that
+ * gather was over before the compute began. Which gather the fp32 unit was widened from the
+ * log cannot say (widening is no call), so the unit's own size is what ties them: two units
+ * of one size are told apart by the numbers. */
 static void check_gathered_16bit(Check *check, size_t i)
 {
     const Event *e = &check->log->events[i];
-    const Event *gather = last_16bit_gather(check, i);
-    if (gather == NULL || (size_t)(gather - check->log->events) < last_update(check, i))
+    size_t since = last_update(check, i);
+    long wanted = shard_count(check, e->unit);
+    const Event *unfinished = NULL;
+    int gathered_any = 0;
+    for (size_t j = i; j-- > since;) {
+        const Event *g = &check->log->events[j];
+        if (!is_collective_start(g) || !same_op(g, "all_gather") || !comm_log_op_is_16bit(g->op))
+            continue;
+        gathered_any = 1;
+        if (g->count != wanted)
+            continue;
+        if (finished_before(check, g, i))
+            return;
+        unfinished = g;
+    }
+    if (unfinished != NULL)
+        broke(check, "gathers", e, "unit %d computes before its all-gather (event %ld) has finished", e->unit,
+              unfinished->seq);
+    else if (!gathered_any)
         broke(check, "gathers", e, "unit %d computes with no 16-bit all-gather since the last update: on ZeRO-3 "
               "each unit's 16-bit shards are gathered before its forward and its backward", e->unit);
-    else if (gather->count != shard_count(check, e->unit))
-        broke(check, "gathers", e, "unit %d's padded shard is %ld elements, but the last all-gather before its "
-              "compute (event %ld) moved %ld", e->unit, shard_count(check, e->unit), gather->seq, gather->count);
-    else if (!finished_before(check, gather, i))
-        broke(check, "gathers", e, "unit %d computes before its all-gather (event %ld) has finished", e->unit,
-              gather->seq);
+    else
+        broke(check, "gathers", e, "unit %d computes, but no 16-bit all-gather since the last update moved its "
+              "padded shard of %ld elements: on ZeRO-3 each unit's 16-bit shards are gathered before it computes",
+              e->unit, wanted);
+}
+
+/* 10 on ZeRO-3: a 16-bit all-gather started in a step fills a buffer that holds a unit
+ * gathered, the one in use or the next one arriving. */
+static void note_16bit_gather(Check *check, BufferSet *set, const Event *e)
+{
+    for (int b = 0; b < set->count; b++)
+        if (strcmp(set->names[b], e->buffer) == 0)
+            return;
+    if (set->count < 3)
+        snprintf(set->names[set->count++], sizeof set->names[0], "%s", e->buffer);
+    if (set->count > 2)
+        broke(check, "gathers", e, "a third buffer of 16-bit gathered parameters (%s, besides %s and %s): ZeRO-3 "
+              "holds the unit in use and the next one arriving, no more", set->names[2], set->names[0],
+              set->names[1]);
 }
 
 /* 09: every unit's compute runs on parameters all-gathered for it since the last update,
  * and arrived, in at most two buffers at a time. Lesson 10 on ZeRO-3 gathers in 16 bits and
- * computes with the unit widened into one fp32 buffer, which no gather fills: its check is
- * check_gathered_16bit. */
+ * computes with the unit widened into fp32 buffers, which no gather fills: its check is
+ * check_gathered_16bit, and both its 16-bit gathered buffers and its fp32 ones are at most
+ * two at a time. */
 static int rule_gathers(Check *check)
 {
     const Log *log = check->log;
-    BufferSet buffers = {0};
+    BufferSet buffers = {0}, gathered16 = {0};
     for (size_t i = 0; i < log->count; i++) {
         const Event *e = &log->events[i];
         if (is(e, "step_start") || is(e, "validate_start"))
-            buffers.count = 0;
-        if (is(e, "free"))
+            buffers.count = gathered16.count = 0;
+        if (is(e, "free")) {
             forget_block(&buffers, e);
+            forget_block(&gathered16, e);
+        }
+        if (check->lesson == 10 && e->step > 0 && is_collective_start(e) && same_op(e, "all_gather") &&
+            comm_log_op_is_16bit(e->op))
+            note_16bit_gather(check, &gathered16, e);
         if (e->step == 0 || !is_compute_start(e) || e->buffer[0] == '\0')
             continue;
         if (check->lesson == 10)
@@ -1275,7 +1404,8 @@ static int named(const Rule *rule, const char *name) { return strcmp(rule->name,
 
 /* Lesson 10 is graded on its stage's rules: ZeRO-1 scatters in the step, keeping the whole
  * gradient (in 16 bits, and no other copy); ZeRO-3 gathers each unit for each use, not once per
- * step. */
+ * step, with or without prefetch (lesson 10 has no prefetch rule: its units may arrive either
+ * way). */
 static int applies(const Rule *rule, int lesson, const RunFlags *flags)
 {
     if (rule->name == NULL || (named(rule, "prefetch") && flags->no_prefetch))
@@ -1402,8 +1532,6 @@ int main(int argc, char **argv)
     int ranks_run = checker.ranks;
     if (flags.accum == 0)
         flags.accum = lesson == 6 ? 2 : 1;
-    if (lesson == 10)
-        flags.no_prefetch = 1; /* its ZeRO-3 gathers each unit when it is needed */
     flags.cfg.accum_steps = flags.accum;
     if (gpt_num_units(&flags.cfg.model) > MAX_UNITS) {
         fprintf(stderr, "check_schedule: more than %d units (--layers %d)\n", MAX_UNITS, flags.cfg.model.num_layers);

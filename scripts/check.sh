@@ -13,6 +13,8 @@
 # One PASS/FAIL line each; exit status 1 when any fails.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
+source scripts/summary_lib.sh
+no_arguments "$@"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0

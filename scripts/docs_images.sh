@@ -7,6 +7,8 @@
 #   scripts/docs_images.sh [REPORT_DIR]      (default reports)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/summary_lib.sh
+help_if_asked "$@"
 report=${1:-reports}
 chromium=${CHROMIUM:-chromium}
 command -v "$chromium" >/dev/null || { echo "docs_images: no $chromium (make setup installs it)" >&2; exit 1; }

@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/check_name.sh
+source scripts/summary_lib.sh
+help_if_asked "$@"
 lesson=$(scripts/lesson_binary.sh "${1:?usage: make_expected.sh NN}")
 binary=build/solutions/$lesson
 out=tests/expected/$lesson

@@ -7,6 +7,8 @@
 # emulated GPU); the tests read it too, for the programs they run.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
+source scripts/summary_lib.sh
+help_if_asked "$@"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # One job: the tests share the machine's GPU, and several use it whole. The emulated GPU is

@@ -2,6 +2,8 @@
 # Installs the Debian packages dtc needs, and only the missing ones. Says what it installs;
 # uses sudo when not root. Safe to run again: with everything present it does nothing.
 set -euo pipefail
+source "$(dirname "$0")/summary_lib.sh"
+no_arguments "$@"
 
 packages=(build-essential pkg-config mpich libmpich-dev libopenblas-dev libcriterion-dev libcjson-dev clang valgrind shellcheck gnuplot-nox chromium python3 bubblewrap iproute2 git r-cran-janeaustenr python3-venv)
 

@@ -8,6 +8,8 @@
 #   scripts/setup_gpt2.sh [DIR]      (default build/gpt2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/summary_lib.sh
+help_if_asked "$@"
 dir=${1:-build/gpt2}
 whisper=openai-whisper==20250625 sha256=306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930
 [ -f "$dir/venv/.ready" ] && [ -f "$dir/gpt2.tiktoken" ] && exit 0

@@ -209,6 +209,11 @@ static const Mistake mistakes[] = {
      .fails_with = "FAIL dp_reference_n2 schedule model_state: rank 0, step 4, event 184: step_end: working buffers "
          "grew again by this step's end, to 1204560 bytes (from 1200464), the third step to add some",
      .numbers_pass_in = "dp_reference_n2"},
+    /* each unit sent from a copy of its own, kept: the gradients whole again, in the send buffers */
+    {.mutant = "08_zero2/sends_from_a_copy_per_unit",
+     .fails_with = "FAIL dp_reference_n2 schedule no_full_buffer: rank 0, step 1, event 57: blocking reduce_scatter of "
+         "20480 element(s) into gradients#0+0, at grads_ready 0: by this reduce-scatter, the gradients have been sent "
+         "from 4 buffers live at once, 482304 bytes together", .numbers_pass_in = "dp_reference_n2"},
     {.mutant = "08_zero2/one_unit_late",
      .fails_with = "FAIL dp_reference_n2 schedule scatter_from_hook: rank 0, step 1, event 41: grads_ready 3: unit 3's "
          "reduce-scatter did not start between its grads_ready and the next unit's backward",
@@ -305,6 +310,28 @@ static const Mistake mistakes[] = {
      .fails_with = "FAIL dp_reference_n2_stage_3 comm_bytes: 30 of 30 rows differ; first at step=1: 764416 but "
          "expected 723456", .also_says = {"PASS dp_reference_n2_stage_3 loss: 30 rows",
                                           "PASS dp_reference_n2_stage_3 grad_norm: 30 rows"}},
+    /* every unit kept widened in a buffer of its own: the same numbers, an fp32 copy of the
+     * model in pieces */
+    {.mutant = "10_mixed_precision/fp32_unit_per_buffer",
+     .fails_with = "FAIL dp_reference_n2 schedule no_full_buffer: rank 0, step 1, event 44: forward_start 3: by "
+         "unit 3's compute, the model has computed with fp32 parameters in 4 buffers live at once, 482304 bytes "
+         "together", .numbers_pass_in = "dp_reference_n2"},
+    /* each unit's 16-bit gradients sent from a buffer of its own, kept: the 16-bit gradient whole */
+    {.mutant = "10_mixed_precision/sends_from_a_buffer_per_unit",
+     .fails_with = "FAIL dp_reference_n2_stage_3 schedule no_full_buffer: rank 0, step 1, event 73: blocking "
+         "reduce_scatter_bf16 of 20480 element(s) into gradients#1+0, at grads_ready 0: by this reduce-scatter, the "
+         "gradients have been sent from 4 buffers live at once, 241152 bytes together: the whole gradient is 241152 "
+         "in 16 bits", .numbers_pass_in = "dp_reference_n2_stage_3"},
+    /* ZeRO-3's gather_params alone hands out the rounded master: only a resume on ZeRO-3 sees it */
+    {.mutant = "10_mixed_precision/stage3_gathers_rounded_master",
+     .fails_with = "FAIL resume_dp_reference_n2_stage_3 final parameters: hash ",
+     .numbers_pass_in = "dp_reference_n2_stage_3",
+     .also_says = {"FAIL resume_dp_reference_n2_stage_3 resumed vs whole loss: "}},
+    /* ZeRO-1 sends each unit from the whole 16-bit gradient, padding and all: at 3 ranks the
+     * numbers stay within the tolerance, the last unit's padding lies past the buffer */
+    {.mutant = "10_mixed_precision/stage1_sends_unpadded",
+     .fails_with = "FAIL sanitize_dp_reference_n3_batch_6_stage_1: AddressSanitizer: heap-buffer-overflow, in "
+         "mixed_optimizer_step"},
     /* the gradients averaged in fp32 and rounded after: numbers within the tolerance, the
      * wire's elements and bytes wrong */
     {.mutant = "10_mixed_precision/scattered_in_fp32",

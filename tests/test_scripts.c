@@ -26,7 +26,8 @@ Test(scripts, each_script_run_by_hand_answers_help_with_its_header, .timeout = 2
     static const char *const scripts[] = {
         "bench.sh", "bench_dp.sh", "bench_kernels.sh", "bench_gpu.sh", "bench_zero.sh", "bench_cluster.sh",
         "predict_cluster.sh", "collectives_table.sh", "compare_table.sh", "zero_memory.sh", "run_course.sh",
-        "scale_figures.sh", "pack_offline.sh", "check_gpu.sh", "grade_class.sh",
+        "scale_figures.sh", "pack_offline.sh", "check_gpu.sh", "grade_class.sh", "check.sh", "docs_images.sh",
+        "make_expected.sh", "setup.sh", "setup_gpt2.sh", "run_gpu_tests.sh", "fuzz.sh", "hint.sh",
     };
     for (size_t i = 0; i < sizeof scripts / sizeof *scripts; i++)
         expect_help(scripts[i]);

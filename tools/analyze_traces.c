@@ -26,7 +26,7 @@
  * (rank,time_ms, MB in use of each kind of the tracking allocator, gathered_mb): the trace's
  * counters over the same step, a row where the step begins, two at each change (before and
  * after: the values hold between changes) and one where it ends. Both are written whole the
- * same way, and not at all when a rank has fewer steps.
+ * same way; a step that a rank lacks is refused (status 2) before anything is printed.
  *
  * The traces are read with cJSON (Debian's libcjson), so any valid formatting of one is
  * accepted (pretty-printed, on one line, as a JSON tool rewrote it), and a file that is not
@@ -725,6 +725,21 @@ static int write_memory_csv(FILE *out, const char *path, const void *what, char 
     return check_written(out, path, err, err_len);
 }
 
+/* A --timeline step that a rank lacks is bad input: refused in one line before anything is
+ * printed or written. */
+static int check_timeline_step(const char *dir, const TraceFile *files, int ranks, int step)
+{
+    Timeline timeline = {dir, files, ranks, step};
+    char err[512];
+    double begin, end;
+    for (int r = 0; r < ranks; r++)
+        if (step_bounds(&timeline, r, &begin, &end, err, sizeof err) != 0) {
+            fprintf(stderr, "analyze_traces: %s\n", err);
+            return 2;
+        }
+    return 0;
+}
+
 static int write_timeline(const char *dir, const TraceFile *files, int ranks, int step)
 {
     Timeline timeline = {dir, files, ranks, step};
@@ -797,6 +812,8 @@ int main(int argc, char **argv)
     static TraceFile files[MAX_RANKS];
     Breakdown b[MAX_RANKS];
     int n = 0, status = read_ranks(argv[1], files, ranks, b, &n);
+    if (status == 0 && options.timeline_step > 0)
+        status = check_timeline_step(argv[1], files, n, options.timeline_step);
     if (status == 0) {
         print_summary(ranks, b, n);
         status = write_outputs(argv[1], ranks, b, n);
