@@ -125,7 +125,7 @@ $(BUILD)/obj/lessons/%.o: SAVE_DIAGNOSTICS = 2>$@.log; status=$$?; cat $@.log >&
 ifeq ($(STRICT),1)
 warned_objects := $(patsubst %.log,%,$(shell find $(BUILD)/obj/lessons -name '*.o.log' -size +0 2>/dev/null))
 $(if $(warned_objects),$(shell rm -f $(warned_objects) \
-    $(foreach o,$(warned_objects),$(BUILD)/lessons/$(word 4,$(subst /, ,$(o:$(BUILD)/%=build/%))))))
+    $(foreach o,$(warned_objects),$(BUILD)/lessons/$(notdir $(patsubst %/,%,$(dir $(o)))))))
 endif
 
 $(BUILD)/obj/%.o: %.cu

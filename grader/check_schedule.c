@@ -1000,31 +1000,48 @@ static long live_blocks(const Check *check, const Span *span, size_t at, Marks m
     return total;
 }
 
+/* Where a tally of live blocks first breaks its rule: the span's first mark of memory the
+ * tracking allocator did not hand out, or the first mark by which the blocks marked and live
+ * at once add up to `full` bytes. `at` is the span's end when neither happens. */
+typedef struct {
+    size_t at;
+    int untracked, blocks;
+    long total;
+} Tally;
+
+static Tally first_whole(const Check *check, const Span *span, Marks marks, long full)
+{
+    for (size_t i = span->first; i < span->end; i++) {
+        const char *named = marks(&check->log->events[i]);
+        if (named == NULL)
+            continue;
+        Tally tally = {.at = i, .untracked = strcmp(named, "untracked") == 0};
+        if (!tally.untracked)
+            tally.total = live_blocks(check, span, i, marks, &tally.blocks);
+        if (tally.untracked || tally.total >= full)
+            return tally;
+    }
+    return (Tally){.at = span->end};
+}
+
+#define COUNT_THEM "allocate working buffers with the device's alloc, so that the memory rules can count them"
+
 /* The blocks backward has written gradients into during the step (its grads_ready marks
  * name them), live at once: together as large as the whole gradient is keeping the whole
  * gradient, in pieces. A block freed once its unit is scattered no longer counts. */
 static void check_gradient_blocks(Check *check, const Span *span, int stage, long full)
 {
-    const Event *events = check->log->events;
-    for (size_t i = span->first; i < span->end; i++) {
-        if (grads_written(&events[i]) == NULL)
-            continue;
-        if (strcmp(events[i].buffer, "untracked") == 0) {
-            broke(check, "no_full_buffer", &events[i], "backward wrote unit %d's gradients into memory the tracking "
-                  "allocator did not hand out: allocate working buffers with the device's alloc, so that the "
-                  "memory rules can count them", events[i].unit);
-            return;
-        }
-        int blocks;
-        long total = live_blocks(check, span, i, grads_written, &blocks);
-        if (total >= full) {
-            broke(check, "no_full_buffer", &events[i], "by unit %d's, backward has written gradients into %d "
-                  "buffer%s live at once, %ld bytes together: the whole gradient is %ld; ZeRO-%d keeps no whole "
-                  "gradient, in one buffer or in many", events[i].unit, blocks, blocks == 1 ? "" : "s", total, full,
-                  stage);
-            return;
-        }
-    }
+    Tally t = first_whole(check, span, grads_written, full);
+    if (t.at == span->end)
+        return;
+    const Event *e = &check->log->events[t.at];
+    if (t.untracked)
+        broke(check, "no_full_buffer", e, "backward wrote unit %d's gradients into memory the tracking allocator "
+              "did not hand out: " COUNT_THEM, e->unit);
+    else
+        broke(check, "no_full_buffer", e, "by unit %d's, backward has written gradients into %d buffer%s live at "
+              "once, %ld bytes together: the whole gradient is %ld; ZeRO-%d keeps no whole gradient, in one buffer "
+              "or in many", e->unit, t.blocks, t.blocks == 1 ? "" : "s", t.total, full, stage);
 }
 
 /* 10: the fp32 parameters the model computes with, in the blocks its compute starts name, live
@@ -1032,52 +1049,36 @@ static void check_gradient_blocks(Check *check, const Span *span, int stage, lon
  * in pieces, where mixed precision keeps the parameters in 16 bits. */
 static void check_fp32_parameter_blocks(Check *check, const Span *span, long fp32_full)
 {
-    const Event *events = check->log->events;
-    for (size_t i = span->first; i < span->end; i++) {
-        if (computed_with(&events[i]) == NULL)
-            continue;
-        if (strcmp(events[i].buffer, "untracked") == 0) {
-            broke(check, "no_full_buffer", &events[i], "unit %d computes with memory the tracking allocator did "
-                  "not hand out: allocate working buffers with the device's alloc, so that the memory rules can "
-                  "count them", events[i].unit);
-            return;
-        }
-        int blocks;
-        long total = live_blocks(check, span, i, computed_with, &blocks);
-        if (total >= fp32_full) {
-            broke(check, "no_full_buffer", &events[i], "by unit %d's compute, the model has computed with fp32 "
-                  "parameters in %d buffer%s live at once, %ld bytes together: every parameter in fp32 is %ld; "
-                  "in mixed precision the parameters live in 16 bits, and their fp32 copies only as the units "
-                  "need them", events[i].unit, blocks, blocks == 1 ? "" : "s", total, fp32_full);
-            return;
-        }
-    }
+    Tally t = first_whole(check, span, computed_with, fp32_full);
+    if (t.at == span->end)
+        return;
+    const Event *e = &check->log->events[t.at];
+    if (t.untracked)
+        broke(check, "no_full_buffer", e, "unit %d computes with memory the tracking allocator did not hand out: "
+              COUNT_THEM, e->unit);
+    else
+        broke(check, "no_full_buffer", e, "by unit %d's compute, the model has computed with fp32 parameters in %d "
+              "buffer%s live at once, %ld bytes together: every parameter in fp32 is %ld; in mixed precision the "
+              "parameters live in 16 bits, and their fp32 copies only as the units need them", e->unit, t.blocks,
+              t.blocks == 1 ? "" : "s", t.total, fp32_full);
 }
 
 /* 08-10 on ZeRO-2 and 3: the buffers the reduce-scatters send from, live at once: together as
  * large as the whole gradient in the format they send (full) is keeping it whole, in pieces. */
 static void check_send_blocks(Check *check, const Span *span, int stage, long full, int mixed)
 {
-    const Event *events = check->log->events;
-    for (size_t i = span->first; i < span->end; i++) {
-        if (scattered_from(&events[i]) == NULL)
-            continue;
-        if (strcmp(events[i].source, "untracked") == 0) {
-            broke(check, "no_full_buffer", &events[i], "a reduce-scatter sends from memory the tracking allocator "
-                  "did not hand out: allocate working buffers with the device's alloc, so that the memory rules "
-                  "can count them");
-            return;
-        }
-        int blocks;
-        long total = live_blocks(check, span, i, scattered_from, &blocks);
-        if (total >= full) {
-            broke(check, "no_full_buffer", &events[i], "by this reduce-scatter, the gradients have been sent from "
-                  "%d buffer%s live at once, %ld bytes together: the whole gradient is %ld%s; ZeRO-%d keeps no whole "
-                  "gradient, in one buffer or in many", blocks, blocks == 1 ? "" : "s", total, full,
-                  mixed ? " in 16 bits" : "", stage);
-            return;
-        }
-    }
+    Tally t = first_whole(check, span, scattered_from, full);
+    if (t.at == span->end)
+        return;
+    const Event *e = &check->log->events[t.at];
+    if (t.untracked)
+        broke(check, "no_full_buffer", e, "a reduce-scatter sends from memory the tracking allocator did not hand "
+              "out: " COUNT_THEM);
+    else
+        broke(check, "no_full_buffer", e, "by this reduce-scatter, the gradients have been sent from %d buffer%s "
+              "live at once, %ld bytes together: the whole gradient is %ld%s; ZeRO-%d keeps no whole gradient, in "
+              "one buffer or in many", t.blocks, t.blocks == 1 ? "" : "s", t.total, full,
+              mixed ? " in 16 bits" : "", stage);
 }
 
 /* 08-10: no buffer as large as the whole gradient exists during a step, but the
@@ -1240,6 +1241,12 @@ static const Event *check_gathered(Check *check, size_t i)
     return NULL;
 }
 
+/* A 16-bit all-gather starting (or run blocking): lesson 10's ZeRO-3 gathers its units so. */
+static int is_16bit_gather(const Event *e)
+{
+    return is_collective_start(e) && same_op(e, "all_gather") && comm_log_op_is_16bit(e->op);
+}
+
 /* 10 on ZeRO-3: a compute start on parameters widened from a 16-bit gather: since the last
  * update the rank has all-gathered, in 16 bits, a padded shard of the unit's size, and that
  * gather was over before the compute began. Which gather the fp32 unit was widened from the
@@ -1254,7 +1261,7 @@ static void check_gathered_16bit(Check *check, size_t i)
     int gathered_any = 0;
     for (size_t j = i; j-- > since;) {
         const Event *g = &check->log->events[j];
-        if (!is_collective_start(g) || !same_op(g, "all_gather") || !comm_log_op_is_16bit(g->op))
+        if (!is_16bit_gather(g))
             continue;
         gathered_any = 1;
         if (g->count != wanted)
@@ -1307,8 +1314,7 @@ static int rule_gathers(Check *check)
             forget_block(&buffers, e);
             forget_block(&gathered16, e);
         }
-        if (check->lesson == 10 && e->step > 0 && is_collective_start(e) && same_op(e, "all_gather") &&
-            comm_log_op_is_16bit(e->op))
+        if (check->lesson == 10 && e->step > 0 && is_16bit_gather(e))
             note_16bit_gather(check, &gathered16, e);
         if (e->step == 0 || !is_compute_start(e) || e->buffer[0] == '\0')
             continue;
