@@ -1,5 +1,6 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "rank_supervisor.h"
+#include "signal_safe.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -10,18 +11,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* What the parent says when its rank was killed: which rank, by what, and where it was. */
+/* What the parent says when its rank was killed: which rank, by what, and where it was. The
+ * line goes out in one write: the ranks that remain speak at the same moment, to the same
+ * output, and a line written in pieces would come out cut by theirs. */
 static void report_killed(const PeerState *state, pid_t child, int signal_number)
 {
     const char *rank = getenv("PMI_RANK");
-    fprintf(stderr, "rank %s (pid %d) was killed by signal %d (%s)", rank != NULL ? rank : "?", (int)child,
-            signal_number, strsignal(signal_number));
-    if (state->op[0] != '\0')
-        fprintf(stderr, " at step %d, %s%s %s, its collective %ld, after %s", state->step,
-                state->in_call ? "in" : own_work(state), state->in_call ? "" : ", last in", state->op, state->calls,
-                state->where);
-    fprintf(stderr, "\n");
-    fflush(stderr);
+    char line[512];
+    int len = snprintf(line, sizeof line, "rank %s (pid %d) was killed by signal %d (%s)", rank != NULL ? rank : "?",
+                       (int)child, signal_number, strsignal(signal_number));
+    if (state->op[0] != '\0' && len < (int)sizeof line)
+        len += snprintf(line + len, sizeof line - len, " at step %d, %s%s %s, its collective %ld, after %s",
+                        state->step, state->in_call ? "in" : own_work(state), state->in_call ? "" : ", last in",
+                        state->op, state->calls, state->where);
+    if (len >= (int)sizeof line - 1)
+        len = (int)sizeof line - 2;
+    strcpy(line + len, "\n");
+    safe_write(STDERR_FILENO, line);
 }
 
 /* The parent's whole life: wait for the rank, speak if it was killed, end as it ended. */
