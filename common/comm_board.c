@@ -192,8 +192,16 @@ static void end_stopped_peers(const Comm *comm)
     }
 }
 
-/* Every other rank of this host, a line each, after this rank's own line. */
-static void describe_peers(int fd, const Comm *comm, double now)
+/* text added at the end of the report in out (out_len bytes in all), cut to fit */
+static void append(char *out, size_t out_len, const char *text)
+{
+    size_t used = strlen(out);
+    safe_format(out + used, out_len - used, "%s", text);
+}
+
+/* Every other rank of this host, a line each, added to the report in out after this rank's
+ * own line. */
+static void describe_peers(char *out, size_t out_len, const Comm *comm, double now)
 {
     const PeerState *me = &comm->board[comm->local_rank];
     char line[512];
@@ -205,7 +213,7 @@ static void describe_peers(int fd, const Comm *comm, double now)
         if (p != comm->local_rank) {
             const PeerState *peer = &comm->board[p];
             describe_peer(line, sizeof line, me, peer, now);
-            safe_write(fd, line);
+            append(out, out_len, line);
             char state = process_state(peer->pid);
             all_waiting &= peer->in_call && state != 0 && state != 'T' && state != 't' && state != 'Z';
             joining_nccl &= strcmp(peer->op, me->op) == 0;
@@ -215,20 +223,20 @@ static void describe_peers(int fd, const Comm *comm, double now)
     if (all_waiting && joining_nccl && comm->node_size > 1) {
         safe_format(line, sizeof line, "  every rank here is waiting in %s: NCCL cannot connect the ranks "
                     "(build/cuda/tools/doctor says why)\n", me->op);
-        safe_write(fd, line);
+        append(out, out_len, line);
     } else if (all_waiting && all_sending && comm->node_size > 1) {
-        safe_write(fd, "  every rank here is waiting in a send, and none receives: a blocking send of a long "
+        append(out, out_len, "  every rank here is waiting in a send, and none receives: a blocking send of a long "
                        "message returns only once its receive has started\n");
     } else if (all_waiting && all_receiving && comm->node_size > 1) {
-        safe_write(fd, "  every rank here is waiting in a receive, and none sends\n");
+        append(out, out_len, "  every rank here is waiting in a receive, and none sends\n");
     } else if (all_waiting && comm->node_size > 1) {
-        safe_write(fd, "  every rank here is waiting: the collectives they started did not match "
+        append(out, out_len, "  every rank here is waiting: the collectives they started did not match "
                        "(were they started in the same order on every rank?)\n");
     }
     if (comm->node_size < comm->size) {
         safe_format(line, sizeof line, "  (%d rank(s) on other hosts: not seen from here)\n",
                     comm->size - comm->node_size);
-        safe_write(fd, line);
+        append(out, out_len, line);
     }
 }
 
@@ -258,6 +266,12 @@ static int peer_works_alone(const Comm *comm)
     return 0;
 }
 
+/* A report of this rank and the others of its host goes out in one write: the other ranks,
+ * and the parent of a rank that was killed, speak at the same moment to the same output, and
+ * a report written in pieces would come out cut by theirs. Static, since it is made in a
+ * signal handler, whose stack is no place for it. */
+static char report[8192];
+
 /* The wait deadline's report: this rank's call, then every other rank of its host; or
  * nothing, while a peer works alone for the others (the wait is a healthy one). It runs in
  * the signal handler just before the process ends (watchdog.h). */
@@ -274,9 +288,9 @@ static int report_wait(int fd, const void *context)
     }
     if (peer_works_alone(comm))
         return 0;
-    describe_self(line, sizeof line, comm, what, why);
-    safe_write(fd, line);
-    describe_peers(fd, comm, now_seconds());
+    describe_self(report, sizeof report, comm, what, why);
+    describe_peers(report, sizeof report, comm, now_seconds());
+    safe_write(fd, report);
     end_stopped_peers(comm);
     return 1;
 }
@@ -301,17 +315,16 @@ static int peer_has_ended(const Comm *comm)
  * cannot go on without it. */
 void comm_board_report_ended_rank(const Comm *comm)
 {
-    char line[512];
     const char *why = "when a rank ended: it ends too";
-    if (comm->board == NULL)
-        safe_format(line, sizeof line, "rank %d: %s\n", comm->rank, why);
-    else
-        describe_self(line, sizeof line, comm, "was", why);
-    safe_write(STDERR_FILENO, line);
-    if (comm->board != NULL) {
-        describe_peers(STDERR_FILENO, comm, now_seconds());
-        end_stopped_peers(comm);
+    if (comm->board == NULL) {
+        safe_format(report, sizeof report, "rank %d: %s\n", comm->rank, why);
+    } else {
+        describe_self(report, sizeof report, comm, "was", why);
+        describe_peers(report, sizeof report, comm, now_seconds());
     }
+    safe_write(STDERR_FILENO, report);
+    if (comm->board != NULL)
+        end_stopped_peers(comm);
     _exit(3);
 }
 
