@@ -6,7 +6,7 @@
 #
 #   scripts/cluster.sh up [--hosts N] [--link-gbit X] [--name NAME]   (root)
 #   scripts/cluster.sh down [--name NAME]                            (root)
-#   scripts/cluster.sh status [--name NAME]
+#   scripts/cluster.sh status [--name NAME]              (the bytes: root)
 #
 #   --hosts N       hosts, 2 to 16 [2]
 #   --link-gbit X   each host's link, both directions, in Gbit/s (0.01 to 100) [1]
@@ -28,7 +28,8 @@
 # cluster; the namespaces have no route anywhere else, so no traffic leaves the machine.
 # `up` is idempotent (run again, it reshapes the links or rebuilds a cluster of another
 # size); `down` removes the namespaces, the links and /run/dtc-cluster/NAME. `status` says
-# what is up, with the bytes each link has carried.
+# what is up, with the bytes each link has carried (reading them enters the namespaces: as
+# root only; any user sees the hosts).
 set -euo pipefail
 source "$(dirname "$0")/summary_lib.sh" # header_help
 usage() { header_help "$0"; }
@@ -152,6 +153,11 @@ status() {
     echo "cluster $name: $(wc -l <"$state/hosts") hosts, links of $(cat "$state/link-gbit") Gbit/s (tbf, no added latency)"
     echo "  hostfile $state/hosts; source $state/env to launch on it"
     local i=0 address sent received
+    if [ "$(id -u)" != 0 ]; then
+        awk -v name="$name" '{ print "  " name "-host" NR "  " $1 }' "$state/hosts"
+        echo "  (the bytes each link carried: run it as root, which can enter the hosts' namespaces)"
+        return 0
+    fi
     while read -r address; do
         i=$((i + 1))
         sent=$(ip netns exec "$name-host$i" tc -s qdisc show dev eth0 | awk '/Sent/ { print $2; exit }')
