@@ -70,8 +70,8 @@ typedef struct {
     float *params; /* unit-major, num_params */
     float *grads;  /* unit-major, num_params */
     GPTHooks hooks;
-    /* backward differentiates loss_scale x the mean loss (1 after gpt_create); gradient
-     * accumulation over K micro-batches sets 1/K so their sum is the mean */
+    /* backward differentiates loss_scale x the mean loss (1 after gpt_create); a strategy
+     * may set it */
     float loss_scale;
     /* a dynamic loss scale's count (fp16): the steps in a row without an overflow since
      * loss_scale last changed (0 after gpt_create), kept by the strategy that changes the

@@ -9,8 +9,9 @@
  * every step, after the whole backward, the gradients are averaged over the ranks the naive
  * way: one blocking all-reduce per parameter tensor, of that tensor's size.
  *
- * The hooks below are the ones this idea needs (common/strategy.h says when each runs); add
- * others, or state, as your design asks. `make hint LESSON=02` when you are stuck. */
+ * Which hooks your strategy uses, and what state it keeps, are yours to design
+ * (common/strategy.h says when each runs): the two below are a place to begin, not the only
+ * way. `make hint LESSON=02` when you are stuck. */
 #include "naive_ddp.h"
 
 #include "layout.h"

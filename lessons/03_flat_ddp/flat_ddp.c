@@ -14,7 +14,8 @@
  * the copies cost is reported with flat_ddp_report_copies at the end.
  *
  * The state your strategy keeps, and the hooks it uses, are yours to design
- * (common/strategy.h says when each hook runs). `make hint LESSON=03` when you are stuck. */
+ * (common/strategy.h says when each hook runs): the stubs below are a place to begin, not
+ * the only way. `make hint LESSON=03` when you are stuck. */
 #include "flat_ddp.h"
 
 #include "layout.h"

@@ -12,7 +12,8 @@
  * begins; nothing waits until backward is over; the optimizer reads only averages.
  *
  * The state your strategy keeps, and the hooks it uses, are yours to design
- * (common/strategy.h says when each hook runs). `make hint LESSON=04` when you are stuck. */
+ * (common/strategy.h says when each hook runs): the stubs below are a place to begin, not
+ * the only way. `make hint LESSON=04` when you are stuck. */
 #include "overlap_ddp.h"
 
 #include "layout.h"

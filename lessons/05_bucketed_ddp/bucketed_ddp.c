@@ -14,7 +14,8 @@
  * buckets in the same order. bucketed_ddp_bucket_of (bucketed_ddp.h) answers for your plan.
  *
  * The state your strategy keeps, and the hooks it uses, are yours to design
- * (common/strategy.h says when each hook runs). `make hint LESSON=05` when you are stuck. */
+ * (common/strategy.h says when each hook runs): the stubs below are a place to begin, not
+ * the only way. `make hint LESSON=05` when you are stuck. */
 #include "bucketed_ddp.h"
 
 #include "layout.h"

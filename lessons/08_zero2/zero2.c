@@ -4,8 +4,7 @@
  * reduce-scatter it at the end of backward and keep 1/N of it. Never hold the whole
  * gradient, in one buffer or in many: let backward write each unit's gradients somewhere
  * small (the model's unit_grads hook), and move them to this rank's gradient shard as soon
- * as backward is done with the unit (the grads_ready hook), so that the space serves the
- * next unit.
+ * as backward is done with the unit (the grads_ready hook).
  *
  * The rules (docs/08_zero2.md; `make grade LESSON=08` checks them): lesson 07's numbers and
  * shards; each unit's reduce-scatter between its grads_ready and the next unit's backward;
