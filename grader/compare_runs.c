@@ -349,11 +349,18 @@ static int compare_column(const Table *expected, const Table *actual, const char
         print_failure(label, name, expected->num_rows, expected->header[0], &found);
         return 0;
     }
-    printf("PASS %s %s: %d rows, largest relative difference %.2g", label, name, expected->num_rows, worst);
+    printf("PASS %s %s: %d rows", label, name, expected->num_rows);
+    if (below == expected->num_rows) {
+        printf(", all below the expected (as --at-most allows)\n");
+        return 1;
+    }
+    if (below > 0)
+        printf(", %d below the expected (as --at-most allows), the other %d's", below, expected->num_rows - below);
+    else
+        printf(",");
+    printf(" largest relative difference %.2g", worst);
     if (worst_at_zero > 0)
         printf(" (and a difference of %.2g where 0 was expected)", worst_at_zero);
-    if (below > 0)
-        printf(" (%d row%s below the expected, as --at-most allows)", below, below == 1 ? "" : "s");
     printf("\n");
     return 1;
 }

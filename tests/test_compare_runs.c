@@ -154,8 +154,12 @@ Test(compare_runs, at_most_lets_a_value_below_pass_and_none_above)
     cr_expect_eq(compare("--columns comm_bytes --rtol 0 --atol 0 --label t", output, sizeof output), 1, "%s", output);
     cr_expect_eq(compare("--columns comm_bytes --rtol 0 --atol 0 --label t --at-most", output, sizeof output), 0,
                  "%s", output);
-    expect_contains(output, "PASS t comm_bytes: 3 rows, largest relative difference 0 (1 row below the expected, as "
-                            "--at-most allows)\n");
+    expect_contains(output, "PASS t comm_bytes: 3 rows, 1 below the expected (as --at-most allows), the other 2's "
+                            "largest relative difference 0\n");
+    write_file("actual.csv", "step,comm_bytes\n1,900\n2,900\n3,900\n");
+    cr_expect_eq(compare("--columns comm_bytes --rtol 0 --atol 0 --label t --at-most", output, sizeof output), 0,
+                 "%s", output);
+    expect_contains(output, "PASS t comm_bytes: 3 rows, all below the expected (as --at-most allows)\n");
     write_file("actual.csv", "step,comm_bytes\n1,1000\n2,1001\n3,1000\n");
     cr_expect_eq(compare("--columns comm_bytes --rtol 0 --atol 0 --label t --at-most", output, sizeof output), 1,
                  "%s", output);

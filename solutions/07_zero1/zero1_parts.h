@@ -27,7 +27,7 @@ size_t owned_real_count(const ShardPlan *plan, const GPTConfig *cfg, int unit);
 
 typedef struct {
     ShardPlan plan;
-    AdamW opt;         /* m and v for this rank's shard only */
+    AdamW opt;         /* m and v for this rank's shard only, laid out as the shard buffers */
     float *grad_shard; /* plan.shard_total: this rank's averaged gradients */
     float *padded;     /* world * largest_shard: one unit, padded, for a collective */
     float *piece;      /* largest_shard: this rank's piece of a unit, padded */

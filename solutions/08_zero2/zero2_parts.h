@@ -16,7 +16,8 @@ typedef struct {
 } Zero2;
 
 /* The state's allocation on a Zero2 the caller owns (the first member of a later stage's
- * state, so that run->state serves both); zero2_release frees what it allocated. */
+ * state, so that run->state serves both; zero2_init neither reads nor sets run->state);
+ * zero2_release frees what it allocated. */
 int zero2_init(RunContext *run, Zero2 *zero, char *err, size_t err_len);
 void zero2_release(RunContext *run, Zero2 *zero);
 /* The model's unit_grads hook and the backward hook: the buffer backward writes a unit's
