@@ -270,7 +270,7 @@ static int peer_works_alone(const Comm *comm)
  * and the parent of a rank that was killed, speak at the same moment to the same output, and
  * a report written in pieces would come out cut by theirs. Static, since it is made in a
  * signal handler, whose stack is no place for it. */
-static char report[8192];
+static char report[32768];
 
 /* The wait deadline's report: this rank's call, then every other rank of its host; or
  * nothing, while a peer works alone for the others (the wait is a healthy one). It runs in
