@@ -177,6 +177,8 @@ static int strategy_call(const Event *e)
 /* Barriers move no training data either. */
 static int moves_data(const Event *e) { return strategy_call(e) && strcmp(e->op, "barrier") != 0; }
 static int is_compute_start(const Event *e) { return is(e, "forward_start") || is(e, "backward_start"); }
+/* "a" or "an", for a word as the log spells it (all_reduce, other, comm). */
+static const char *article(const char *word) { return strchr("aeiou", word[0]) != NULL && word[0] != '\0' ? "an" : "a"; }
 /* The call is `base` on floats or on 16-bit floats ("reduce_scatter", "reduce_scatter_bf16"
  * or "reduce_scatter_fp16"). */
 static int same_op(const Event *e, const char *base)
@@ -541,7 +543,7 @@ static int tested_since_compute(const Check *check, const Span *span, size_t at)
 {
     const Event *events = check->log->events;
     for (size_t i = at; i-- > span->first;) {
-        if (is_compute_start(&events[i]) || is(&events[i], "grads_ready"))
+        if (is_compute_start(&events[i]))
             return 0;
         if (is_call(&events[i]) && is(&events[i], "test") && events[i].request == events[at].request)
             return 1;
@@ -571,8 +573,8 @@ static void require_waits_before_step(Check *check, const char *rule, const Span
             first_wait = e;
         if (is_call(e) && is(e, "test") && i < backward_done && tested_since_compute(check, span, i))
             broke(check, rule, e, "request %ld tested again before the next unit's backward: a loop on comm_test "
-                  "holds the backward up as a wait does; test once from each hook, wait before the step",
-                  e->request);
+                  "holds the backward up as a wait does (a request is tested at most once between two units' "
+                  "backward)", e->request);
         if (!is_call(e) || !is(e, "start"))
             continue;
         int finished = 0;
@@ -767,13 +769,13 @@ static int rule_zero1(Check *check)
             int unit = rs || ag ? unit_of_shard(check, shard, rs ? scattered : gathered) : -1;
             if (!rs && !ag)
                 broke(check, "shards", e, "ZeRO moves gradients by reduce-scatter and parameters by all-gather; "
-                      "a %s gives every rank what only one needs", e->op);
+                      "%s %s gives every rank what only one needs", article(e->op), e->op);
             else if (ag && skipped)
                 broke(check, "shards", e, "an all-gather in a step skipped for an fp16 overflow: no parameter "
                       "changed, so there is nothing new to gather");
             else if (unit < 0)
-                broke(check, "shards", e, "a %s with a shard of %ld elements, which is no unit's padded shard "
-                      "(unit u's shard is ceil(count_u / %d))", e->op, shard, check->ranks);
+                broke(check, "shards", e, "%s %s with a shard of %ld elements, which is no unit's padded shard "
+                      "(unit u's shard is ceil(count_u / %d))", article(e->op), e->op, shard, check->ranks);
             else
                 (rs ? scattered : gathered)[unit] = 1;
         }
@@ -1108,8 +1110,9 @@ static int rule_no_full_buffer(Check *check, int stage, int mixed)
                 freed_before_step = is(&check->log->events[j], "free") &&
                                     strcmp(check->log->events[j].buffer, e->buffer) == 0;
             if (!ok && !freed_before_step)
-                broke(check, "no_full_buffer", e, "a %s buffer of %ld bytes is live during step %d: ZeRO-%d holds "
-                      "no %sbuffer as large as the whole gradient (%ld bytes%s)", e->kind, e->bytes, span.step, stage,
+                broke(check, "no_full_buffer", e, "%s %s buffer of %ld bytes is live during step %d: ZeRO-%d holds "
+                      "no %sbuffer as large as the whole gradient (%ld bytes%s)", article(e->kind), e->kind, e->bytes,
+                      span.step, stage,
                       stage < 2 ? "other " : "", full, mixed ? " in 16 bits" : "");
         }
         check_gradient_blocks(check, &span, stage, fp32_full);

@@ -90,6 +90,13 @@ static const Mistake mistakes[] = {
      .fails_with = "FAIL dp_reference_n2 schedule overlap: rank 0, step 1, event 46: start all_reduce of 120576 "
          "element(s) into gradients#0+0, at grads_ready 0: one all-reduce covers units 3..0: each unit goes by itself",
      .numbers_pass_in = "dp_reference_n2"},
+    /* how many tests a request takes before it is done is the machine's: the event that breaks
+     * the rule moves, the rule does not */
+    {.mutant = "04_overlap_ddp/test_loop", .fails_with = "FAIL dp_reference_n2 schedule overlap:",
+     .numbers_pass_in = "dp_reference_n2",
+     .also_says = {"tested again before the next unit's backward: a loop on comm_test holds the backward up"}},
+    {.mutant = "04_overlap_ddp/tested_at_release_too", .fails_with = "FAIL dp_reference_n2 schedule overlap:",
+     .numbers_pass_in = "dp_reference_n2", .also_says = {"tested again before the next unit's backward"}},
     {.mutant = "05_bucketed_ddp/order_differs_by_rank", .fails_with = "every rank here is waiting",
      .checks = "dp_reference_n2_bucket-mb_0.1"},
     {.mutant = "05_bucketed_ddp/bucket_per_unit",
