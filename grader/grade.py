@@ -79,8 +79,9 @@ INNERMOST_FRAME = re.compile(r"^ *#0 ")
 FRAME_ADDRESS = re.compile(r"^ *#0 0x[0-9a-f]* ")
 # the last line of a training run: every rank's parameters the same, and their hash
 FINAL_HASH = re.compile(r"^parameters identical on all [0-9]+ rank\(s\): hash ([0-9a-f]+)")
-# a lesson's error, as it prints it: its name first
-LESSON_ERROR = re.compile(r"^[0-9][0-9]_[a-z0-9_]+: ")
+# a lesson's error, as it prints it: its name first; or the communicator's, which ends the
+# job (comm_check): the call and the rank first ("all_reduce_start on rank 0: ...")
+LESSON_ERROR = re.compile(r"^[0-9][0-9]_[a-z0-9_]+: |^[a-z0-9_]+ (failed )?on rank [0-9]+( of [0-9]+)?: ")
 # mpiexec's banner about a rank that ended says nothing the lesson's own lines do not
 NOT_THE_LESSONS = re.compile(r"^=|^$|YOUR APPLICATION TERMINATED|This typically refers to a problem"
                              r"|Please see the FAQ page")
@@ -292,7 +293,8 @@ def nonempty(path):
 
 def own_last_lines(path, count=6):
     """The last lines a failed run wrote itself, indented; the lesson's own error lines
-    ("08_zero2: ranks ended with ...") first, whatever it printed after them."""
+    ("08_zero2: ranks ended with ...", "all_reduce_start on rank 0: ...") first, whatever it
+    printed after them."""
     own = [line for line in file_lines(path) if not NOT_THE_LESSONS.search(line)]
     errors = [line for line in own if LESSON_ERROR.match(line)][-count:]
     rest = [line for line in own if not LESSON_ERROR.match(line)][-(count - len(errors)):] if len(errors) < count else []
