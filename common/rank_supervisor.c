@@ -17,16 +17,13 @@
 static void report_killed(const PeerState *state, pid_t child, int signal_number)
 {
     const char *rank = getenv("PMI_RANK");
-    char line[512];
-    int len = snprintf(line, sizeof line, "rank %s (pid %d) was killed by signal %d (%s)", rank != NULL ? rank : "?",
-                       (int)child, signal_number, strsignal(signal_number));
-    if (state->op[0] != '\0' && len < (int)sizeof line)
-        len += snprintf(line + len, sizeof line - len, " at step %d, %s%s %s, its collective %ld, after %s",
-                        state->step, state->in_call ? "in" : own_work(state), state->in_call ? "" : ", last in",
-                        state->op, state->calls, state->where);
-    if (len >= (int)sizeof line - 1)
-        len = (int)sizeof line - 2;
-    strcpy(line + len, "\n");
+    char where[256] = "", line[512];
+    if (state->op[0] != '\0')
+        snprintf(where, sizeof where, " at step %d, %s%s %s, its collective %ld, after %s", state->step,
+                 state->in_call ? "in" : own_work(state), state->in_call ? "" : ", last in", state->op,
+                 state->calls, state->where);
+    snprintf(line, sizeof line, "rank %s (pid %d) was killed by signal %d (%s)%s\n", rank != NULL ? rank : "?",
+             (int)child, signal_number, strsignal(signal_number), where);
     safe_write(STDERR_FILENO, line);
 }
 

@@ -178,7 +178,7 @@ static int strategy_call(const Event *e)
 static int moves_data(const Event *e) { return strategy_call(e) && strcmp(e->op, "barrier") != 0; }
 static int is_compute_start(const Event *e) { return is(e, "forward_start") || is(e, "backward_start"); }
 /* "a" or "an", for a word as the log spells it (all_reduce, other, comm). */
-static const char *article(const char *word) { return strchr("aeiou", word[0]) != NULL && word[0] != '\0' ? "an" : "a"; }
+static const char *article(const char *word) { return word[0] != '\0' && strchr("aeiou", word[0]) ? "an" : "a"; }
 /* The call is `base` on floats or on 16-bit floats ("reduce_scatter", "reduce_scatter_bf16"
  * or "reduce_scatter_fp16"). */
 static int same_op(const Event *e, const char *base)
