@@ -117,8 +117,8 @@ int comm_reduce_scatter_16(Comm *comm, Format16 format, const bits16 *send, bits
  * does not wait for work a device has queued (synchronise the device first). */
 int comm_barrier(Comm *comm);
 
-/* Point to point, blocking. sendrecv sends to one peer while receiving from another, the
- * step of a ring that cannot deadlock, through the backend like the collectives. send and
+/* Point to point, blocking. sendrecv sends to one peer while receiving from another, in one
+ * call, through the backend like the collectives. send and
  * recv move host memory over MPI whatever the backend, and refuse a GPU buffer. */
 int comm_send(Comm *comm, const float *buffer, size_t count, int peer);
 int comm_recv(Comm *comm, float *buffer, size_t count, int peer);

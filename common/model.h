@@ -38,9 +38,9 @@ typedef struct {
     void (*grads_ready)(RunContext *run, int unit);
 } GPTHooks;
 
-/* Forward results kept for backward, one set per layer (see model.c for shapes). fch is the
- * MLP's hidden layer before the GELU, which the CPU's GELU forward replaces with the GELU's
- * slope, all that backward needs of it (kernels.h). */
+/* Forward results kept for backward, one set per layer (docs/00_single_device.md says what
+ * each holds). fch is the MLP's hidden layer before the GELU, which the CPU's GELU forward
+ * replaces with the GELU's slope, all that backward needs of it (kernels.h). */
 typedef struct {
     float *ln1, *ln1_mean, *ln1_rstd, *qkv, *atty, *att, *residual2;
     float *ln2, *ln2_mean, *ln2_rstd, *fch, *fch_gelu, *residual3;

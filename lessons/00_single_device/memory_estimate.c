@@ -2,9 +2,10 @@
  *
  * Every buffer is fp32 (4 bytes per element). Read docs/00_single_device.md, section
  * "The memory estimator", for the tensors the model keeps (`make hint LESSON=00` gives a
- * hint when you are stuck). Work the counts out from the shape yourself: do not call
- * gpt_num_params() or look at the allocator, since the point is to check the model against
- * your prediction.
+ * hint when you are stuck). Work the counts out from the shape yourself: call nothing that
+ * counts for you (gpt_num_params(), layout.h's tensor_numel, tensor_range and unit_range,
+ * the allocator) and copy no sizes from model.c, since the point is to check the model
+ * against your prediction.
  *
  * `make grade LESSON=00` compares your numbers with the reference, exactly. */
 #include "memory_estimate.h"
@@ -16,8 +17,7 @@ MemoryEstimate estimate_memory(const GPTConfig *cfg, int B, int T)
     (void)B;
     (void)T;
 
-    /* TODO: parameters: the bytes of every parameter tensor (the token and position
-     * tables, the L blocks, the final LayerNorm), each sized from cfg alone. */
+    /* TODO: parameters (they do not depend on B or T). */
 
     /* TODO: gradients and the two AdamW moments. */
 

@@ -18,12 +18,7 @@ int ring_all_reduce(Comm *comm, float *buffer, size_t count)
     (void)comm;
     (void)buffer;
     (void)count;
-    /* TODO: where each of the N chunks begins and ends: the same on every rank, every
-     * element in exactly one chunk, sizes differing by at most one. */
-    /* TODO: room to receive a chunk into, whatever its size. */
-    /* TODO: the reduce-scatter phase: each step, one chunk out to the right and one in
-     * from the left, added into this rank's copy; no step may deadlock. */
-    /* TODO: the all-gather phase: the summed chunks passed around until every rank has
-     * them all. Return 0, or -1 when a communicator call fails. */
+    /* TODO: the ring. Return 0, or -1 when a communicator call fails or working memory
+     * cannot be had. */
     return 0;
 }
