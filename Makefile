@@ -115,9 +115,12 @@ $(BUILD)/obj/%.o: %.c
 # What you compile in lessons/ warns without failing (an unused variable halfway through an
 # edit must not stop a grade), and what the compiler said is kept beside the object
 # (OBJECT.log) for make grade to show. STRICT=1 (CI, the reference) makes warnings errors.
+# QUIET_WARNINGS=1 shows only what stops the build: make grade's second build of a lesson
+# (sanitizers, or CUDA) compiles the same file, whose warnings the first build showed.
 STRICT ?= 0
 $(BUILD)/obj/lessons/%.o: STUDENT_CFLAGS = $(if $(filter 1,$(STRICT)),,-Wno-error)
-$(BUILD)/obj/lessons/%.o: SAVE_DIAGNOSTICS = 2>$@.log; status=$$?; cat $@.log >&2; exit $$status
+$(BUILD)/obj/lessons/%.o: SAVE_DIAGNOSTICS = 2>$@.log; status=$$?; \
+    $(if $(filter 1,$(QUIET_WARNINGS)),[ $$status -eq 0 ] || )cat $@.log >&2; exit $$status
 # An object the compiler warned about (its log not empty) was compiled without STRICT, or it
 # would not exist: with STRICT=1 it and its lesson's program are made again (the object alone
 # would not be: make does not remake a missing object of a program newer than its sources),
@@ -429,7 +432,7 @@ grade: setup
 	@# no older build of it is left to be graded in its place
 	@for lesson in $(GRADED); do \
 	    $(MAKE) --no-print-directory BUILT=$$lesson built-lessons && \
-	    $(MAKE) --no-print-directory $(if $(GRADE_ON_GPU),CUDA=1,SANITIZE=1) BUILT=$$lesson built-lessons || \
+	    $(MAKE) --no-print-directory $(if $(GRADE_ON_GPU),CUDA=1,SANITIZE=1) QUIET_WARNINGS=1 BUILT=$$lesson built-lessons || \
 	    rm -f build/lessons/$$lesson build/sanitize/lessons/$$lesson build/cuda/lessons/$$lesson; \
 	done
 	@CHECK="$(CHECK)" scripts/grade.sh $(LESSON) $(if $(JSON),--json $(JSON)) $(if $(GRADE_ON_GPU),--build build/cuda --device cuda)

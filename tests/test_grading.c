@@ -636,7 +636,8 @@ Test(grading, a_sanitizer_findings_reproduce_command_shows_the_report)
 
 /* make grade grades the exercise file as it is now: one that does not compile is a FAIL that
  * quotes the compiler's first error, with no older build graded in its place; one that
- * compiles with a warning is graded, and the warning listed after the verdict. */
+ * compiles with a warning is graded, and the warning shown twice: by the build (once, though
+ * the file is built twice, plain and for the sanitizers) and after the verdict. */
 Test(grading, a_file_that_does_not_compile_fails_with_its_error_and_a_warning_stops_nothing, .timeout = 300)
 {
     static char output[1 << 16];
@@ -653,6 +654,11 @@ Test(grading, a_file_that_does_not_compile_fails_with_its_error_and_a_warning_st
     cr_expect(passed != NULL && strstr(passed, "\nthe compiler's warnings for lessons/02_naive_ddp (they do not change "
                                                "the grade):\n  lessons/02_naive_ddp/naive_ddp.c:9:9: warning: unused "
                                                "variable") != NULL, "%s", output);
+    int shown = 0;
+    for (const char *at = passed ? strstr(output, "\nstatus 2\n") : NULL; at && (at = strstr(at, "9:9: warning: unused"));
+         at++)
+        shown++;
+    cr_expect_eq(shown, 2, "the warning shown %d times:\n%s", shown, output);
     cr_expect_not_null(strstr(output, "\nstatus 0\n"), "%s", output);
 }
 
