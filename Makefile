@@ -437,13 +437,14 @@ grade: setup
 	done
 	@CHECK="$(CHECK)" scripts/grade.sh $(LESSON) $(if $(JSON),--json $(JSON)) $(if $(GRADE_ON_GPU),--build build/cuda --device cuda)
 
-# make grade-class SUBMISSIONS=DIR [LESSON=00,02] [OUT=DIR]: a whole class, each submission
-# built and run in the sandbox, into one gradebook (scripts/grade_class.sh).
+# make grade-class SUBMISSIONS=DIR [LESSON=00,02] [OUT=DIR] [JOBS=N]: a whole class, each
+# submission built and run in the sandbox, into one gradebook (scripts/grade_class.sh); JOBS
+# submissions at a time (default: one per core).
 SUBMISSIONS ?=
 OUT ?= grades
 grade-class: setup
 	@$(if $(SUBMISSIONS),,echo "make grade-class: name the folder of submissions: SUBMISSIONS=DIR" >&2; exit 2)
-	@scripts/grade_class.sh "$(SUBMISSIONS)" --out "$(OUT)" $(if $(LESSON),--lessons $(LESSON))
+	@scripts/grade_class.sh "$(SUBMISSIONS)" --out "$(OUT)" $(if $(LESSON),--lessons $(LESSON)) $(if $(JOBS),--jobs $(JOBS))
 
 bench: setup
 	@$(MAKE) --no-print-directory all data

@@ -4,7 +4,8 @@
 
     results.py scores RESULTS.json NN[,NN...]
 
-prints "NN SCORE" for each lesson: the checks of that lesson that passed.
+prints "NN PASSED GRADED" for each lesson: the checks of that lesson that passed, of those
+it graded.
 
 Every PASS/FAIL line the grader prints is one test (score 1 of 1 when it passes, 0 when it
 fails); the lines under it (a table of differing steps, a sanitizer's report) are that
@@ -44,11 +45,14 @@ def write(printed, path):
 
 
 def lesson_scores(path, lessons):
-    """(lesson, checks passed) for each lesson named, from a results.json."""
+    """(lesson, checks passed, checks graded) for each lesson named, from a results.json."""
     with open(path, encoding="utf-8") as file:
         tests = json.load(file)["tests"]
-    return [(lesson, sum(test["score"] for test in tests if test["name"].startswith(f"lesson {lesson}:")))
-            for lesson in lessons]
+    scores = []
+    for lesson in lessons:
+        graded = [test for test in tests if test["name"].startswith(f"lesson {lesson}:")]
+        scores.append((lesson, sum(test["score"] for test in graded), len(graded)))
+    return scores
 
 
 def main(args):
@@ -60,8 +64,8 @@ def main(args):
     except (OSError, ValueError, KeyError, TypeError) as error:
         print(f"results: {args[1]}: cannot read the scores: {error}", file=sys.stderr)
         return 2
-    for lesson, score in scores:
-        print(lesson, score)
+    for lesson, score, graded in scores:
+        print(lesson, score, graded)
     return 0
 
 

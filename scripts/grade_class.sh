@@ -36,7 +36,9 @@
 #                            submitted_runs (of the runs handed in, how many match)
 #   STUDENT/feedback.txt     what was taken and ignored, build messages, every check's message
 #   STUDENT/results.json     the same results in Gradescope's results.json format
-# Submissions are graded --jobs at a time (default: the number of cores), each with a user id
+#   STUDENT/scores, runs     what the gradebook's row is made from
+# Submissions are graded --jobs at a time (default: the number of cores), a line each on
+# standard output as it is done, each with a user id
 # of its own (and, where the kernel allows, a control group) in the sandbox, which no other
 # grader running at the same time holds. GRADE_TIMEOUT
 # (seconds a run may take, 300) bounds each run; GRADE_LIMITS, more scripts/sandbox.sh
@@ -300,10 +302,13 @@ grade_student() {
         GRADE_SANDBOX="scripts/sandbox.sh --root $work/tree --uid $uid ${GRADE_LIMITS:-}" \
             scripts/grade.sh "$lessons" --build "$work/tree/build" --json "$out/$student/results.json" \
             >>"$feedback" 2>&1 || true
+        # the student's own tree is the course: the commands to reproduce a check name its paths
+        sed -i "s|$work/tree/||g" "$feedback" "$out/$student/results.json"
     fi
     [ -s "$out/$student/results.json" ] ||
         printf '{"score": 0, "output": "grading failed", "tests": []}\n' >"$out/$student/results.json"
     lesson_scores "$out/$student/results.json" >"$out/$student/scores"
+    echo "grade_class: $student: $(awk '{ printf "%slesson %s %s of %s", sep, $1, $2, $3; sep = ", " }' "$out/$student/scores")"
     scripts/sandbox.sh --uid "$uid" --end # whatever it left running
     rm -rf "$work"
 }

@@ -98,10 +98,14 @@ done
 command -v bwrap >/dev/null || { echo "sandbox: bwrap is missing (make setup installs bubblewrap)" >&2; exit 2; }
 root=$(realpath "$root")
 
-# The system, read-only; Debian's /lib, /bin and /sbin are links into /usr.
+# The system, read-only; Debian's /lib, /bin and /sbin are links into /usr. Of /sys, the CPUs'
+# topology (MPI's hwloc reads it) and an empty list of network devices (UCX reads one): without
+# them each rank prints an error line into the student's feedback, and the host's devices
+# would list links the sandbox's network cannot reach.
 view=(--ro-bind /usr /usr --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/bin /bin
     --symlink usr/sbin /sbin --ro-bind /etc/alternatives /etc/alternatives
     --ro-bind /etc/ld.so.cache /etc/ld.so.cache --dev /dev --proc /proc
+    --ro-bind /sys/devices/system/cpu /sys/devices/system/cpu --dir /sys/class/net
     --size $((512 << 20)) --tmpfs /tmp --size $((2048 << 20)) --tmpfs /dev/shm
     --ro-bind "$root" "$root")
 # The course's data, when the tree has an empty place for it; never the expected values.

@@ -39,6 +39,15 @@ check "erin's link to the expected values is not read" feedback erin "is not a r
 check "frank's lesson 02 does not build and scores 0" test "$(score frank 2)" = 0
 check "frank is told why" feedback frank "lesson 02: the build failed:"
 check "alice is told what was ignored" feedback alice "  NOTES.txt"
+check "bob's commands to reproduce name his own copy's paths" \
+    feedback bob " -n 2 build/lessons/02_naive_ddp train --config reference --csv run.csv"
+check "alice's feedback holds no grader's folder" bash -c "! grep -q '/tmp/tmp\.' '$work/grades/alice/feedback.txt'"
+mkdir "$work/ring" && chmod 711 "$work" && scripts/sandbox.sh --root . --write "$work/ring" -- \
+    mpiexec -n 2 build/solutions/01_collectives --verify-ring >"$work/ring/out" 2>&1
+check "MPI in the sandbox says nothing of the machine it cannot see" \
+    bash -c "grep -q '^PASS ring' '$work/ring/out' && ! grep -qE 'hwloc|UCX +ERROR' '$work/ring/out'"
+check "a line per student as it is done" grep -qxF "grade_class: alice: lesson 00 $full00 of $full00, lesson 02 $full02 of $full02" \
+    "$work/grade_class.out"
 runs() { awk -F, -v s="$1" '$1 == s { print $NF }' "$work/grades/gradebook.csv"; }
 check "alice's run matches: $(runs alice)" test "$(runs alice)" = "1 of 1"
 check "bob's runs do not: $(runs bob)" test "$(runs bob)" = "0 of 2"
