@@ -3,9 +3,11 @@
 --json), read back by the class grader (scripts/grade_class.sh).
 
     results.py scores RESULTS.json NN[,NN...]
+    results.py unsent RESULTS.json NN[,NN...]
 
 prints "NN PASSED GRADED" for each lesson: the checks of that lesson that passed, of those
-it graded.
+it graded. `unsent` scores the checks of lessons not handed in 0, each saying so (the
+skeleton passes some checks: given code trains; a run exits normally).
 
 Every PASS/FAIL line the grader prints is one test (score 1 of 1 when it passes, 0 when it
 fails); the lines under it (a table of differing steps, a sanitizer's report) are that
@@ -34,14 +36,30 @@ def tests_from(lines):
     return tests
 
 
-def write(printed, path):
-    """Writes path whole from what the grader printed: texts of "LESSON<TAB>LINE" lines."""
-    lines = "".join(printed).split("\n")  # a \r a lesson printed stays inside its line
-    tests = tests_from(line.split("\t", 1) for line in lines if "\t" in line)
+def write_tests(tests, path):
+    """Writes path whole: the tests, their total score and how many passed."""
     failed = sum(test["status"] == "failed" for test in tests)
     summary = {"score": sum(test["score"] for test in tests),
                "output": f"{len(tests) - failed} of {len(tests)} checks passed", "tests": tests}
     write_atomically(path, json.dumps(summary, indent=2) + "\n")
+
+
+def write(printed, path):
+    """Writes path whole from what the grader printed: texts of "LESSON<TAB>LINE" lines."""
+    lines = "".join(printed).split("\n")  # a \r a lesson printed stays inside its line
+    write_tests(tests_from(line.split("\t", 1) for line in lines if "\t" in line), path)
+
+
+def score_unsent(path, lessons):
+    """Rewrites path with every check of the lessons named failed, scoring 0: not handed in."""
+    with open(path, encoding="utf-8") as file:
+        tests = json.load(file)["tests"]
+    for test in tests:
+        if any(test["name"].startswith(f"lesson {lesson}:") for lesson in lessons):
+            test.update(score=0, status="failed",
+                        output="not handed in (no exercise file differs from the course's): scores 0\n" +
+                        test["output"])
+    write_tests(tests, path)
 
 
 def lesson_scores(path, lessons):
@@ -56,10 +74,13 @@ def lesson_scores(path, lessons):
 
 
 def main(args):
-    if len(args) != 3 or args[0] != "scores":
-        print("usage: results.py scores RESULTS.json NN[,NN...]", file=sys.stderr)
+    if len(args) != 3 or args[0] not in ("scores", "unsent"):
+        print("usage: results.py scores|unsent RESULTS.json NN[,NN...]", file=sys.stderr)
         return 2
     try:
+        if args[0] == "unsent":
+            score_unsent(args[1], args[2].split(","))
+            return 0
         scores = lesson_scores(args[1], args[2].split(","))
     except (OSError, ValueError, KeyError, TypeError) as error:
         print(f"results: {args[1]}: cannot read the scores: {error}", file=sys.stderr)

@@ -186,13 +186,18 @@ inside() { case $(realpath -e -- "$2") in "$(realpath -e -- "$1")"/*) return 0 ;
 
 # Takes the exercise files from the submission into the tree; notes what it took. A file
 # reached through a link that leads outside the submission (none should arrive: receive
-# takes none) is not taken.
+# takes none) is not taken. A lesson none of whose files differs from the course's own (each
+# missing, or the skeleton unchanged) is not handed in: its number goes in TREE.unsent, and
+# it scores nothing, whatever checks the skeleton passes (given code that trains, a run that
+# exits normally).
 take_exercises() {
-    local sent=$1 tree=$2 feedback=$3 from name file
+    local sent=$1 tree=$2 feedback=$3 from name file changed
     from=$(lessons_folder "$sent")
     : >"$tree.taken"
+    : >"$tree.unsent"
     echo "exercise files taken:" >>"$feedback"
     for name in "${names[@]}"; do
+        changed=0
         for file in solutions/"$name"/*; do
             file=$(basename "$file")
             if [ -z "$from" ] || [ ! -f "$from/$name/$file" ] || [ -L "$from/$name/$file" ]; then
@@ -201,12 +206,18 @@ take_exercises() {
                 echo "  lessons/$name/$file: a link leads outside the submission: not taken" \
                     "(the skeleton is graded)" >>"$feedback"
             else
+                cmp -s "$from/$name/$file" "$tree/lessons/$name/$file" || changed=1
                 cp "$from/$name/$file" "$tree/lessons/$name/$file"
                 touch "$tree/lessons/$name/$file"
                 echo "  lessons/$name/$file" >>"$feedback"
                 echo "$from/$name/$file" >>"$tree.taken"
             fi
         done
+        if [ "$changed" -eq 0 ]; then
+            echo "  lesson ${name%%_*}: not handed in (no exercise file differs from the course's): it scores 0" \
+                >>"$feedback"
+            echo "${name%%_*}" >>"$tree.unsent"
+        fi
     done
     echo "ignored (not an exercise file):" >>"$feedback"
     find "$sent" -type f | sort | grep -vxF -f "$tree.taken" | sed "s|^$sent/|  |" | head -n 50 >>"$feedback" || true
@@ -304,6 +315,8 @@ grade_student() {
             >>"$feedback" 2>&1 || true
         # the student's own tree is the course: the commands to reproduce a check name its paths
         sed -i "s|$work/tree/||g" "$feedback" "$out/$student/results.json"
+        [ ! -s "$work/tree.unsent" ] ||
+            python3 grader/results.py unsent "$out/$student/results.json" "$(paste -sd, "$work/tree.unsent")"
     fi
     [ -s "$out/$student/results.json" ] ||
         printf '{"score": 0, "output": "grading failed", "tests": []}\n' >"$out/$student/results.json"

@@ -38,6 +38,9 @@ check "bob, who copies the expected values at exit, fails the figures" feedback 
 check "erin's link to the expected values is not read" feedback erin "is not a regular file it wrote: not read"
 check "frank's lesson 02 does not build and scores 0" test "$(score frank 2)" = 0
 check "frank is told why" feedback frank "lesson 02: the build failed:"
+check "judy's lesson 00, the skeleton, scores 0: $(score judy 1); her lesson 02 full: $(score judy 2)" \
+    test "$(score judy 1)" = 0 -a "$(score judy 2)" = "$full02"
+check "judy is told why" feedback judy "lesson 00: not handed in (no exercise file differs from the course's)"
 check "alice is told what was ignored" feedback alice "  NOTES.txt"
 check "bob's commands to reproduce name his own copy's paths" \
     feedback bob " -n 2 build/lessons/02_naive_ddp train --config reference --csv run.csv"
