@@ -425,11 +425,40 @@ static int in_strategy_setup(const Check *check, size_t i)
 
 /* 02-10: every rank starts from rank 0's parameters: broadcasts covering all of them
  * before the first step, once every rank has set up, and none during training. */
+/* The elements of a rank's broadcasts before the first step (events[first..end) of `log`)
+ * that an earlier one had already sent into the same place of the same block: counted once,
+ * they leave as many parameters unsent. A place the log does not name (untracked memory)
+ * counts as new. */
+static long sent_twice(const Log *log, int rank, const size_t *calls, size_t num_calls)
+{
+    long twice = 0;
+    for (size_t a = 0; a < num_calls; a++) {
+        const Event *e = &log->events[calls[a]];
+        const char *plus = strchr(e->buffer, '+');
+        if (e->rank != rank || plus == NULL)
+            continue;
+        long begin = atol(plus + 1), end = begin + e->count;
+        for (size_t b = 0; b < a; b++) { /* overlap with each earlier call, counted once per element */
+            const Event *earlier = &log->events[calls[b]];
+            const char *at = strchr(earlier->buffer, '+');
+            if (earlier->rank != rank || at == NULL || !same_block(e->buffer, earlier->buffer))
+                continue;
+            long from = atol(at + 1), to = from + earlier->count;
+            if (from < end && to > begin) {
+                twice += (to < end ? to : end) - (from > begin ? from : begin);
+                begin = end; /* a place sent three times is counted once: enough to fail */
+            }
+        }
+    }
+    return twice;
+}
+
 static int rule_broadcast(Check *check)
 {
     const Log *log = check->log;
     long *broadcast = calloc((size_t)check->ranks, sizeof *broadcast);
-    for (size_t i = 0; broadcast != NULL && i < log->count; i++) {
+    size_t *calls = calloc(log->count + 1, sizeof *calls), num_calls = 0;
+    for (size_t i = 0; broadcast != NULL && calls != NULL && i < log->count; i++) {
         const Event *e = &log->events[i];
         if (!is_call(e) || strcmp(e->op, "broadcast") != 0)
             continue;
@@ -438,13 +467,22 @@ static int rule_broadcast(Check *check)
         else if (in_strategy_setup(check, i))
             broke(check, "broadcast", e, "a broadcast from the strategy's setup: a rank whose setup fails never "
                   "reaches it, and the others would wait in it; broadcast from start, once every rank has set up");
-        else
+        else {
             broadcast[e->rank] += e->count;
+            calls[num_calls++] = i;
+        }
     }
-    for (int r = 0; broadcast != NULL && r < check->ranks; r++)
+    for (int r = 0; broadcast != NULL && calls != NULL && r < check->ranks; r++) {
+        long twice = sent_twice(log, r, calls, num_calls);
         if (broadcast[r] != check->num_params)
             broke(check, "broadcast", NULL, "rank %d broadcast %ld elements before the first step; the model has "
                   "%ld parameters, all of which start from rank 0's", r, broadcast[r], check->num_params);
+        else if (twice > 0)
+            broke(check, "broadcast", NULL, "rank %d broadcast %ld elements before the first step, as many as the "
+                  "model's parameters, but %ld of them twice into the same place: as many parameters were never "
+                  "sent, and do not start from rank 0's", r, broadcast[r], twice);
+    }
+    free(calls);
     free(broadcast);
     return finish_rule(check, "broadcast", "all parameters broadcast from rank 0 from start, before the first step");
 }

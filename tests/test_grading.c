@@ -40,6 +40,9 @@ static const Mistake mistakes[] = {
     {.mutant = "02_naive_ddp/halved_for_two_ranks",
      .fails_with = "FAIL dp_reference_n1 grad_norm: 30 of 30 rows differ; first at step=1: 1.29674411 but "
          "expected 2.59348822", .numbers_pass_in = "dp_reference_n2"},
+    {.mutant = "02_naive_ddp/broadcast_overlapping",
+     .fails_with = "FAIL dp_reference_n2 schedule broadcast: rank 0 broadcast 120576 elements before the first step, "
+         "as many as the model's parameters, but 128 of them twice into the same place", .numbers_pass_in = "dp_reference_n2"},
     {.mutant = "02_naive_ddp/no_broadcast", .fails_with = "ranks ended with different parameters",
      .checks = "dp_reference_n2"},
     {.mutant = "02_naive_ddp/broadcast_in_setup",
