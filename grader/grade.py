@@ -620,8 +620,13 @@ class Sanitize(Check):
         # ended before its last count (a communicator error also exits 1) is this one's
         wrong_sums = self.inner.mode == "ring" and status == 1 and ring_counts(self.out)[1] == RING_COUNTS
         if status != 0 and not wrong_sums:
-            transcript.line(f"FAIL {self.name}: the sanitizer build exited with an error:")
-            transcript.append(own_last_lines(self.out))
+            # no report: the run failed on its own (its numbers, a communicator error, a wait)
+            last = own_last_lines(self.out)
+            said = any(LESSON_ERROR.match(line.strip()) for line in last.splitlines())
+            ending = ":" if said else f" (exit status {status}; its last lines below)."
+            transcript.line(f"FAIL {self.name}: the sanitizer build's run ended with an error{timed_out(status)}, "
+                            f"and no sanitizer report{ending}")
+            transcript.append(last)
             return False
         transcript.line(f"PASS {self.name}: no AddressSanitizer or UndefinedBehaviorSanitizer report")
         return True
