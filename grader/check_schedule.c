@@ -423,12 +423,9 @@ static int in_strategy_setup(const Check *check, size_t i)
     return 0;
 }
 
-/* 02-10: every rank starts from rank 0's parameters: broadcasts covering all of them
- * before the first step, once every rank has set up, and none during training. */
-/* The elements of a rank's broadcasts before the first step (events[first..end) of `log`)
- * that an earlier one had already sent into the same place of the same block: counted once,
- * they leave as many parameters unsent. A place the log does not name (untracked memory)
- * counts as new. */
+/* The elements of rank's broadcasts (the events `calls` names) that an earlier one had
+ * already sent into the same place of the same block: counted once, they leave as many
+ * parameters unsent. A place the log does not name (untracked memory) counts as new. */
 static long sent_twice(const Log *log, int rank, const size_t *calls, size_t num_calls)
 {
     long twice = 0;
@@ -453,6 +450,8 @@ static long sent_twice(const Log *log, int rank, const size_t *calls, size_t num
     return twice;
 }
 
+/* 02-10: every rank starts from rank 0's parameters: broadcasts covering all of them, none
+ * twice, before the first step, once every rank has set up, and none during training. */
 static int rule_broadcast(Check *check)
 {
     const Log *log = check->log;

@@ -50,12 +50,16 @@ def write(printed, path):
     write_tests(tests_from(line.split("\t", 1) for line in lines if "\t" in line), path)
 
 
+def of_lesson(test, lesson):
+    return test["name"].startswith(f"lesson {lesson}:")
+
+
 def score_unsent(path, lessons):
     """Rewrites path with every check of the lessons named failed, scoring 0: not handed in."""
     with open(path, encoding="utf-8") as file:
         tests = json.load(file)["tests"]
     for test in tests:
-        if any(test["name"].startswith(f"lesson {lesson}:") for lesson in lessons):
+        if any(of_lesson(test, lesson) for lesson in lessons):
             test.update(score=0, status="failed",
                         output="not handed in (no exercise file differs from the course's): scores 0\n" +
                         test["output"])
@@ -68,7 +72,7 @@ def lesson_scores(path, lessons):
         tests = json.load(file)["tests"]
     scores = []
     for lesson in lessons:
-        graded = [test for test in tests if test["name"].startswith(f"lesson {lesson}:")]
+        graded = [test for test in tests if of_lesson(test, lesson)]
         scores.append((lesson, sum(test["score"] for test in graded), len(graded)))
     return scores
 
