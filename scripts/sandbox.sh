@@ -13,9 +13,11 @@
 # no view of other processes, no other files of the machine: not the course's expected
 # values, not the instructor's files, not another submission.
 #
-# Run as root, the command runs as UID (default 60000; the grader claims one for each
-# submission, the first from 60000 that no running grader holds), with no capabilities, so the process limit counts its processes alone and no
-# file it can see is its to change unless --write gave it. Limits, per process (prlimit):
+# Run as root, the command runs as UID (without --uid, one it claims for itself: the first
+# from 60000 that no running sandbox or grader holds; the grader claims one for each
+# submission), with no capabilities, so the process limit counts its processes alone and no
+# file it can see is its to change unless --write gave it. Two sandboxes never share a user
+# id unless told to: ending one user's processes (--end) would end the other's. Limits, per process (prlimit):
 # address space --memory-mb (0 = none: AddressSanitizer builds reserve terabytes of it),
 # CPU seconds --cpu-s, processes --procs, largest file written --file-mb. The caller bounds
 # the wall time (timeout). Where the kernel's control groups (v1: cpu, memory, pids) can be
@@ -28,7 +30,7 @@ set -euo pipefail
 source "$(dirname "$0")/summary_lib.sh" # header_help
 usage() { header_help "$0"; }
 
-root="" uid=60000 memory_mb=8192 cpu_s=600 procs=256 file_mb=1024 writable=() end=0
+root="" uid="" memory_mb=8192 cpu_s=600 procs=256 file_mb=1024 writable=() end=0
 groups=/sys/fs/cgroup
 claims=/run/dtc-sandbox
 [ -w /run ] || claims=${TMPDIR:-/tmp}/dtc-sandbox-$(id -u)
@@ -81,6 +83,7 @@ group_dirs() {
     for controller in cpu memory pids; do echo "$groups/$controller/dtc-sandbox/$uid"; done
 }
 if [ "$end" -eq 1 ]; then
+    [ -n "$uid" ] || { echo "sandbox: --end needs --uid" >&2; exit 2; }
     for dir in $(group_dirs); do
         [ -d "$dir" ] || continue
         xargs -r kill -KILL <"$dir/cgroup.procs" 2>/dev/null || true
@@ -92,6 +95,7 @@ if [ "$end" -eq 1 ]; then
 fi
 [ $# -gt 0 ] || { echo "sandbox: no command given (see --help)" >&2; exit 2; }
 [ -d "$root" ] || { echo "sandbox: --root $root is not a folder" >&2; exit 2; }
+[ -n "$uid" ] || uid=$(claim $$) || exit 2 # held while this process, become the sandbox, runs
 for n in "$uid" "$memory_mb" "$cpu_s" "$procs" "$file_mb"; do
     [[ $n =~ ^[0-9]+$ ]] || { echo "sandbox: '$n' is not a whole number" >&2; exit 2; }
 done

@@ -32,6 +32,14 @@ Test(grade_class, submissions_that_run_into_the_limits_change_no_one_elses_grade
     expect_scenario_holds("tests/class/check_limits.sh");
 }
 
+/* A sandbox started without --uid (as the class checks start one) runs as a user id of its
+ * own: a grader ending another submission's processes beside it does not end it
+ * (tests/class/check_two_sandboxes.sh). */
+Test(grade_class, a_sandbox_runs_on_while_another_users_processes_are_ended)
+{
+    expect_scenario_holds("tests/class/check_two_sandboxes.sh");
+}
+
 Test(grade_class, bad_input_gets_one_line_before_any_work)
 {
     char output[4096];
