@@ -18,7 +18,8 @@
 # From a submission only the exercise files are taken: for each lesson, the files that
 # solutions/NN_name/ holds, found under a `lessons/` folder anywhere in it (not one reached
 # through a link that leads outside the submission). Everything else is ignored and listed in
-# the feedback. Each student's lessons are built in the sandbox against a copy of the course
+# the feedback, and a file named as an exercise file but found elsewhere is pointed at. A
+# SUBMISSIONS_DIR that holds lessons/ (one student's submission, or the course) is refused. Each student's lessons are built in the sandbox against a copy of the course
 # (common/, the given files, the Makefile) and graded by scripts/grade.sh with every run in
 # the sandbox; the expected values, the instructor's files and the other submissions are never
 # in view of the student's code.
@@ -84,6 +85,13 @@ out=$(realpath -m "$out")
 case $out/ in "$submissions"/*) echo "grade_class: --out $out is inside the submissions" >&2; exit 2 ;; esac
 mapfile -d '' -t entries < <(find "$submissions" -mindepth 1 -maxdepth 1 -print0 | sort -z)
 [ ${#entries[@]} -gt 0 ] || { echo "grade_class: no submissions in $submissions" >&2; exit 2; }
+# One student's submission, or the course itself, given for the class: each of its folders
+# would be graded as a student.
+if [ -d "$submissions/lessons" ]; then
+    echo "grade_class: $submissions holds lessons/, as one submission does: give the folder that holds" \
+        "a submission per student" >&2
+    exit 2
+fi
 declare -A entry_of=() # each student's entry: two would share one folder of grades
 for entry in "${entries[@]}"; do
     student=$(student_name "$entry")
@@ -96,13 +104,10 @@ for entry in "${entries[@]}"; do
         "$(basename "$entry") are both $student's submission: keep one of them" >&2; exit 2; }
     entry_of[$student]=$entry
 done
-# The sandbox tried as a user id claimed for it: the default one may be a running grader's, which
-# ends whatever runs as it.
-if ! probe=$(scripts/sandbox.sh --claim $$) || ! scripts/sandbox.sh --root . --uid "$probe" -- true; then
+if ! scripts/sandbox.sh --root . -- true; then
     echo "grade_class: the sandbox cannot start here (above: why)" >&2
     exit 2
 fi
-scripts/sandbox.sh --uid "$probe" --end
 mkdir -p "$out"
 
 # The course, built once: every student's build starts from these objects.
@@ -184,6 +189,16 @@ pristine_tree() {
 # Whether the real path of file $2 (every link on the way followed) is inside folder $1.
 inside() { case $(realpath -e -- "$2") in "$(realpath -e -- "$1")"/*) return 0 ;; *) return 1 ;; esac; }
 
+# The files of submission $1 named as exercise file $3 (NN_name/FILE) but elsewhere than $2,
+# where it is taken from, each said: a student who worked in another folder learns why that
+# work was not graded.
+misplaced() {
+    local path
+    find "$1" -type f -name "${3#*/}" | { grep -vxF -- "$2" || true; } | sort | head -n 3 | while IFS= read -r path; do
+        echo "  (${path#"$1"/}: not taken; the exercise file is taken from lessons/$3)"
+    done
+}
+
 # Takes the exercise files from the submission into the tree; notes what it took. A file
 # reached through a link that leads outside the submission (none should arrive: receive
 # takes none) is not taken. A lesson none of whose files differs from the course's own (each
@@ -212,6 +227,7 @@ take_exercises() {
                 echo "  lessons/$name/$file" >>"$feedback"
                 echo "$from/$name/$file" >>"$tree.taken"
             fi
+            misplaced "$sent" "$from/$name/$file" "$name/$file" >>"$feedback"
         done
         if [ "$changed" -eq 0 ]; then
             echo "  lesson ${name%%_*}: not handed in (no exercise file differs from the course's): it scores 0" \
@@ -328,7 +344,7 @@ grade_student() {
 
 source tests/tolerance.sh
 export -f copy_files student_git receive_git receive student_name shallowest inside lessons_folder pristine_tree \
-    take_exercises submitted_runs build_lessons lesson_scores grade_student column_tolerance
+    misplaced take_exercises submitted_runs build_lessons lesson_scores grade_student column_tolerance
 export out lessons LOSS_RTOL LOSS_ATOL MIXED_LOSS_RTOL MIXED_GRAD_NORM_RTOL DRIFT_RTOL
 export NAMES="${names[*]}"
 printf '%s\0' "${entries[@]}" |

@@ -51,8 +51,13 @@ Test(grade_class, bad_input_gets_one_line_before_any_work)
     cr_assert_not_null(shell_temp_dir(submissions, sizeof submissions, "grade_class"));
     snprintf(command, sizeof command, "scripts/grade_class.sh %s --out %s/grades", submissions, submissions);
     cr_expect_eq(shell_output(command, output, sizeof output), 2);
-    shell_remove_dir(submissions);
     cr_expect_not_null(strstr(output, "is inside the submissions"), "%s", output);
+    /* one student's submission given for the class: its lessons/ would be graded as a student */
+    snprintf(command, sizeof command, "mkdir %s/lessons && scripts/grade_class.sh %s", submissions, submissions);
+    cr_expect_eq(shell_output(command, output, sizeof output), 2);
+    cr_expect_not_null(strstr(output, "holds lessons/, as one submission does: give the folder that holds a "
+                                      "submission per student\n"), "%s", output);
+    shell_remove_dir(submissions);
     cr_expect_eq(shell_output("scripts/grade_class.sh --help", output, sizeof output), 0);
     const char *first_line = "Grades a class: every submission built against a pristine copy of the course and run in "
                              "a\n";

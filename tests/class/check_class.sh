@@ -41,6 +41,8 @@ check "frank is told why" feedback frank "lesson 02: the build failed:"
 check "judy's lesson 00, the skeleton, scores 0: $(score judy 1); her lesson 02 full: $(score judy 2)" \
     test "$(score judy 1)" = 0 -a "$(score judy 2)" = "$full02"
 check "judy is told why" feedback judy "lesson 00: not handed in (no exercise file differs from the course's)"
+check "judy is told where her work was not taken from" \
+    feedback judy "  (work/memory_estimate.c: not taken; the exercise file is taken from lessons/00_single_device/memory_estimate.c)"
 check "alice is told what was ignored" feedback alice "  NOTES.txt"
 check "bob's commands to reproduce name his own copy's paths" \
     feedback bob " -n 2 build/lessons/02_naive_ddp train --config reference --csv run.csv"

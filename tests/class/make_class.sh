@@ -15,7 +15,8 @@
 #   frank/           folder   00 correct, 02 does not compile           00 full, 02 zero
 #   heidi/           folder   02: exits 0 before training
 #   ivan/            folder   02: crashes before training
-#   judy/            folder   00 the skeleton as handed out, 02 correct   00 zero, 02 full
+#   judy/            folder   00 the skeleton as handed out (her work    00 zero, 02 full
+#                             in work/, not taken), 02 correct
 #   carol.tar.gz     archive  an entry with an absolute name            refused, zero
 #   gina.zip         zip      an entry with a `..` part                 refused, zero
 #
@@ -98,6 +99,7 @@ submission "$dir/heidi" '' exit_before_training.c
 submission "$dir/ivan" '' crash.c
 submission "$dir/judy" ''
 cp lessons/00_single_device/memory_estimate.c "$dir/judy/lessons/00_single_device/"
+mkdir "$dir/judy/work" && cp solutions/00_single_device/memory_estimate.c "$dir/judy/work/"
 
 mkdir -p "$work/carol/x" && echo "words" >"$work/carol/x/a.txt"
 tar -czf "$dir/carol.tar.gz" --absolute-names "$work/carol/x/a.txt" 2>/dev/null
