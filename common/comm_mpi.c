@@ -13,14 +13,25 @@
 #include "sum16.h"
 #include "timer.h"
 
-/* Records a failed MPI call as one line naming the operation and the rank. */
+/* Records a failed MPI call as one line naming the operation and the rank. A message cut
+ * short (MPI_ERR_TRUNCATE) is what ranks whose calls do not match get: that is said first,
+ * with this rank's place in the order of collectives, and MPI's own error stack left out. */
 static int fail(Comm *comm, const char *operation, int mpi_status)
 {
     char reason[MPI_MAX_ERROR_STRING];
-    int length = 0;
+    int length = 0, error_class = MPI_ERR_OTHER;
     if (MPI_Error_string(mpi_status, reason, &length) != MPI_SUCCESS)
         snprintf(reason, sizeof reason, "MPI error %d", mpi_status);
-    return comm_fail(comm, operation, reason);
+    MPI_Error_class(mpi_status, &error_class);
+    if (error_class != MPI_ERR_TRUNCATE)
+        return comm_fail(comm, operation, reason);
+    char mismatch[256];
+    long place = comm->board != NULL ? comm->board[comm->local_rank].calls : 0;
+    snprintf(mismatch, sizeof mismatch,
+             "MPI: message truncated: its collective %ld does not match another rank's (another call there, or this "
+             "one with another count: are the calls made in the same order, with the same counts, on every rank?)",
+             place);
+    return comm_fail(comm, operation, mismatch);
 }
 
 static int check_count(Comm *comm, const char *operation, size_t count)

@@ -52,6 +52,11 @@ static const Mistake mistakes[] = {
     {.mutant = "02_naive_ddp/per_unit",
      .fails_with = "FAIL dp_reference_n2 schedule per_tensor: rank 0, step 1, event 21: step_start: 4 all-reduce(s) "
          "in this step; the model has 28 parameter tensors", .numbers_pass_in = "dp_reference_n2"},
+    /* calls that do not match: MPI's "Message truncated", said in the course's words */
+    {.mutant = "02_naive_ddp/order_by_rank", .fails_with = "FAIL dp_reference_n2 run: the lesson exited with an error",
+     .also_says = {"all_reduce failed on rank 1 of 2: MPI: message truncated: its collective 4 does not match another "
+                   "rank's (another call there, or this one with another count"},
+     .checks = "dp_reference_n2"},
     /* the parameters are equal already: only the bytes and the rule see the broadcast */
     {.mutant = "02_naive_ddp/broadcast_every_step",
      .fails_with = "FAIL dp_reference_n2 schedule broadcast: rank 0, step 1, event 46: blocking broadcast of 120576 "
