@@ -498,16 +498,39 @@ static void require_after_backward(Check *check, const char *rule, const Span *s
     }
 }
 
-static int compare_longs(const void *a, const void *b)
+/* How many of the model's tensor sizes (sizes[0..count)) are `size`. */
+static int tensors_of_size(const long *sizes, int count, long size)
 {
-    long x = *(const long *)a, y = *(const long *)b;
-    return (x > y) - (x < y);
+    int n = 0;
+    for (int t = 0; t < count; t++)
+        n += sizes[t] == size;
+    return n;
+}
+
+/* The first of a step's all-reduces, in the log's order, that no tensor of its size is left
+ * for (each call takes one of the model's tensor sizes, sizes[0..count)); NULL when every call
+ * has one. */
+static const Event *unmatched_size(const Check *check, const Span *span, const long *sizes, int count)
+{
+    char taken[4096] = {0}; /* as many as the sizes */
+    for (size_t i = span->first; i < span->end; i++) {
+        const Event *e = &check->log->events[i];
+        if (!moves_data(e) || strcmp(e->op, "all_reduce") != 0)
+            continue;
+        int t = 0;
+        while (t < count && (taken[t] || sizes[t] != e->count))
+            t++;
+        if (t == count)
+            return e;
+        taken[t] = 1;
+    }
+    return NULL;
 }
 
 /* 02: after backward, one blocking all-reduce per parameter tensor (of that tensor's size). */
 static int rule_per_tensor(Check *check)
 {
-    long expected[4096], actual[4096];
+    long expected[4096];
     int num_expected = 0;
     for (int unit = 0; unit < check->units; unit++) {
         Range tensors[12];
@@ -515,7 +538,6 @@ static int rule_per_tensor(Check *check)
         for (int t = 0; t < n && num_expected < 4096; t++)
             expected[num_expected++] = (long)tensors[t].count;
     }
-    qsort(expected, (size_t)num_expected, sizeof *expected, compare_longs);
     Span span = {0};
     while (next_step(check, &span)) {
         int num_actual = 0;
@@ -526,17 +548,22 @@ static int rule_per_tensor(Check *check)
                 continue;
             if (strcmp(e->op, "all_reduce") != 0 || !is(e, "blocking"))
                 broke(check, "per_tensor", e, "lesson 02 all-reduces each tensor with a blocking all_reduce");
-            else if (num_actual < 4096)
-                actual[num_actual++] = e->count;
+            else
+                num_actual++;
         }
-        qsort(actual, (size_t)num_actual, sizeof *actual, compare_longs);
-        int same = num_actual == num_expected;
-        for (int t = 0; same && t < num_expected; t++)
-            same = actual[t] == expected[t];
-        if (!same)
+        const Event *odd = num_actual == num_expected ? unmatched_size(check, &span, expected, num_expected) : NULL;
+        int same_size = odd != NULL ? tensors_of_size(expected, num_expected, odd->count) : 0;
+        if (num_actual != num_expected)
             broke(check, "per_tensor", &check->log->events[span.first],
                   "%d all-reduce(s) in this step; the model has %d parameter tensors, and each is all-reduced "
                   "once, with its own size", num_actual, num_expected);
+        else if (odd != NULL && same_size == 0)
+            broke(check, "per_tensor", odd, "no parameter tensor has %ld elements: each tensor is all-reduced once, "
+                  "with its own size", odd->count);
+        else if (odd != NULL)
+            broke(check, "per_tensor", odd, "the model has %d parameter tensor(s) of %ld elements, and this is one "
+                  "all-reduce more of that size: each tensor is all-reduced once, with its own size", same_size,
+                  odd->count);
     }
     return finish_rule(check, "per_tensor", "one blocking all-reduce per parameter tensor, after backward");
 }

@@ -52,6 +52,11 @@ static const Mistake mistakes[] = {
     {.mutant = "02_naive_ddp/per_unit",
      .fails_with = "FAIL dp_reference_n2 schedule per_tensor: rank 0, step 1, event 21: step_start: 4 all-reduce(s) "
          "in this step; the model has 28 parameter tensors", .numbers_pass_in = "dp_reference_n2"},
+    /* as many all-reduces as tensors, one of another tensor's size: the call is named */
+    {.mutant = "02_naive_ddp/qkv_as_c_by_c",
+     .fails_with = "FAIL dp_reference_n2 schedule per_tensor: rank 0, step 1, event 62: blocking all_reduce of 4096 "
+         "element(s) into gradients#0+70592, at grads_ready 0: the model has 3 parameter tensor(s) of 4096 elements, "
+         "and this is one all-reduce more of that size"},
     /* calls that do not match: MPI's "Message truncated", said in the course's words */
     {.mutant = "02_naive_ddp/order_by_rank", .fails_with = "FAIL dp_reference_n2 run: the lesson exited with an error",
      .also_says = {"all_reduce failed on rank 1 of 2: MPI: message truncated: its collective 4 does not match another "
