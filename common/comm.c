@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "events.h"
@@ -160,6 +161,9 @@ void comm_check(Comm *comm, int status)
         comm_board_report_ended_rank(comm); /* the call failed because a rank had ended: that is the news */
     fprintf(stderr, "%s\n", comm->error);
     fflush(stderr);
+    /* mpiexec forwards a rank's output through a pipe, and tearing the job down on MPI_Abort
+     * can drop what is still in it: the line above first gets a moment to pass */
+    nanosleep(&(struct timespec){.tv_nsec = 200 * 1000 * 1000}, NULL);
     MPI_Abort(comm->world, 1); /* ends every rank: none waits forever on this one */
 }
 
