@@ -36,18 +36,20 @@ claims=/run/dtc-sandbox
 [ -w /run ] || claims=${TMPDIR:-/tmp}/dtc-sandbox-$(id -u)
 
 # A user id for process $1 alone: a folder claims it, taken over only when that process has
-# ended.
+# ended. One claimer at a time (a lock on the claims' folder): two claimers reading the same
+# folder at once could each take it for free, and then ending one's processes would end the
+# other's.
 claim() {
     local id holder owner=$1
     [[ $owner =~ ^[0-9]+$ ]] || { echo "sandbox: --claim needs the process id that holds the claim" >&2; return 2; }
     mkdir -p "$claims"
+    exec 9>>"$claims/.lock"
+    flock 9 # let go when this process ends, just after
     for id in $(seq 60000 60999); do
         if ! mkdir "$claims/$id" 2>/dev/null; then
             holder=$(cat "$claims/$id/pid" 2>/dev/null) || continue
             kill -0 "$holder" 2>/dev/null && continue
-            mv "$claims/$id" "$claims/$id.stale.$$" 2>/dev/null || continue # one taker wins
-            rm -rf "$claims/$id.stale.$$"
-            mkdir "$claims/$id" 2>/dev/null || continue
+            rm -rf "${claims:?}/$id" && mkdir "$claims/$id" || continue
         fi
         echo "$owner" >"$claims/$id/pid"
         echo "$id"
