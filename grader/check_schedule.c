@@ -265,6 +265,14 @@ static int same_block(const char *a, const char *b)
     return length == strcspn(b, "+") && strncmp(a, b, length) == 0;
 }
 
+/* Where in its block a call's buffer begins ("communication#3+128": 128), or -1 when the
+ * log does not name the place (untracked memory). */
+static long place_in_block(const Event *e)
+{
+    const char *plus = strchr(e->buffer, '+');
+    return plus != NULL ? atol(plus + 1) : -1;
+}
+
 /* A block the model allocated for itself: before the strategy's set-up began on its rank. */
 static int the_models_own(const Check *check, size_t at)
 {
@@ -431,16 +439,14 @@ static long sent_twice(const Log *log, int rank, const size_t *calls, size_t num
     long twice = 0;
     for (size_t a = 0; a < num_calls; a++) {
         const Event *e = &log->events[calls[a]];
-        const char *plus = strchr(e->buffer, '+');
-        if (e->rank != rank || plus == NULL)
+        long begin = place_in_block(e), end = begin + e->count;
+        if (e->rank != rank || begin < 0)
             continue;
-        long begin = atol(plus + 1), end = begin + e->count;
         for (size_t b = 0; b < a; b++) { /* overlap with each earlier call, counted once per element */
             const Event *earlier = &log->events[calls[b]];
-            const char *at = strchr(earlier->buffer, '+');
-            if (earlier->rank != rank || at == NULL || !same_block(e->buffer, earlier->buffer))
+            long from = place_in_block(earlier), to = from + earlier->count;
+            if (earlier->rank != rank || from < 0 || !same_block(e->buffer, earlier->buffer))
                 continue;
-            long from = atol(at + 1), to = from + earlier->count;
             if (from < end && to > begin) {
                 twice += (to < end ? to : end) - (from > begin ? from : begin);
                 begin = end; /* a place sent three times is counted once: enough to fail */

@@ -19,8 +19,9 @@
 # solutions/NN_name/ holds, found under a `lessons/` folder anywhere in it (not one reached
 # through a link that leads outside the submission). Everything else is ignored and listed in
 # the feedback, and a file named as an exercise file but found elsewhere is pointed at. A
-# SUBMISSIONS_DIR that holds lessons/ (one student's submission, or the course) is refused. Each student's lessons are built in the sandbox against a copy of the course
-# (common/, the given files, the Makefile) and graded by scripts/grade.sh with every run in
+# SUBMISSIONS_DIR that holds lessons/ (one student's submission, or the course) is refused.
+# Each student's lessons are built in the sandbox against a copy of the course (common/, the
+# given files, the Makefile) and graded by scripts/grade.sh with every run in
 # the sandbox; the expected values, the instructor's files and the other submissions are never
 # in view of the student's code.
 #

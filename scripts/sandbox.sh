@@ -17,8 +17,8 @@
 # from 60000 that no running sandbox or grader holds; the grader claims one for each
 # submission), with no capabilities, so the process limit counts its processes alone and no
 # file it can see is its to change unless --write gave it. Two sandboxes never share a user
-# id unless told to: ending one user's processes (--end) would end the other's. Limits, per process (prlimit):
-# address space --memory-mb (0 = none: AddressSanitizer builds reserve terabytes of it),
+# id unless told to: ending one user's processes (--end) would end the other's. Limits, per
+# process (prlimit): address space --memory-mb (0 = none: AddressSanitizer builds reserve terabytes of it),
 # CPU seconds --cpu-s, processes --procs, largest file written --file-mb. The caller bounds
 # the wall time (timeout). Where the kernel's control groups (v1: cpu, memory, pids) can be
 # made, as root, every process of UID runs in a group of its own, dtc-sandbox/UID: its
